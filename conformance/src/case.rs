@@ -1,0 +1,132 @@
+//! One corpus case a file: `tests/cases/<policy>/<case>.yaml`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use guard_core::Timestamp;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cluster::Recorded;
+use crate::response::{PolicyMode, ServerOptions};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    /// `<policy>/<file stem>`, filled in when loaded.
+    #[serde(skip)]
+    pub id: String,
+    pub description: String,
+    /// The wall clock the policy sees.
+    pub now: Timestamp,
+    #[serde(default = "empty_object")]
+    pub settings: Value,
+    /// A full AdmissionReview, or a bare AdmissionRequest.
+    pub request: Value,
+    #[serde(default)]
+    pub context: Vec<Recorded>,
+    /// policy-server's `policyMode` for this case (default `protect`).
+    #[serde(default)]
+    pub policy_mode: PolicyMode,
+    /// policy-server's `allowedToMutate` (default true).
+    #[serde(default = "yes")]
+    pub allowed_to_mutate: bool,
+    pub expect: Expect,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What the AdmissionResponse must say. Omitted fields are not checked;
+/// `warnings: []` and `patch: []` mean "none at all".
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    pub allowed: bool,
+    #[serde(default)]
+    pub code: Option<u16>,
+    /// A regular expression the status message must match.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Regular expressions, each of which must match one warning.
+    #[serde(default)]
+    pub warnings: Option<Vec<String>>,
+    /// The exact JSONPatch policy-server would send.
+    #[serde(default)]
+    pub patch: Option<Vec<Value>>,
+    /// Key to a regular expression the audit annotation's value must match.
+    #[serde(default)]
+    pub audit_annotations: Option<BTreeMap<String, String>>,
+}
+
+impl Case {
+    /// The AdmissionRequest itself, whether the case recorded a review or a request.
+    pub fn admission_request(&self) -> Value {
+        unwrap_review(&self.request)
+    }
+
+    pub fn server_options(&self, policy_id: &str) -> ServerOptions {
+        ServerOptions {
+            policy_id: policy_id.to_string(),
+            mode: self.policy_mode,
+            allowed_to_mutate: self.allowed_to_mutate,
+        }
+    }
+}
+
+/// `.request` of an AdmissionReview; a bare AdmissionRequest as it is.
+pub fn unwrap_review(value: &Value) -> Value {
+    match value.get("request") {
+        Some(inner) if value.get("kind").and_then(Value::as_str) == Some("AdmissionReview") => {
+            inner.clone()
+        }
+        Some(inner) if value.get("uid").is_none() && inner.is_object() => inner.clone(),
+        _ => value.clone(),
+    }
+}
+
+/// Loads one case file, or every `*.yaml` under a folder (recursively), sorted by path.
+pub fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
+    let mut files = Vec::new();
+    collect(path, &mut files)?;
+    files.sort();
+    files.iter().map(|f| load_case(f)).collect()
+}
+
+fn collect(path: &Path, files: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+    if path.is_file() {
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    let entries =
+        std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    for entry in entries {
+        let p = entry.map_err(|e| e.to_string())?.path();
+        if p.is_dir() {
+            collect(&p, files)?;
+        } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+            files.push(p);
+        }
+    }
+    Ok(())
+}
+
+pub fn load_case(file: &Path) -> Result<Case, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut case: Case =
+        serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("case");
+    let policy = file
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|s| s.to_str())
+        .unwrap_or("");
+    case.id = format!("{policy}/{stem}");
+    Ok(case)
+}

@@ -1,0 +1,89 @@
+//! Checking a case's expectations against an AdmissionResponse.
+
+use regex_lite::Regex;
+use serde_json::Value;
+
+use crate::case::Expect;
+use crate::response::decoded_patch;
+
+fn matches(pattern: &str, text: &str) -> Result<bool, String> {
+    Regex::new(pattern)
+        .map(|re| re.is_match(text))
+        .map_err(|e| format!("bad expectation pattern {pattern:?}: {e}"))
+}
+
+/// Every way `response` differs from `expect`; empty when it conforms.
+pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut fail = |p: String| problems.push(p);
+    let allowed = response.get("allowed").and_then(Value::as_bool).unwrap_or(false);
+    let message = response.pointer("/status/message").and_then(Value::as_str).unwrap_or("");
+    if allowed != expect.allowed {
+        fail(format!("allowed is {allowed}, expected {} (message: {message:?})", expect.allowed));
+    }
+    if let Some(code) = expect.code {
+        let got = response.pointer("/status/code").and_then(Value::as_u64);
+        if got != Some(u64::from(code)) {
+            fail(format!("code is {got:?}, expected {code}"));
+        }
+    }
+    if let Some(pattern) = &expect.message {
+        match matches(pattern, message) {
+            Ok(true) => {}
+            Ok(false) => fail(format!("message {message:?} does not match /{pattern}/")),
+            Err(e) => fail(e),
+        }
+    }
+    let warnings: Vec<&str> = response
+        .get("warnings")
+        .and_then(Value::as_array)
+        .map(|w| w.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(expected) = &expect.warnings {
+        if expected.is_empty() && !warnings.is_empty() {
+            fail(format!("expected no warnings, got {warnings:?}"));
+        }
+        for pattern in expected {
+            let mut found = false;
+            for w in &warnings {
+                match matches(pattern, w) {
+                    Ok(true) => found = true,
+                    Ok(false) => {}
+                    Err(e) => {
+                        fail(e);
+                        found = true;
+                        break;
+                    }
+                }
+            }
+            if !found {
+                fail(format!("no warning matches /{pattern}/; warnings: {warnings:?}"));
+            }
+        }
+    }
+    if let Some(expected) = &expect.patch {
+        match decoded_patch(response) {
+            Ok(got) if got == *expected => {}
+            Ok(got) => fail(format!(
+                "patch is {}, expected {}",
+                Value::Array(got),
+                Value::Array(expected.clone())
+            )),
+            Err(e) => fail(e),
+        }
+    }
+    if let Some(expected) = &expect.audit_annotations {
+        let got = response.get("auditAnnotations");
+        for (key, pattern) in expected {
+            match got.and_then(|a| a.get(key)).and_then(Value::as_str) {
+                None => fail(format!("no audit annotation {key:?}; got {got:?}")),
+                Some(v) => match matches(pattern, v) {
+                    Ok(true) => {}
+                    Ok(false) => fail(format!("audit annotation {key}={v:?} does not match /{pattern}/")),
+                    Err(e) => fail(e),
+                },
+            }
+        }
+    }
+    problems
+}

@@ -1,0 +1,43 @@
+//! Shared, pure building blocks of the reconcile-guard policies.
+//!
+//! A policy is a pure function `AdmissionRequest + Settings + Context -> Verdict`
+//! ([`Policy::evaluate`]). Everything that touches the outside world (the WASI
+//! clock, Kubernetes host calls) lives in the one waPC adapter, [`wapc`], so the
+//! same evaluator runs unchanged under policy-server, the wasmtime harness, the
+//! browser playground and native tests.
+
+pub mod context;
+pub mod duration;
+pub mod identity;
+pub mod names;
+pub mod policy;
+pub mod request;
+pub mod selector;
+pub mod settings;
+pub mod verdict;
+
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+pub mod wapc;
+
+pub use context::{Cluster, ClusterError, Context, NoCluster, ObjectRef};
+pub use jiff::Timestamp;
+pub use policy::{validate_json, validate_settings_json, Policy};
+pub use request::{AdmissionRequest, GroupKind, Metadata, Operation, UserInfo};
+pub use settings::Settings;
+pub use verdict::Verdict;
+
+/// Exports `wapc_init` registering the policy. Only on `wasm32-wasip1`, so the
+/// same crate builds natively for tests and benchmarks.
+#[macro_export]
+macro_rules! kubewarden_policy {
+    ($policy:ty) => {
+        #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+        #[allow(unsafe_code)] // `no_mangle` is how waPC finds the init function.
+        #[no_mangle]
+        pub extern "C" fn wapc_init() {
+            $crate::wapc::register::<$policy>();
+        }
+    };
+}
+pub use policy::Entry;
+pub use request::Which;

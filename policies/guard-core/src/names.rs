@@ -1,0 +1,121 @@
+//! Kubernetes name rules (apimachinery `validation`), so policies refuse what
+//! the API server would, with a message that says which rule.
+
+/// A qualified name's name part: at most 63 characters, alphanumeric at both
+/// ends, `-`, `_` and `.` inside (`[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).
+pub fn check_name_part(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if name.len() > 63 {
+        return Err(format!("must be at most 63 characters (it has {})", name.chars().count()));
+    }
+    let bytes = name.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_alphanumeric();
+    if !bytes.first().is_some_and(alnum) || !bytes.last().is_some_and(alnum) {
+        return Err("must begin and end with a letter or digit".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "may contain only letters, digits, '-', '_' and '.' (found {c:?})"
+        ));
+    }
+    Ok(())
+}
+
+/// A DNS-1123 subdomain: at most 253 characters of lower-case alphanumerics,
+/// `-` and `.`, alphanumeric at both ends (namespaced object names, key prefixes).
+pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if name.len() > 253 {
+        return Err(format!("must be at most 253 characters (it has {})", name.chars().count()));
+    }
+    let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let bytes = name.as_bytes();
+    if !bytes.first().is_some_and(lower_alnum) || !bytes.last().is_some_and(lower_alnum) {
+        return Err("must begin and end with a lower-case letter or digit".into());
+    }
+    if name.bytes().any(|b| !(lower_alnum(&b) || b == b'-' || b == b'.')) {
+        return Err("may contain only lower-case letters, digits, '-' and '.'".into());
+    }
+    Ok(())
+}
+
+/// A DNS-1123 label: a subdomain of at most 63 characters without dots
+/// (namespace names).
+pub fn check_dns1123_label(name: &str) -> Result<(), String> {
+    check_dns1123_subdomain(name)?;
+    if name.len() > 63 {
+        return Err(format!("must be at most 63 characters (it has {})", name.len()));
+    }
+    if name.contains('.') {
+        return Err("may not contain '.'".into());
+    }
+    Ok(())
+}
+
+/// A qualified name as annotation and label keys use it: `[prefix/]name`.
+pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    match key.split_once('/') {
+        Some((prefix, name)) => {
+            check_dns1123_subdomain(prefix).map_err(|e| format!("prefix {prefix:?} {e}"))?;
+            check_name_part(name).map_err(|e| format!("name {name:?} {e}"))
+        }
+        None => check_name_part(key).map_err(|e| format!("name {key:?} {e}")),
+    }
+}
+
+/// Quotes a value for messages, shortened so a 64 KiB value cannot flood a
+/// `kubectl` error; control characters are escaped.
+pub fn quote(value: &str) -> String {
+    const MAX: usize = 80;
+    let mut shown: String = value.chars().take(MAX).collect();
+    if shown.len() < value.len() {
+        shown.push('…');
+    }
+    format!("{shown:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_parts() {
+        assert!(check_name_part("deploymentID").is_ok());
+        assert!(check_name_part("a.b_c-d").is_ok());
+        assert!(check_name_part(&"a".repeat(63)).is_ok());
+        assert!(check_name_part(&"a".repeat(64)).is_err());
+        assert!(check_name_part("").is_err());
+        assert!(check_name_part("-a").is_err());
+        assert!(check_name_part("a_").is_err());
+        assert!(check_name_part("a b").is_err());
+        assert!(check_name_part("é").is_err());
+    }
+
+    #[test]
+    fn qualified_names() {
+        assert!(check_qualified_name("event.toolkit.fluxcd.io/commit").is_ok());
+        assert!(check_qualified_name("Event.io/x").is_err());
+        assert!(check_qualified_name("a/b/c").is_err());
+    }
+
+    #[test]
+    fn labels_and_subdomains() {
+        assert!(check_dns1123_label("flux-system").is_ok());
+        assert!(check_dns1123_label("a.b").is_err());
+        assert!(check_dns1123_subdomain("a.b").is_ok());
+        assert!(check_dns1123_subdomain("A").is_err());
+    }
+
+    #[test]
+    fn quoting_bounds_and_escapes() {
+        assert_eq!(quote("a\nb"), "\"a\\nb\"");
+        assert_eq!(quote(&"x".repeat(100)).chars().count(), 83);
+    }
+}

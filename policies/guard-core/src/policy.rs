@@ -1,0 +1,77 @@
+//! The policy trait and the JSON-in, JSON-out entry points every host calls.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::context::Context;
+use crate::request::AdmissionRequest;
+use crate::settings::{self, Settings};
+use crate::verdict::Verdict;
+
+/// A policy: settings and one pure evaluation function.
+pub trait Policy {
+    /// The name the policy is published under, e.g. `flux-suspend`.
+    const NAME: &'static str;
+    type Settings: Settings;
+    fn evaluate(request: &AdmissionRequest, settings: &Self::Settings, ctx: &Context<'_>)
+        -> Verdict;
+}
+
+/// The waPC `validate` payload: `{"request": AdmissionRequest, "settings": {...}}`.
+#[derive(Deserialize)]
+struct ValidatePayload {
+    request: Option<AdmissionRequest>,
+    #[serde(default)]
+    settings: Option<Box<RawValue>>,
+}
+
+/// Judges a waPC `validate` payload. Never fails: a malformed payload or invalid
+/// settings is a refusal that says what is wrong.
+pub fn evaluate_payload<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Verdict {
+    let parsed: ValidatePayload = match serde_json::from_slice(payload) {
+        Ok(p) => p,
+        Err(e) => return Verdict::deny(format!("malformed admission request: {e}")),
+    };
+    let Some(request) = parsed.request else {
+        return Verdict::deny("malformed admission request: the payload has no `request`");
+    };
+    let raw_settings = parsed.settings.as_deref().map(RawValue::get).unwrap_or("");
+    match settings::parse::<P::Settings>(raw_settings.as_bytes()) {
+        Ok(settings) => P::evaluate(&request, &settings, ctx),
+        // policy-server validates settings at boot, so this is a host misconfiguration.
+        Err(e) => Verdict::deny_with_code(format!("{}: {e}", P::NAME), 500),
+    }
+}
+
+/// waPC `validate`: payload in, `ValidationResponse` JSON out.
+pub fn validate_json<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Vec<u8> {
+    evaluate_payload::<P>(payload, ctx).to_wire()
+}
+
+/// waPC `validate_settings`: settings JSON in, `{"valid", "message"}` out.
+pub fn validate_settings_json<P: Policy>(payload: &[u8]) -> Vec<u8> {
+    let reply = match settings::parse::<P::Settings>(payload) {
+        Ok(_) => serde_json::json!({"valid": true, "message": null}),
+        Err(e) => serde_json::json!({"valid": false, "message": e}),
+    };
+    serde_json::to_vec(&reply).unwrap_or_default()
+}
+
+/// A policy's entry points as plain function pointers, so that hosts serving
+/// several policies (harness benchmarks, the playground) can pick one by name.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub name: &'static str,
+    pub validate: fn(&[u8], &Context<'_>) -> Vec<u8>,
+    pub validate_settings: fn(&[u8]) -> Vec<u8>,
+}
+
+impl Entry {
+    pub const fn of<P: Policy>() -> Self {
+        Self {
+            name: P::NAME,
+            validate: validate_json::<P>,
+            validate_settings: validate_settings_json::<P>,
+        }
+    }
+}

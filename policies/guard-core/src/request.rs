@@ -1,0 +1,271 @@
+//! The admission request as kube-apiserver sends it, read tolerantly.
+//!
+//! Every field may be absent or an explicit JSON `null`; both mean "not set".
+//! `object` and `oldObject` stay raw JSON until a rule asks for them, and then
+//! only the parts a rule names are parsed ([`AdmissionRequest::object_as`]):
+//! parsing the whole request into typed Kubernetes structs is where generic
+//! policies spend most of their time.
+
+use std::collections::BTreeMap;
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// Deserializes `null` as the type's default, so absent and null read alike.
+pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operation {
+    #[default]
+    Create,
+    Update,
+    Delete,
+    Connect,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+pub struct GroupVersionKind {
+    #[serde(default, deserialize_with = "null_default")]
+    pub group: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub version: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub kind: String,
+}
+
+/// A kind matched by group and kind, never by version: Flux and ASO serve
+/// several versions of each kind and the fields our rules read are the same in all.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupKind {
+    pub group: String,
+    pub kind: String,
+}
+
+impl GroupKind {
+    pub fn new(group: &str, kind: &str) -> Self {
+        Self {
+            group: group.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.group == group && self.kind == kind
+    }
+}
+
+impl std::fmt::Display for GroupKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}", self.kind)
+        } else {
+            write!(f, "{}.{}", self.kind, self.group)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+pub struct GroupVersionResource {
+    #[serde(default, deserialize_with = "null_default")]
+    pub group: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub version: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub resource: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct UserInfo {
+    #[serde(default, deserialize_with = "null_default")]
+    pub username: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub uid: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub groups: Vec<String>,
+}
+
+/// `admission.k8s.io/v1` AdmissionRequest, the parts the policies read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionRequest {
+    #[serde(default, deserialize_with = "null_default")]
+    pub uid: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub kind: GroupVersionKind,
+    #[serde(default, deserialize_with = "null_default")]
+    pub resource: GroupVersionResource,
+    #[serde(default, deserialize_with = "null_default")]
+    pub sub_resource: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub name: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub operation: Operation,
+    #[serde(default, deserialize_with = "null_default")]
+    pub user_info: UserInfo,
+    #[serde(default)]
+    pub object: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub old_object: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub dry_run: bool,
+}
+
+/// Which of the two objects of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Object,
+    OldObject,
+}
+
+impl Which {
+    fn field(self) -> &'static str {
+        match self {
+            Which::Object => "object",
+            Which::OldObject => "oldObject",
+        }
+    }
+}
+
+impl AdmissionRequest {
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind::new(&self.kind.group, &self.kind.kind)
+    }
+
+    fn raw(&self, which: Which) -> Option<&RawValue> {
+        match which {
+            Which::Object => self.object.as_deref(),
+            Which::OldObject => self.old_object.as_deref(),
+        }
+    }
+
+    /// Parses `object` or `oldObject` into `T`, a view holding only what a rule
+    /// reads. `Ok(None)` when the request has no such object.
+    pub fn object_as<T: DeserializeOwned>(&self, which: Which) -> Result<Option<T>, String> {
+        match self.raw(which) {
+            None => Ok(None),
+            Some(raw) if raw.get() == "null" => Ok(None),
+            Some(raw) => serde_json::from_str(raw.get())
+                .map(Some)
+                .map_err(|e| format!("malformed {}: {e}", which.field())),
+        }
+    }
+
+    /// The full object as a JSON value, for policies that return a mutated copy.
+    pub fn object_value(&self, which: Which) -> Result<Option<Value>, String> {
+        self.object_as::<Value>(which)
+    }
+
+    /// The metadata of `object` or `oldObject` (default metadata when absent).
+    pub fn metadata(&self, which: Which) -> Result<Option<Metadata>, String> {
+        Ok(self.object_as::<ObjectHead>(which)?.map(|h| h.metadata))
+    }
+
+    /// The name of the object, from the request or, failing that, its metadata
+    /// (a CREATE with `generateName` has no name yet).
+    pub fn display_name(&self, meta: Option<&Metadata>) -> String {
+        if !self.name.is_empty() {
+            return self.name.clone();
+        }
+        match meta {
+            Some(m) if !m.name.is_empty() => m.name.clone(),
+            Some(m) if !m.generate_name.is_empty() => format!("{}<generated>", m.generate_name),
+            _ => "<unnamed>".to_string(),
+        }
+    }
+}
+
+/// An object reduced to its metadata; every other field is skipped unparsed.
+#[derive(Debug, Default, Deserialize)]
+struct ObjectHead {
+    #[serde(default, deserialize_with = "null_default")]
+    metadata: Metadata,
+}
+
+/// `metadata` of a Kubernetes object, the parts the policies read.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    #[serde(default, deserialize_with = "null_default")]
+    pub name: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub generate_name: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub annotations: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub finalizers: Vec<String>,
+    #[serde(default)]
+    pub deletion_timestamp: Option<String>,
+}
+
+impl Metadata {
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nulls_and_absent_fields_read_as_not_set() {
+        let req: AdmissionRequest = serde_json::from_str(
+            r#"{"uid":"u","kind":{"group":"g","version":"v1","kind":"K"},"namespace":null,
+                "subResource":null,"userInfo":null,"options":null,"object":null,"oldObject":null,
+                "operation":"DELETE","dryRun":null}"#,
+        )
+        .unwrap();
+        assert_eq!(req.namespace, "");
+        assert_eq!(req.operation, Operation::Delete);
+        assert_eq!(req.user_info, UserInfo::default());
+        assert!(req.metadata(Which::Object).unwrap().is_none());
+        assert!(req.metadata(Which::OldObject).unwrap().is_none());
+    }
+
+    #[test]
+    fn metadata_is_read_without_the_rest_of_the_object() {
+        let req: AdmissionRequest = serde_json::from_str(
+            r#"{"object":{"metadata":{"name":"a","annotations":{"k":"v"},"labels":null,
+                "managedFields":[{"x":1}]},"spec":{"suspend":true}}}"#,
+        )
+        .unwrap();
+        let meta = req.metadata(Which::Object).unwrap().unwrap();
+        assert_eq!(meta.name, "a");
+        assert_eq!(meta.annotation("k"), Some("v"));
+        assert!(meta.labels.is_empty());
+    }
+
+    #[test]
+    fn a_non_string_annotation_is_a_clear_error() {
+        let req: AdmissionRequest =
+            serde_json::from_str(r#"{"object":{"metadata":{"annotations":{"k":1}}}}"#).unwrap();
+        let err = req.metadata(Which::Object).unwrap_err();
+        assert!(err.starts_with("malformed object:"), "{err}");
+    }
+}

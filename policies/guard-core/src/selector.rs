@@ -1,0 +1,99 @@
+//! Kubernetes label selectors (`matchLabels` and `matchExpressions`), as
+//! settings write them and as the API server evaluates them.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::request::null_default;
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelSelector {
+    #[serde(default, deserialize_with = "null_default")]
+    pub match_labels: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub match_expressions: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: SelectorOperator,
+    #[serde(default, deserialize_with = "null_default")]
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub enum SelectorOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl LabelSelector {
+    /// An empty selector selects everything, as in Kubernetes.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|r| {
+                let value = labels.get(&r.key);
+                match r.operator {
+                    SelectorOperator::In => value.is_some_and(|v| r.values.contains(v)),
+                    SelectorOperator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    SelectorOperator::Exists => value.is_some(),
+                    SelectorOperator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+
+    /// The API server's rules: `In`/`NotIn` need values, `Exists`/`DoesNotExist` none.
+    pub fn validate(&self, setting: &str) -> Result<(), String> {
+        for r in &self.match_expressions {
+            let needs_values = matches!(r.operator, SelectorOperator::In | SelectorOperator::NotIn);
+            if needs_values == r.values.is_empty() {
+                return Err(format!(
+                    "{setting}.matchExpressions: key {:?} with operator {:?} {}",
+                    r.key,
+                    r.operator,
+                    if needs_values { "needs values" } else { "takes no values" }
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn matching() {
+        let sel: LabelSelector = serde_json::from_str(
+            r#"{"matchLabels":{"tier":"db"},"matchExpressions":[
+                {"key":"env","operator":"In","values":["prod","staging"]},
+                {"key":"legacy","operator":"DoesNotExist"}]}"#,
+        )
+        .unwrap();
+        assert!(sel.matches(&labels(&[("tier", "db"), ("env", "prod")])));
+        assert!(!sel.matches(&labels(&[("tier", "db"), ("env", "dev")])));
+        assert!(!sel.matches(&labels(&[("tier", "db"), ("env", "prod"), ("legacy", "")])));
+        assert!(LabelSelector::default().matches(&labels(&[])));
+    }
+
+    #[test]
+    fn validation() {
+        let sel: LabelSelector =
+            serde_json::from_str(r#"{"matchExpressions":[{"key":"a","operator":"In"}]}"#).unwrap();
+        assert!(sel.validate("protect.labelSelector").unwrap_err().contains("needs values"));
+        assert!(serde_json::from_str::<LabelSelector>(r#"{"matchLabel":{}}"#).is_err());
+    }
+}

@@ -1,0 +1,87 @@
+//! The outcome of one evaluation, and its waPC wire form.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Allow or deny, plus what the person behind the request should know.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdict {
+    pub allowed: bool,
+    pub message: Option<String>,
+    pub code: Option<u16>,
+    pub warnings: Vec<String>,
+    pub audit_annotations: BTreeMap<String, String>,
+    /// The whole object as the policy wants it stored; the host turns it into
+    /// a JSONPatch against `request.object`.
+    pub mutated_object: Option<Value>,
+}
+
+impl Verdict {
+    pub fn allow() -> Self {
+        Self {
+            allowed: true,
+            ..Self::default()
+        }
+    }
+
+    /// A refusal with HTTP code 400: the request itself is at fault.
+    pub fn deny(message: impl Into<String>) -> Self {
+        Self::deny_with_code(message, 400)
+    }
+
+    pub fn deny_with_code(message: impl Into<String>, code: u16) -> Self {
+        Self {
+            allowed: false,
+            message: Some(message.into()),
+            code: Some(code),
+            ..Self::default()
+        }
+    }
+
+    pub fn warn(mut self, warning: impl Into<String>) -> Self {
+        self.warnings.push(warning.into());
+        self
+    }
+
+    pub fn with_warnings(mut self, warnings: impl IntoIterator<Item = String>) -> Self {
+        self.warnings.extend(warnings);
+        self
+    }
+
+    pub fn audit(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.audit_annotations.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn mutate(mut self, object: Value) -> Self {
+        self.mutated_object = Some(object);
+        self
+    }
+
+    /// The waPC `validate` reply, in the SDK's `ValidationResponse` shape.
+    pub fn to_wire(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            accepted: bool,
+            message: Option<&'a str>,
+            code: Option<u16>,
+            mutated_object: Option<&'a Value>,
+            audit_annotations: Option<&'a BTreeMap<String, String>>,
+            warnings: Option<&'a [String]>,
+        }
+        let wire = Wire {
+            accepted: self.allowed,
+            message: self.message.as_deref(),
+            code: self.code,
+            mutated_object: self.mutated_object.as_ref(),
+            audit_annotations: (!self.audit_annotations.is_empty())
+                .then_some(&self.audit_annotations),
+            warnings: (!self.warnings.is_empty()).then_some(self.warnings.as_slice()),
+        };
+        // Serializing plain strings, maps and an already-valid Value cannot fail;
+        // should it ever, an empty reply makes the host answer with code 500.
+        serde_json::to_vec(&wire).unwrap_or_default()
+    }
+}

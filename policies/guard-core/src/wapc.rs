@@ -1,0 +1,101 @@
+//! The one waPC adapter: registers a [`Policy`] with the guest runtime and
+//! supplies what the pure evaluator may not reach itself, the WASI wall clock
+//! and Kubewarden's Kubernetes host calls.
+//!
+//! A policy crate registers itself with `guard_core::kubewarden_policy!(ItsPolicy);`.
+
+use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::{Cluster, ClusterError, Context, ObjectRef};
+use crate::policy::{validate_json, validate_settings_json, Policy};
+
+pub fn register<P: Policy>() {
+    wapc_guest::register_function("validate", validate::<P>);
+    wapc_guest::register_function("validate_settings", validate_settings::<P>);
+    wapc_guest::register_function(
+        "protocol_version",
+        kubewarden_policy_sdk::protocol_version_guest,
+    );
+}
+
+fn validate<P: Policy>(payload: &[u8]) -> CallResult {
+    let ctx = Context::new(jiff::Timestamp::now(), &HostCluster);
+    Ok(validate_json::<P>(payload, &ctx))
+}
+
+fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
+    Ok(validate_settings_json::<P>(payload))
+}
+
+/// The cluster as policy-server shows it through `kubernetes/*` host calls.
+/// The request shapes are the SDK's (`GetResourceRequest`,
+/// `ListAllResourcesRequest`); they are written out here because the SDK only
+/// offers them typed over `k8s-openapi`, which would triple the module size.
+struct HostCluster;
+
+#[derive(Serialize)]
+struct GetResource<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    namespace: Option<&'a str>,
+    disable_cache: bool,
+}
+
+#[derive(Serialize)]
+struct ListAll<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    label_selector: Option<&'a str>,
+    field_selector: Option<&'a str>,
+}
+
+fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Value, ClusterError> {
+    let msg = serde_json::to_vec(request).map_err(|e| ClusterError(e.to_string()))?;
+    let reply = wapc_guest::host_call("kubewarden", "kubernetes", operation, &msg)
+        .map_err(|e| ClusterError(e.to_string()))?;
+    serde_json::from_slice(&reply).map_err(|e| ClusterError(format!("unreadable reply: {e}")))
+}
+
+/// policy-server reports a missing object as a host error carrying the API
+/// server's 404; that is an answer ("does not exist"), not a failure.
+fn is_not_found(error: &ClusterError) -> bool {
+    let text = error.0.to_ascii_lowercase();
+    text.contains("not found") || text.contains("notfound") || text.contains("404")
+}
+
+impl Cluster for HostCluster {
+    fn get(&self, object: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+        let request = GetResource {
+            api_version: object.api_version,
+            kind: object.kind,
+            name: object.name,
+            namespace: (!object.namespace.is_empty()).then_some(object.namespace),
+            disable_cache: false,
+        };
+        match host_call("get_resource", &request) {
+            Ok(value) => Ok(Some(value)),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
+        let request = ListAll {
+            api_version,
+            kind,
+            label_selector: None,
+            field_selector: None,
+        };
+        match host_call("list_resources_all", &request)? {
+            Value::Object(mut list) => match list.remove("items") {
+                Some(Value::Array(items)) => Ok(items),
+                Some(Value::Null) | None => Ok(Vec::new()),
+                Some(_) => Err(ClusterError("unreadable reply: `items` is not a list".into())),
+            },
+            _ => Err(ClusterError("unreadable reply: not a List".into())),
+        }
+    }
+}
