@@ -1,1 +1,415 @@
-fn main() {}
+//! `host-test`: run, replay, benchmark and annotate reconcile-guard policy
+//! modules the way Kubewarden's policy-server and kwctl do.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use conformance::case::unwrap_review;
+use conformance::response::{PolicyMode, ServerOptions};
+use guard_core::Timestamp;
+use serde_json::Value;
+
+use host_test::bench::{self, Input};
+use host_test::capabilities::{load_session, Source};
+use host_test::harness::{Evaluation, Policy};
+use host_test::host::Limits;
+use host_test::metadata::{self, Metadata};
+use host_test::oci;
+use host_test::replay::{self, median, Modules};
+
+#[derive(Parser)]
+#[command(name = "host-test", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Protect,
+    Monitor,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate one request, printing the AdmissionResponse as one JSON line (like `kwctl run`).
+    Run {
+        /// The request: an AdmissionReview or a bare AdmissionRequest, JSON or YAML; `-` for stdin.
+        #[arg(short = 'r', long = "request-path")]
+        request: String,
+        /// Settings as a JSON string.
+        #[arg(long, conflicts_with = "settings_path")]
+        settings_json: Option<String>,
+        /// Settings from a JSON or YAML file.
+        #[arg(long)]
+        settings_path: Option<PathBuf>,
+        /// The instant the policy sees as "now" (RFC 3339); default: the real clock.
+        #[arg(long)]
+        now: Option<Timestamp>,
+        /// Recorded cluster objects (a YAML or JSON list in the corpus `context` shape).
+        #[arg(long, conflicts_with = "replay_host_capabilities_interactions")]
+        context: Option<PathBuf>,
+        /// A kwctl session recording of host capability exchanges, replayed in order.
+        #[arg(long)]
+        replay_host_capabilities_interactions: Option<PathBuf>,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Show the policy's log lines on stderr.
+        #[arg(short, long)]
+        verbose: bool,
+        /// The policy module (a path, or file://path).
+        policy: String,
+    },
+    /// Replay corpus cases against the built modules and check their expectations.
+    Replay {
+        /// Case files or folders (default tests/cases).
+        paths: Vec<PathBuf>,
+        /// Where the built modules are (`<policy>.wasm`).
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
+        /// Print a summary table per policy (cases, verdicts, size, median time).
+        #[arg(long)]
+        table: bool,
+        /// Evaluations per case, for the median time in the table.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+    },
+    /// Benchmark every module against its native evaluation.
+    Bench {
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
+        #[arg(long, default_value = "tests/cases")]
+        cases: PathBuf,
+        /// The typical Flux object every policy is timed on.
+        #[arg(long, default_value = "tests/bench/kustomization-update.json")]
+        typical: PathBuf,
+        /// Corpus cases per policy to time besides the typical object.
+        #[arg(long, default_value_t = 3)]
+        cases_per_policy: usize,
+        #[arg(long, default_value_t = 1000)]
+        iterations: usize,
+        /// Where to write the JSON report.
+        #[arg(long, default_value = "target/bench/bench.json")]
+        json: PathBuf,
+        /// Only these policies (default: every module in --dist).
+        policies: Vec<String>,
+    },
+    /// Add Kubewarden metadata to a module (like `kwctl annotate`).
+    Annotate {
+        #[arg(short = 'm', long = "metadata-path")]
+        metadata: PathBuf,
+        #[arg(short = 'u', long = "usage-path")]
+        usage: Option<PathBuf>,
+        #[arg(short = 'o', long = "output-path")]
+        output: PathBuf,
+        wasm: PathBuf,
+    },
+    /// Regenerate the Artifact Hub packages, ClusterAdmissionPolicy examples and
+    /// policies.yml from each policy's Cargo.toml, metadata.yml, questions-ui.yml and README.
+    Scaffold {
+        /// The repository root.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
+    /// Push an annotated module to an OCI registry; prints the immutable reference.
+    Push {
+        /// The module, e.g. dist/flux-suspend.wasm.
+        wasm: PathBuf,
+        /// registry://HOST/REPOSITORY:TAG
+        uri: String,
+    },
+    /// Pull a module from an OCI registry, verifying its digest.
+    Pull {
+        /// registry://HOST/REPOSITORY:TAG or @sha256:...
+        uri: String,
+        #[arg(short = 'o', long = "output-path")]
+        output: PathBuf,
+    },
+}
+
+/// policy-server's per-policy options.
+#[derive(clap::Args)]
+struct ServerArgs {
+    /// policy-server `policyMode`.
+    #[arg(long, value_enum, default_value = "protect")]
+    policy_mode: Mode,
+    /// policy-server `allowedToMutate`.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    allowed_to_mutate: bool,
+    /// Seconds a call may run (policy-server `--policy-timeout`).
+    #[arg(long, default_value_t = 2.0)]
+    policy_timeout: f64,
+    /// Linear memory one instance may use, in MiB.
+    #[arg(long, default_value_t = 256)]
+    memory_limit_mib: usize,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads JSON or YAML (YAML is a superset; JSON is tried first for exact numbers).
+fn read_document(source: &str) -> Result<Value> {
+    let text = if source == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        s
+    } else {
+        std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))?
+    };
+    serde_json::from_str(&text)
+        .or_else(|_| serde_norway::from_str(&text))
+        .with_context(|| format!("{source} is neither JSON nor YAML"))
+}
+
+fn limits(args: &ServerArgs) -> Result<Limits> {
+    if !(args.policy_timeout > 0.0 && args.policy_timeout.is_finite()) {
+        bail!("--policy-timeout must be a positive number of seconds");
+    }
+    Ok(Limits {
+        timeout: Duration::from_secs_f64(args.policy_timeout),
+        memory_bytes: args.memory_limit_mib.saturating_mul(1 << 20),
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run {
+            request,
+            settings_json,
+            settings_path,
+            now,
+            context,
+            replay_host_capabilities_interactions,
+            server,
+            verbose,
+            policy,
+        } => {
+            let path = PathBuf::from(policy.strip_prefix("file://").unwrap_or(&policy));
+            let policy = Policy::load(&path)?;
+            let settings = match (settings_json, settings_path) {
+                (Some(json), _) => serde_json::from_str(&json).context("--settings-json is not JSON")?,
+                (None, Some(p)) => read_document(&p.to_string_lossy())?,
+                (None, None) => Value::Object(Default::default()),
+            };
+            policy
+                .validate_settings(&settings)
+                .context("the policy refuses these settings")?;
+            let review = read_document(&request)?;
+            let request = unwrap_review(&review);
+            if !request.is_object() {
+                bail!("the request is not an AdmissionReview or AdmissionRequest object");
+            }
+            let source = match (context, replay_host_capabilities_interactions) {
+                (Some(p), _) => {
+                    let objects = serde_json::from_value(read_document(&p.to_string_lossy())?)
+                        .context("--context: expected a list of {apiVersion, kind, namespace, name, object}")?;
+                    Source::Recorded(objects)
+                }
+                (None, Some(p)) => {
+                    let text = std::fs::read_to_string(&p)
+                        .with_context(|| format!("cannot read {}", p.display()))?;
+                    Source::Session(load_session(&text).map_err(anyhow::Error::msg)?)
+                }
+                (None, None) => Source::Recorded(Vec::new()),
+            };
+            let eval = Evaluation {
+                now: now.unwrap_or_else(Timestamp::now),
+                limits: limits(&server)?,
+                source,
+                server: ServerOptions {
+                    policy_id: policy.name.clone(),
+                    mode: match server.policy_mode {
+                        Mode::Protect => PolicyMode::Protect,
+                        Mode::Monitor => PolicyMode::Monitor,
+                    },
+                    allowed_to_mutate: server.allowed_to_mutate,
+                },
+            };
+            let (response, logs) = policy.evaluate(&request, &settings, &eval);
+            if verbose {
+                for line in logs {
+                    eprintln!("{line}");
+                }
+            }
+            println!("{response}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay {
+            paths,
+            dist,
+            table,
+            repeat,
+        } => replay_cmd(paths, &dist, table, repeat),
+        Command::Bench {
+            dist,
+            cases,
+            typical,
+            cases_per_policy,
+            iterations,
+            json,
+            policies,
+        } => bench_cmd(&dist, &cases, &typical, cases_per_policy, iterations, &json, policies),
+        Command::Annotate {
+            metadata: meta_path,
+            usage,
+            output,
+            wasm,
+        } => {
+            let meta = Metadata::from_yaml(
+                &std::fs::read_to_string(&meta_path)
+                    .with_context(|| format!("cannot read {}", meta_path.display()))?,
+            )
+            .with_context(|| meta_path.display().to_string())?;
+            let usage = match usage {
+                Some(p) => Some(
+                    std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?,
+                ),
+                None => None,
+            };
+            let bytes = std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+            let version = Policy::from_bytes("policy".into(), &bytes)?.protocol_version()?;
+            let annotated = metadata::annotate(&bytes, &meta, &version, usage.as_deref())?;
+            std::fs::write(&output, annotated)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Scaffold { root } => {
+            let names: Vec<&str> = host_test::POLICIES.iter().map(|e| e.name).collect();
+            let created_at = Timestamp::now().round(jiff::Unit::Second)?.to_string();
+            host_test::distribution::write_all(&root, &names, &created_at)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Push { wasm, uri } => {
+            let bytes = std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+            println!("{}", oci::push(&bytes, &uri)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pull { uri, output } => {
+            let pulled = oci::pull(&uri)?;
+            std::fs::write(&output, &pulled.wasm)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            println!("{}", pulled.immutable);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> Result<ExitCode> {
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("tests/cases")]
+    } else {
+        paths
+    };
+    let mut cases = Vec::new();
+    for p in &paths {
+        cases.extend(conformance::load_cases(p).map_err(anyhow::Error::msg)?);
+    }
+    if cases.is_empty() {
+        bail!("no cases found under {paths:?}");
+    }
+    let mut modules = Modules::new(dist);
+    let limits = Limits::default();
+    let mut outcomes = Vec::new();
+    for case in &cases {
+        let outcome = replay::run_case(&mut modules, case, repeat, &limits);
+        if !table || !outcome.passed() {
+            println!(
+                "{} {:<64} {}",
+                if outcome.passed() { "ok  " } else { "FAIL" },
+                outcome.id,
+                outcome.verdict()
+            );
+            for p in &outcome.problems {
+                println!("      {p}");
+            }
+        }
+        outcomes.push(outcome);
+    }
+    if table {
+        print_summary(&outcomes, &mut modules);
+    }
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    println!("{} passed, {} failed", outcomes.len() - failed, failed);
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
+    let mut by_policy: BTreeMap<&str, Vec<&replay::Outcome>> = BTreeMap::new();
+    for o in outcomes {
+        by_policy.entry(o.policy.as_str()).or_default().push(o);
+    }
+    println!(
+        "\n{:<20} {:>6} {:>8} {:>8} {:>8} {:>7} {:>11} {:>12}",
+        "policy", "cases", "allowed", "mutated", "denied", "failed", "module KiB", "median µs"
+    );
+    for (policy, list) in by_policy {
+        let count = |v: &str| list.iter().filter(|o| o.verdict() == v).count();
+        let times: Vec<f64> = list.iter().flat_map(|o| o.micros.iter().copied()).collect();
+        let size = modules.get(policy).map(|p| p.module().size()).unwrap_or(0);
+        println!(
+            "{:<20} {:>6} {:>8} {:>8} {:>8} {:>7} {:>11.1} {:>12.1}",
+            policy,
+            list.len(),
+            count("allowed"),
+            count("mutated"),
+            count("denied"),
+            list.iter().filter(|o| !o.passed()).count(),
+            size as f64 / 1024.0,
+            median(&times)
+        );
+    }
+    println!();
+}
+
+fn bench_cmd(
+    dist: &Path,
+    cases_dir: &Path,
+    typical: &Path,
+    per_policy: usize,
+    iterations: usize,
+    json_out: &Path,
+    only: Vec<String>,
+) -> Result<ExitCode> {
+    let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
+    let now: Timestamp = "2026-11-20T10:00:00Z".parse()?;
+    let mut rows = Vec::new();
+    for entry in host_test::POLICIES {
+        if !only.is_empty() && !only.iter().any(|p| p == entry.name) {
+            continue;
+        }
+        let wasm = dist.join(format!("{}.wasm", entry.name));
+        let mut inputs = vec![Input {
+            label: "typical: kustomization-update.json".into(),
+            request: typical_request.clone(),
+            settings: Value::Object(Default::default()),
+            now,
+            context: Vec::new(),
+        }];
+        let dir = cases_dir.join(entry.name);
+        if dir.is_dir() {
+            let cases = conformance::load_cases(&dir).map_err(anyhow::Error::msg)?;
+            inputs.extend(cases.iter().take(per_policy).map(Input::from_case));
+        }
+        eprintln!("benchmarking {} ({} inputs x {iterations})", entry.name, inputs.len());
+        rows.extend(bench::bench_policy(&wasm, &inputs, iterations)?);
+    }
+    bench::print_table(&rows);
+    if let Some(parent) = json_out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(json_out, serde_json::to_vec_pretty(&rows)?)?;
+    println!("\nJSON report: {}", json_out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -32,7 +32,7 @@ impl Identities {
 
     /// Does the request's user match any entry?
     pub fn matches(&self, user: &UserInfo) -> bool {
-        self.users.iter().any(|u| *u == user.username)
+        self.users.contains(&user.username)
             || self.groups.iter().any(|g| user.groups.contains(g))
             || self.service_accounts.iter().any(|sa| {
                 let full = sa.strip_prefix(SA_PREFIX).unwrap_or(sa);

@@ -1,0 +1,81 @@
+# reconcile-guard: the entry points named in the README.
+#   make demo   build the policies and replay the whole corpus through the harness
+#   make test   everything CI checks
+# Every target installs what it needs when it is missing (rustup targets and
+# components, npm packages), so a fresh machine needs nothing but this file.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := demo
+
+POLICIES := flux-suspend flux-gate aso-reconcile flux-event-metadata
+WASM_TARGET := wasm32-wasip1
+WASM_DIR := target/$(WASM_TARGET)/release
+HOST_TEST := target/host/host-test
+WASM_OPT := node_modules/.bin/wasm-opt
+# The features rustc enables for wasm32-wasip1; wasm-opt must accept them.
+WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
+	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+	--enable-mutable-globals --enable-multivalue --enable-reference-types
+
+.PHONY: demo test build bench setup test-setup scaffold lint native-tests replay clean
+
+## Tooling ---------------------------------------------------------------
+setup:
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+	@rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+	@test -x $(WASM_OPT) || npm ci --no-audit --no-fund
+
+# What the tests need beyond the build: a real OCI registry.
+test-setup: setup
+	@command -v docker-registry >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null; }
+
+## Build -----------------------------------------------------------------
+# The harness, then each policy: release wasm, wasm-opt, annotated with its
+# metadata.yml and README into dist/<policy>.wasm.
+build: setup
+	cargo build --profile host -p host-test
+	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy
+	@mkdir -p dist target/opt
+	@for p in $(POLICIES); do \
+		crate=$${p//-/_}; \
+		$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/$$crate.wasm -o target/opt/$$p.wasm; \
+		$(HOST_TEST) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
+			-o dist/$$p.wasm target/opt/$$p.wasm; \
+		printf '%-22s %8d bytes (raw %d)\n' dist/$$p.wasm $$(stat -c %s dist/$$p.wasm) $$(stat -c %s $(WASM_DIR)/$$crate.wasm); \
+	done
+
+## The main job ----------------------------------------------------------
+demo: build
+	$(HOST_TEST) replay --table --repeat 21 tests/cases
+
+bench: build
+	$(HOST_TEST) bench
+
+# Regenerate the Artifact Hub packages and deploy manifests from the policies' sources.
+scaffold: build
+	$(HOST_TEST) scaffold
+
+## Tests -----------------------------------------------------------------
+lint: setup
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
+
+# Native unit tests, the native corpus runs and the harness' own tests (which
+# use the built modules and the test policy).
+native-tests: build test-setup
+	cargo test --workspace --profile host
+
+replay: build
+	$(HOST_TEST) replay tests/cases
+
+test: lint native-tests replay playground-test
+
+clean:
+	cargo clean
+	rm -rf dist
+
+# The browser playground's targets (playground, playground-test).
+include playground/playground.mk

@@ -1,0 +1,312 @@
+//! Generated distribution files: Artifact Hub packages (kwctl's
+//! `scaffold artifacthub` field set), example ClusterAdmissionPolicy
+//! manifests (`kwctl scaffold manifest`) and a standalone policy-server
+//! `policies.yml`. All derive from each policy's Cargo.toml version,
+//! metadata.yml, questions-ui.yml and README, so they cannot drift apart;
+//! a test regenerates them and compares with what is committed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context as _, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::metadata::{ContextAwareResourceSpec, Metadata, Rule};
+
+/// Everything a policy's distribution files are made from.
+pub struct Sources {
+    pub name: String,
+    /// From Cargo.toml: the one place a policy's version is set.
+    pub version: String,
+    pub metadata: Metadata,
+    pub readme: String,
+    pub questions: String,
+}
+
+impl Sources {
+    pub fn load(root: &Path, policy: &str) -> Result<Self> {
+        let dir = root.join("policies").join(policy);
+        let read = |f: &str| {
+            std::fs::read_to_string(dir.join(f)).with_context(|| format!("cannot read policies/{policy}/{f}"))
+        };
+        let metadata = Metadata::from_yaml(&read("metadata.yml")?)
+            .with_context(|| format!("policies/{policy}/metadata.yml"))?;
+        let version = cargo_version(&read("Cargo.toml")?)
+            .with_context(|| format!("policies/{policy}/Cargo.toml has no package version"))?;
+        if metadata.version() != Some(version.as_str()) {
+            bail!(
+                "policies/{policy}: metadata.yml says version {:?}, Cargo.toml says {version:?}",
+                metadata.version()
+            );
+        }
+        Ok(Self {
+            name: policy.to_string(),
+            version,
+            metadata,
+            readme: read("README.md")?,
+            questions: read("questions-ui.yml")?,
+        })
+    }
+
+    fn annotation(&self, key: &str) -> String {
+        self.metadata.annotations.get(key).cloned().unwrap_or_default()
+    }
+
+    /// The OCI reference users pull, tagged `v<version>` as Kubewarden's policies are.
+    pub fn image(&self) -> String {
+        format!("{}:v{}", self.annotation("io.kubewarden.policy.ociUrl"), self.version)
+    }
+}
+
+/// `version = "..."` of the `[package]` table.
+pub fn cargo_version(manifest: &str) -> Option<String> {
+    let package = manifest.split("\n[").find(|t| t.trim_start().starts_with("package]") || t.starts_with("[package]"))?;
+    package.lines().find_map(|l| {
+        let value = l.trim().strip_prefix("version")?.trim_start().strip_prefix('=')?.trim();
+        Some(value.strip_prefix('"')?.strip_suffix('"')?.to_string())
+    })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Package {
+    version: String,
+    name: String,
+    display_name: String,
+    created_at: String,
+    description: String,
+    license: String,
+    #[serde(rename = "homeURL")]
+    home_url: String,
+    containers_images: Vec<Image>,
+    keywords: Vec<String>,
+    links: Vec<Link>,
+    install: String,
+    readme: String,
+    maintainers: Vec<Maintainer>,
+    provider: Provider,
+    recommendations: Vec<Recommendation>,
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct Image {
+    name: String,
+    image: String,
+}
+
+#[derive(Serialize)]
+struct Link {
+    name: String,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct Maintainer {
+    name: String,
+    email: String,
+}
+
+#[derive(Serialize)]
+struct Provider {
+    name: String,
+}
+
+#[derive(Serialize)]
+struct Recommendation {
+    url: String,
+}
+
+fn yaml<T: Serialize>(value: &T) -> Result<String> {
+    serde_norway::to_string(value).context("cannot write YAML")
+}
+
+/// `artifacthub/<policy>/artifacthub-pkg.yml`.
+pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
+    let source = s.annotation("io.kubewarden.policy.source");
+    let mut annotations = BTreeMap::new();
+    annotations.insert(
+        "kubewarden/mutation".to_string(),
+        s.metadata.mutating.unwrap_or(false).to_string(),
+    );
+    annotations.insert("kubewarden/questions-ui".into(), s.questions.clone());
+    annotations.insert(
+        "kubewarden/resources".into(),
+        s.annotation("io.artifacthub.resources"),
+    );
+    annotations.insert("kubewarden/rules".into(), yaml(&s.metadata.rules)?);
+    if !s.metadata.context_aware_resources.is_empty() {
+        annotations.insert(
+            "kubewarden/contextAwareResources".into(),
+            yaml(&s.metadata.context_aware_resources)?,
+        );
+    }
+    let image = s.image();
+    let package = Package {
+        version: s.version.clone(),
+        name: s.name.clone(),
+        display_name: s.annotation("io.artifacthub.displayName"),
+        created_at: created_at.to_string(),
+        description: s.annotation("io.kubewarden.policy.description"),
+        license: s.annotation("io.kubewarden.policy.license"),
+        home_url: s.annotation("io.kubewarden.policy.url"),
+        containers_images: vec![Image {
+            name: "policy".into(),
+            image: image.clone(),
+        }],
+        keywords: s
+            .annotation("io.artifacthub.keywords")
+            .split(',')
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .collect(),
+        links: vec![
+            Link {
+                name: "policy".into(),
+                url: format!("{source}/releases/download/{}-v{}/{}.wasm", s.name, s.version, s.name),
+            },
+            Link {
+                name: "source".into(),
+                url: format!("{source}/tree/main/policies/{}", s.name),
+            },
+        ],
+        install: format!(
+            "The policy can be obtained using [`kwctl`](https://github.com/kubewarden/kwctl):\n\
+             ```console\nkwctl pull {image}\n```\n\
+             Then, generate the policy manifest and tune it to your liking. For example:\n\
+             ```console\nkwctl scaffold manifest -t ClusterAdmissionPolicy registry://{image}\n```\n"
+        ),
+        readme: s.readme.clone(),
+        maintainers: vec![Maintainer {
+            name: s.annotation("io.kubewarden.policy.author"),
+            email: "maintainers@reconcile-guard.dev".into(),
+        }],
+        provider: Provider {
+            name: "kubewarden".into(),
+        },
+        recommendations: vec![Recommendation {
+            url: "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller".into(),
+        }],
+        annotations,
+    };
+    yaml(&package)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ManifestMeta,
+    spec: Spec,
+}
+
+#[derive(Serialize)]
+struct ManifestMeta {
+    name: String,
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    module: String,
+    settings: Value,
+    rules: Vec<Rule>,
+    mutating: bool,
+    background_audit: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    context_aware_resources: Vec<ContextAwareResourceSpec>,
+}
+
+/// `deploy/<policy>.yaml`: a ClusterAdmissionPolicy as `kwctl scaffold manifest` writes it.
+pub fn cluster_admission_policy(s: &Sources) -> Result<String> {
+    let annotations = ["io.kubewarden.policy.category", "io.kubewarden.policy.severity"]
+        .into_iter()
+        .filter_map(|k| s.metadata.annotations.get(k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    yaml(&Manifest {
+        api_version: "policies.kubewarden.io/v1",
+        kind: "ClusterAdmissionPolicy",
+        metadata: ManifestMeta {
+            name: s.name.clone(),
+            annotations,
+        },
+        spec: Spec {
+            module: format!("registry://{}", s.image()),
+            settings: Value::Object(Default::default()),
+            rules: s.metadata.rules.clone(),
+            mutating: s.metadata.mutating.unwrap_or(false),
+            background_audit: s.metadata.background_audit,
+            context_aware_resources: s.metadata.context_aware_resources.clone(),
+        },
+    })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerPolicy {
+    module: String,
+    policy_mode: &'static str,
+    allowed_to_mutate: bool,
+    settings: Value,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    context_aware_resources: Vec<ContextAwareResourceSpec>,
+}
+
+/// `deploy/policies.yml`: every policy for a standalone policy-server.
+pub fn policies_yml(all: &[Sources]) -> Result<String> {
+    let map: BTreeMap<String, ServerPolicy> = all
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                ServerPolicy {
+                    module: format!("registry://{}", s.image()),
+                    policy_mode: "protect",
+                    allowed_to_mutate: s.metadata.mutating.unwrap_or(false),
+                    settings: Value::Object(Default::default()),
+                    context_aware_resources: s.metadata.context_aware_resources.clone(),
+                },
+            )
+        })
+        .collect();
+    yaml(&map)
+}
+
+/// Writes every generated file under `root`; `created_at` only for new packages.
+pub fn write_all(root: &Path, policies: &[&str], created_at: &str) -> Result<()> {
+    let mut all = Vec::new();
+    std::fs::create_dir_all(root.join("deploy"))?;
+    for p in policies {
+        let s = Sources::load(root, p)?;
+        let pkg_path = root.join("artifacthub").join(p).join("artifacthub-pkg.yml");
+        // Keep the committed createdAt so regeneration is a no-op unless content changed.
+        let created = std::fs::read_to_string(&pkg_path)
+            .ok()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("createdAt: ").map(|v| v.trim().trim_matches('\'').to_string())))
+            .unwrap_or_else(|| created_at.to_string());
+        std::fs::create_dir_all(root.join("artifacthub").join(p))?;
+        std::fs::write(&pkg_path, artifacthub_package(&s, &created)?)?;
+        std::fs::write(
+            root.join("deploy").join(format!("{p}.yaml")),
+            cluster_admission_policy(&s)?,
+        )?;
+        all.push(s);
+    }
+    std::fs::write(root.join("deploy/policies.yml"), policies_yml(&all)?)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_comes_from_the_package_table() {
+        let manifest = "[package]\nname = \"x\"\nversion = \"1.2.3\"\n\n[dependencies]\nfoo = { version = \"9\" }\n";
+        assert_eq!(cargo_version(manifest).as_deref(), Some("1.2.3"));
+        assert_eq!(cargo_version("[dependencies]\nversion = \"1\"\n"), None);
+    }
+}

@@ -1,0 +1,136 @@
+//! `host-test replay`: every corpus case through the compiled module, checked
+//! against its expectations and against the native evaluation of the same case.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use conformance::{expect, Case};
+use serde_json::Value;
+
+use crate::capabilities::Source;
+use crate::harness::{Evaluation, Policy};
+use crate::host::Limits;
+
+/// The result of one case.
+pub struct Outcome {
+    pub id: String,
+    pub policy: String,
+    pub problems: Vec<String>,
+    pub response: Value,
+    /// Fresh-instance `validate` times, in microseconds.
+    pub micros: Vec<f64>,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// `allowed`, `allowed+patch` or `denied (code)`, for tables.
+    pub fn verdict(&self) -> String {
+        let allowed = self.response.get("allowed").and_then(Value::as_bool) == Some(true);
+        match (allowed, self.response.get("patch").is_some()) {
+            (true, true) => "mutated".into(),
+            (true, false) => "allowed".into(),
+            (false, _) => "denied".into(),
+        }
+    }
+}
+
+/// Loads modules from `dist` on first use, one per policy.
+pub struct Modules {
+    dist: PathBuf,
+    loaded: BTreeMap<String, Policy>,
+}
+
+impl Modules {
+    pub fn new(dist: &Path) -> Self {
+        Self {
+            dist: dist.to_path_buf(),
+            loaded: BTreeMap::new(),
+        }
+    }
+
+    pub fn get(&mut self, name: &str) -> Result<&Policy> {
+        if !self.loaded.contains_key(name) {
+            let path = self.dist.join(format!("{name}.wasm"));
+            let policy = Policy::load(&path).with_context(|| "run `make build` first".to_string())?;
+            self.loaded.insert(name.to_string(), policy);
+        }
+        self.loaded
+            .get(name)
+            .ok_or_else(|| anyhow::anyhow!("policy {name} not loaded"))
+    }
+}
+
+/// The policy a case belongs to: the folder it lives in.
+pub fn policy_of(case: &Case) -> String {
+    case.id.split('/').next().unwrap_or("").to_string()
+}
+
+/// Runs one case `repeat` times (for timing) and checks the last response.
+pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limits) -> Outcome {
+    let policy_name = policy_of(case);
+    let mut outcome = Outcome {
+        id: case.id.clone(),
+        policy: policy_name.clone(),
+        problems: Vec::new(),
+        response: Value::Null,
+        micros: Vec::new(),
+    };
+    let policy = match modules.get(&policy_name) {
+        Ok(p) => p,
+        Err(e) => {
+            outcome.problems.push(format!("{e:#}"));
+            return outcome;
+        }
+    };
+    // policy-server validates settings before serving; a case that records
+    // invalid settings still gets the policy's own refusal from `validate`.
+    let _ = policy.validate_settings(&case.settings);
+    let request = case.admission_request();
+    let eval = Evaluation {
+        now: case.now,
+        limits: limits.clone(),
+        source: Source::Recorded(case.context.clone()),
+        server: case.server_options(&policy_name),
+    };
+    for _ in 0..repeat.max(1) {
+        let start = Instant::now();
+        let (response, _) = policy.evaluate(&request, &case.settings, &eval);
+        outcome.micros.push(start.elapsed().as_secs_f64() * 1e6);
+        outcome.response = response;
+    }
+    outcome.problems = expect::check(&case.expect, &outcome.response);
+    match crate::native(&policy_name) {
+        Some(entry) => {
+            let native = conformance::evaluate_native(entry, case);
+            if native != outcome.response {
+                outcome.problems.push(format!(
+                    "wasm and native disagree:\n      wasm:   {}\n      native: {native}",
+                    outcome.response
+                ));
+            }
+        }
+        None => outcome
+            .problems
+            .push(format!("no native evaluator named {policy_name}")),
+    }
+    outcome
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    percentile(values, 50.0)
+}
+
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted.get(rank.min(sorted.len() - 1)).copied().unwrap_or(0.0)
+}

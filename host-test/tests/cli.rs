@@ -1,0 +1,95 @@
+//! The `host-test` command line, as users and `make` call it.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn test_module() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("wasm32-wasip1/release/test_policy.wasm")
+}
+
+fn host_test(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-test"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const REVIEW_YAML: &str = r#"
+apiVersion: admission.k8s.io/v1
+kind: AdmissionReview
+request:
+  uid: abc
+  kind: {group: "", version: v1, kind: ConfigMap}
+  operation: CREATE
+  userInfo: {username: alice}
+  object: {apiVersion: v1, kind: ConfigMap, metadata: {name: cm}}
+"#;
+
+#[test]
+fn run_prints_one_admission_response_line_and_exits_zero_when_refused() {
+    let module = test_module();
+    let (code, out, err) = host_test(
+        &["run", "-r", "-", "--settings-json", r#"{"behaviour":"deny"}"#, module.to_str().unwrap()],
+        REVIEW_YAML,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let response: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(response["uid"], "abc");
+    assert_eq!(response["allowed"], false);
+    assert_eq!(response["status"]["code"], 403);
+}
+
+#[test]
+fn run_pins_the_clock_with_now() {
+    let module = test_module();
+    let (code, out, err) = host_test(
+        &["run", "-r", "-", "--now", "2026-11-20T10:00:00Z", "--settings-json", r#"{"behaviour":"clock"}"#,
+          module.to_str().unwrap()],
+        REVIEW_YAML,
+    );
+    assert_eq!(code, 0, "{err}");
+    let response: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(response["status"]["message"], "1795168800");
+}
+
+#[test]
+fn run_fails_clearly_on_invalid_settings_malformed_requests_and_bad_modules() {
+    let module = test_module();
+    let module = module.to_str().unwrap();
+    let (code, out, err) = host_test(
+        &["run", "-r", "-", "--settings-json", r#"{"behaviour":"invalid-settings"}"#, module],
+        REVIEW_YAML,
+    );
+    assert_ne!(code, 0);
+    assert!(out.is_empty());
+    assert!(err.contains("behaviour: invalid-settings is refused"), "{err}");
+
+    let (code, _, err) = host_test(&["run", "-r", "-", module], "[1, 2");
+    assert_ne!(code, 0);
+    assert!(err.contains("neither JSON nor YAML"), "{err}");
+
+    let (code, _, err) = host_test(&["run", "-r", "-", "Cargo.toml"], REVIEW_YAML);
+    assert_ne!(code, 0);
+    assert!(err.contains("not a loadable WebAssembly module"), "{err}");
+}

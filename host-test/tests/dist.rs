@@ -1,0 +1,46 @@
+//! The shipped modules in dist/ (made by `make build`): annotated, within
+//! their size budget, and answering as Kubewarden requires.
+
+use std::path::PathBuf;
+
+use host_test::harness::Policy;
+
+/// Kubewarden's own Rust policies ship at 1.7 to 3.5 MB; ours must stay far below.
+const BUDGET_BYTES: u64 = 700 * 1024;
+
+#[test]
+fn every_policy_module_is_annotated_and_under_budget() {
+    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
+    for entry in host_test::POLICIES {
+        let path = dist.join(format!("{}.wasm", entry.name));
+        let size = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
+            .len();
+        assert!(size < BUDGET_BYTES, "{} is {size} bytes, over the {BUDGET_BYTES} budget", entry.name);
+        let policy = Policy::load(&path).unwrap();
+        let meta = policy.metadata.as_ref().unwrap_or_else(|| panic!("{} is not annotated", entry.name));
+        assert_eq!(meta.protocol_version.as_deref(), Some("v1"));
+        assert!(meta.annotations.contains_key("io.kubewarden.policy.usage"));
+        assert_eq!(
+            meta.version(),
+            Some(env_version(entry.name).as_str()),
+            "{}: metadata.yml and Cargo.toml disagree on the version",
+            entry.name
+        );
+        assert!(policy.validate_settings(&serde_json::json!({})).is_ok(), "{}: defaults must be valid", entry.name);
+    }
+}
+
+/// The version in the policy's Cargo.toml, the one place it is set.
+fn env_version(policy: &str) -> String {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../policies")
+        .join(policy)
+        .join("Cargo.toml");
+    let text = std::fs::read_to_string(manifest).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_string()
+}

@@ -1,0 +1,304 @@
+//! The harness' own tests: each policy-server behaviour it reproduces, proved
+//! with a purpose-built misbehaving module (host-test/test-policy), built by
+//! `make build` for wasm32-wasip1.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use conformance::cluster::Recorded;
+use conformance::response::{decoded_patch, PolicyMode, ServerOptions};
+use guard_core::Timestamp;
+use host_test::capabilities::{load_session, Source};
+use host_test::harness::{Evaluation, Policy};
+use host_test::host::{Limits, TIMEOUT_MESSAGE};
+use host_test::metadata::{self, Metadata};
+use serde_json::{json, Value};
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+fn test_module() -> Vec<u8> {
+    let path = target_dir().join("wasm32-wasip1/release/test_policy.wasm");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
+}
+
+/// The test module annotated to be granted Namespace lookups only.
+fn policy() -> Policy {
+    let meta = Metadata::from_yaml(
+        r#"
+rules:
+  - apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["namespaces"]
+    operations: ["CREATE"]
+mutating: true
+contextAwareResources:
+  - apiVersion: v1
+    kind: Namespace
+annotations:
+  io.kubewarden.policy.title: test-policy
+  io.kubewarden.policy.version: 0.1.0
+  io.kubewarden.policy.description: misbehaves on purpose
+  io.kubewarden.policy.author: reconcile-guard developers
+  io.kubewarden.policy.license: Apache-2.0
+"#,
+    )
+    .unwrap();
+    let wasm = metadata::annotate(&test_module(), &meta, "v1", Some("usage")).unwrap();
+    Policy::from_bytes("test-policy".into(), &wasm).unwrap()
+}
+
+fn now() -> Timestamp {
+    "2026-11-20T10:00:00Z".parse().unwrap()
+}
+
+fn eval_with(mode: PolicyMode, allowed_to_mutate: bool, limits: Limits, source: Source) -> Evaluation {
+    Evaluation {
+        now: now(),
+        limits,
+        source,
+        server: ServerOptions {
+            policy_id: "test-policy".into(),
+            mode,
+            allowed_to_mutate,
+        },
+    }
+}
+
+fn eval() -> Evaluation {
+    eval_with(PolicyMode::Protect, true, Limits::default(), Source::Recorded(namespace_context()))
+}
+
+fn namespace_context() -> Vec<Recorded> {
+    vec![Recorded {
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        namespace: String::new(),
+        name: "team-a".into(),
+        object: Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})),
+        error: None,
+    }]
+}
+
+fn request() -> Value {
+    json!({
+        "uid": "0001",
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "operation": "CREATE",
+        "namespace": "team-a",
+        "name": "cm",
+        "userInfo": {"username": "alice"},
+        "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "labels": {"a": "b"}}},
+        "oldObject": null,
+        "subResource": null,
+        "options": null,
+    })
+}
+
+fn run(p: &Policy, settings: Value, e: &Evaluation) -> Value {
+    p.evaluate(&request(), &settings, e).0
+}
+
+fn status(r: &Value) -> (bool, u64, String) {
+    (
+        r["allowed"].as_bool().unwrap(),
+        r["status"]["code"].as_u64().unwrap_or(0),
+        r["status"]["message"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+#[test]
+fn answers_protocol_version_v1_and_validates_settings() {
+    let p = policy();
+    assert_eq!(p.protocol_version().unwrap(), "v1");
+    assert!(p.validate_settings(&json!({})).is_ok());
+    let err = p.validate_settings(&json!({"behaviour": "invalid-settings"})).unwrap_err();
+    assert_eq!(err.to_string(), "behaviour: invalid-settings is refused");
+}
+
+#[test]
+fn an_endless_loop_is_interrupted_at_the_deadline() {
+    let p = policy();
+    let limits = Limits { timeout: Duration::from_millis(300), ..Limits::default() };
+    let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
+    let start = Instant::now();
+    let r = run(&p, json!({"behaviour": "loop"}), &e);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(status(&r), (false, 500, TIMEOUT_MESSAGE.to_string()));
+    assert_eq!(r["uid"], "0001");
+}
+
+#[test]
+fn unbounded_allocation_stops_at_the_memory_cap() {
+    let p = policy();
+    let limits = Limits { memory_bytes: 32 << 20, ..Limits::default() };
+    let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
+    let (allowed, code, message) = status(&run(&p, json!({"behaviour": "alloc"}), &e));
+    assert!(!allowed);
+    assert_eq!(code, 500);
+    assert!(message.contains("memory limit of 32 MiB"), "{message}");
+}
+
+#[test]
+fn after_a_trap_the_next_evaluation_works() {
+    let p = policy();
+    let (allowed, code, message) = status(&run(&p, json!({"behaviour": "panic"}), &eval()));
+    assert!(!allowed);
+    assert_eq!(code, 500);
+    assert!(message.starts_with("policy trapped"), "{message}");
+    let r = run(&p, json!({"behaviour": "deny"}), &eval());
+    assert_eq!(status(&r), (false, 403, "denied on purpose".to_string()));
+    assert_eq!(r["warnings"], json!(["a warning"]));
+    assert_eq!(r["auditAnnotations"], json!({"k": "v"}));
+}
+
+#[test]
+fn guest_errors_and_garbage_replies_are_internal_errors() {
+    let p = policy();
+    let r = run(&p, json!({"behaviour": "error"}), &eval());
+    assert_eq!(
+        status(&r),
+        (false, 500, "internal server error: the test policy fails on purpose".to_string())
+    );
+    let (allowed, code, message) = status(&run(&p, json!({"behaviour": "garbage"}), &eval()));
+    assert!(!allowed && code == 500 && message.starts_with("internal server error: "), "{message}");
+}
+
+#[test]
+fn a_mutation_becomes_a_json_patch() {
+    let p = policy();
+    let r = run(&p, json!({"behaviour": "mutate"}), &eval());
+    assert_eq!(r["allowed"], true);
+    assert_eq!(r["patchType"], "JSONPatch");
+    assert_eq!(
+        decoded_patch(&r).unwrap(),
+        vec![json!({"op": "add", "path": "/metadata/labels/mutated-by", "value": "test-policy"})]
+    );
+}
+
+#[test]
+fn mutations_are_refused_when_not_allowed_or_on_delete() {
+    let p = policy();
+    let e = eval_with(PolicyMode::Protect, false, Limits::default(), Source::Recorded(vec![]));
+    let (allowed, code, message) = status(&run(&p, json!({"behaviour": "mutate"}), &e));
+    assert!(!allowed && code == 500);
+    assert!(message.contains("not allow mutations"), "{message}");
+
+    let mut delete = request();
+    delete["operation"] = json!("DELETE");
+    delete["oldObject"] = delete["object"].take();
+    let (r, _) = p.evaluate(&delete, &json!({"behaviour": "mutate"}), &eval());
+    let (allowed, code, message) = status(&r);
+    assert!(!allowed && code == 500, "{r}");
+    assert!(message.contains("DELETE"), "{message}");
+}
+
+#[test]
+fn monitor_mode_allows_and_drops_patch_and_status() {
+    let p = policy();
+    let e = eval_with(PolicyMode::Monitor, true, Limits::default(), Source::Recorded(vec![]));
+    let r = run(&p, json!({"behaviour": "deny"}), &e);
+    assert_eq!(r, json!({"uid": "0001", "allowed": true, "warnings": ["a warning"], "auditAnnotations": {"k": "v"}}));
+    let r = run(&p, json!({"behaviour": "mutate"}), &e);
+    assert_eq!(r, json!({"uid": "0001", "allowed": true}));
+}
+
+#[test]
+fn the_request_reaches_the_policy_without_nulls() {
+    let p = policy();
+    let r = run(&p, json!({"behaviour": "echo"}), &eval());
+    let seen: Value = serde_json::from_str(r["status"]["message"].as_str().unwrap()).unwrap();
+    assert_eq!(seen, conformance::strip_nulls(request()));
+    assert!(seen.get("oldObject").is_none() && seen.get("options").is_none());
+}
+
+#[test]
+fn the_guest_wall_clock_is_pinned() {
+    let p = policy();
+    let r = run(&p, json!({"behaviour": "clock"}), &eval());
+    assert_eq!(r["status"]["message"], now().as_second().to_string());
+}
+
+fn host_call(kind: &str, namespace: &str, operation: &str, name: &str) -> Value {
+    json!({"behaviour": "host-call", "call": {"namespace": namespace, "operation": operation,
+        "payload": {"api_version": "v1", "kind": kind, "name": name, "disable_cache": false}}})
+}
+
+#[test]
+fn kubernetes_lookups_are_answered_from_recorded_context() {
+    let p = policy();
+    let r = run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-a"), &eval());
+    let object: Value = serde_json::from_str(r["status"]["message"].as_str().unwrap()).unwrap();
+    assert_eq!(object["metadata"]["name"], "team-a");
+    let (allowed, _, message) = status(&run(&p, host_call("Namespace", "kubernetes", "get_resource", "nope"), &eval()));
+    assert!(!allowed && message.contains("not found"), "{message}");
+}
+
+#[test]
+fn lookups_outside_context_aware_resources_and_other_capabilities_are_refused() {
+    let p = policy();
+    let (allowed, _, message) = status(&run(&p, host_call("Secret", "kubernetes", "get_resource", "s"), &eval()));
+    assert!(!allowed);
+    assert!(message.contains("has not been granted access to Kubernetes Secret"), "{message}");
+    let (allowed, _, message) = status(&run(&p, host_call("x", "oci", "v1/verify", "s"), &eval()));
+    assert!(!allowed);
+    assert!(message.contains("not granted"), "{message}");
+}
+
+#[test]
+fn kwctl_session_recordings_are_replayed_in_order() {
+    let session = load_session(
+        r#"
+- type: Exchange
+  request: |
+    !KubernetesGetResource
+    api_version: v1
+    kind: Namespace
+    name: team-b
+    namespace: null
+    disable_cache: false
+  response:
+    type: Success
+    payload: '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-b"}}'
+"#,
+    )
+    .unwrap();
+    let p = policy();
+    let e = eval_with(PolicyMode::Protect, true, Limits::default(), Source::Session(session.clone()));
+    let r = run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-b"), &e);
+    assert!(r["status"]["message"].as_str().unwrap().contains("team-b"));
+    let e = eval_with(PolicyMode::Protect, true, Limits::default(), Source::Session(session));
+    let (allowed, _, message) = status(&run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-c"), &e));
+    assert!(!allowed && message.contains("replay"), "{message}");
+}
+
+#[test]
+fn log_lines_are_collected() {
+    let p = policy();
+    let (r, logs) = p.evaluate(&request(), &json!({"behaviour": "log"}), &eval());
+    assert_eq!(r["allowed"], true);
+    assert!(logs.iter().any(|l| l.contains("hello")), "{logs:?}");
+    assert!(logs.iter().any(|l| l == "console hello"), "{logs:?}");
+}
+
+#[test]
+fn annotate_stores_metadata_once_and_keeps_the_module_runnable() {
+    let p = policy();
+    let meta = p.metadata.clone().unwrap();
+    assert_eq!(meta.protocol_version.as_deref(), Some("v1"));
+    assert_eq!(meta.annotations["io.kubewarden.policy.usage"], "usage");
+    // Re-annotating replaces the section rather than adding a second one.
+    let once = metadata::annotate(&test_module(), &meta, "v1", None).unwrap();
+    let twice = metadata::annotate(&once, &meta, "v1", None).unwrap();
+    assert_eq!(once, twice);
+    assert!(Policy::from_bytes("again".into(), &twice).is_ok());
+}
+
+#[test]
+fn metadata_checks_name_what_is_wrong() {
+    let err = Metadata::from_yaml("rules: []\nannotations: {}\n").unwrap_err();
+    assert!(format!("{err:#}").contains("mutating"), "{err:#}");
+}

@@ -1,0 +1,260 @@
+//! Deletion protection: `kubectl delete` (or a GitOps prune) of a selected
+//! ASO resource whose effective policy is `manage` deletes the Azure resource
+//! as well, which cannot be undone. Such a deletion needs one of two explicit
+//! steps first: detach the Azure resource, or confirm with the object's name.
+
+use guard_core::names::quote;
+use guard_core::{AdmissionRequest, Context, Verdict, Which};
+
+use crate::effective::resolve;
+use crate::resource::AUDIT_KEY;
+use crate::settings::Settings;
+use crate::target::Target;
+use crate::values::{ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+
+pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
+    let p = &settings.deletion_protection;
+    if !p.is_enabled() {
+        return Verdict::allow();
+    }
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    if !p.kinds.is_empty() && !p.kinds.iter().any(|k| k.matches(group, kind)) {
+        return Verdict::allow();
+    }
+    let old = match request.metadata(Which::OldObject) {
+        Ok(old) => old,
+        Err(e) => return Verdict::deny(format!("{}: {e}", Target::of(request, None).describe())),
+    };
+    let target = Target::of(request, old.as_ref());
+    if !p.namespaces.is_empty() && !p.namespaces.contains(&target.namespace) {
+        return Verdict::allow();
+    }
+    let Some(old) = old else {
+        return Verdict::deny(format!(
+            "{}: the DELETE request carries no oldObject, so deletion protection cannot read the \
+             object's labels and {RECONCILE_POLICY}; kube-apiserver always sends it",
+            target.describe()
+        ));
+    };
+    if p.label_selector
+        .as_ref()
+        .is_some_and(|s| !s.matches(&old.labels))
+    {
+        return Verdict::allow();
+    }
+    let who = target.describe();
+    let effective = match resolve(
+        old.annotation(RECONCILE_POLICY),
+        &target.namespace,
+        settings,
+        ctx.cluster,
+    ) {
+        Ok(e) => e,
+        Err(message) => return Verdict::deny(format!("{who}: {message}")),
+    };
+    let notes: Vec<String> = effective
+        .notes
+        .iter()
+        .map(|n| format!("{who}: {n}"))
+        .collect();
+    if effective.policy != ReconcilePolicy::Manage {
+        return Verdict::allow()
+            .with_warnings(notes)
+            .warn(format!(
+                "{who}: the Azure resource is kept, only the Kubernetes object is deleted: \
+                 effective {RECONCILE_POLICY} is {}.",
+                effective.describe()
+            ))
+            .audit(AUDIT_KEY, effective.policy.as_str());
+    }
+    let key = p.confirmation_annotation.as_str();
+    let name = if old.name.is_empty() {
+        target.name.as_str()
+    } else {
+        old.name.as_str()
+    };
+    let confirmation = old.annotation(key);
+    if confirmation == Some(name) {
+        return Verdict::allow()
+            .with_warnings(notes)
+            .warn(format!(
+                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well \
+                 (effective {RECONCILE_POLICY}: {}).",
+                effective.describe()
+            ))
+            .audit(AUDIT_KEY, "manage (deletion confirmed)");
+    }
+    let mismatch = match confirmation {
+        Some(v) => format!(
+            " Annotation {key} is {}, not the object's name {}.",
+            quote(v),
+            quote(name)
+        ),
+        None => String::new(),
+    };
+    Verdict::deny(format!(
+        "{who} is protected from deletion: ASO would delete the Azure resource as well, because \
+         its effective {RECONCILE_POLICY} is {}.{mismatch} To keep the Azure resource, detach it \
+         first: {}. To delete it in Azure too, confirm with the object's name: {}. Then delete \
+         again.",
+        effective.describe(),
+        target.annotate(RECONCILE_POLICY, ReconcilePolicy::DetachOnDelete.as_str()),
+        target.annotate(key, name)
+    ))
+    .with_warnings(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::resource::AUDIT_KEY;
+    use crate::test_support::*;
+    use crate::values::*;
+
+    const KUSTOMIZE: &str = "system:serviceaccount:flux-system:kustomize-controller";
+
+    fn protect() -> Value {
+        json!({"deletionProtection": {"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}})
+    }
+
+    fn delete(annotations: Value) -> guard_core::AdmissionRequest {
+        request(
+            "DELETE",
+            KUSTOMIZE,
+            None,
+            Some(server(annotations, &[FINALIZER])),
+        )
+    }
+
+    #[test]
+    fn nothing_is_protected_by_default() {
+        let v = eval(&delete(json!({})), json!({}), &Namespaces::none());
+        assert_eq!(v, guard_core::Verdict::allow());
+    }
+
+    #[test]
+    fn a_protected_manage_deletion_is_refused_with_both_ways_out() {
+        let v = eval(&delete(json!({})), protect(), &Namespaces::none());
+        assert_eq!(
+            message(&v),
+            "FlexibleServer \"orders-db\" in namespace \"shop\" is protected from deletion: ASO \
+             would delete the Azure resource as well, because its effective \
+             serviceoperator.azure.com/reconcile-policy is manage (the operator default). To keep \
+             the Azure resource, detach it first: kubectl annotate \
+             flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
+             serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite. To delete it \
+             in Azure too, confirm with the object's name: kubectl annotate \
+             flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
+             reconcile-guard.io/confirm-delete=orders-db --overwrite. Then delete again."
+        );
+    }
+
+    #[test]
+    fn confirmed_deletions_pass_and_wrong_confirmations_are_named() {
+        let key = "reconcile-guard.io/confirm-delete";
+        let v = eval(
+            &delete(json!({ key: "orders-db" })),
+            protect(),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed);
+        warning(
+            &v,
+            "deletion confirmed by reconcile-guard.io/confirm-delete",
+        );
+        assert_eq!(
+            v.audit_annotations[AUDIT_KEY],
+            "manage (deletion confirmed)"
+        );
+        let v = eval(
+            &delete(json!({ key: "yes" })),
+            protect(),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("Annotation reconcile-guard.io/confirm-delete is \"yes\", not the object's name \"orders-db\"."));
+        let custom = json!({"deletionProtection": {"namespaces": ["shop"], "confirmationAnnotation": "example.com/delete"}});
+        assert!(
+            eval(
+                &delete(json!({"example.com/delete": "orders-db"})),
+                custom,
+                &Namespaces::none()
+            )
+            .allowed
+        );
+    }
+
+    #[test]
+    fn detached_and_skipped_resources_may_go() {
+        for policy in ["detach-on-delete", "skip"] {
+            let v = eval(
+                &delete(json!({ RECONCILE_POLICY: policy })),
+                protect(),
+                &Namespaces::none(),
+            );
+            assert!(v.allowed);
+            warning(&v, "the Azure resource is kept");
+            assert_eq!(v.audit_annotations[AUDIT_KEY], policy);
+        }
+        // Inherited from the Namespace, or the operator default.
+        let v = eval(
+            &delete(json!({})),
+            protect(),
+            &Namespaces::with("shop", Some("detach-on-delete")),
+        );
+        warning(&v, "inherited from Namespace \"shop\"");
+        let s = json!({"defaultReconcilePolicy": "skip", "deletionProtection": {"namespaces": ["shop"]}});
+        assert!(eval(&delete(json!({})), s, &Namespaces::none()).allowed);
+    }
+
+    #[test]
+    fn a_typo_in_the_stored_value_means_manage() {
+        let v = eval(
+            &delete(json!({ RECONCILE_POLICY: "detach-on-deletee" })),
+            protect(),
+            &Namespaces::with("shop", Some("skip")),
+        );
+        assert!(message(&v).contains("is manage (the operator default)"));
+        warning(&v, "\"detach-on-deletee\", which ASO does not know");
+    }
+
+    #[test]
+    fn selection_by_kind_namespace_and_labels() {
+        let other_kind =
+            json!({"deletionProtection": {"kinds": [{"group": "storage.azure.com", "kind": "*"}]}});
+        assert!(eval(&delete(json!({})), other_kind, &Namespaces::none()).allowed);
+        let every_kind = json!({"deletionProtection": {"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "*"}]}});
+        assert!(!eval(&delete(json!({})), every_kind, &Namespaces::none()).allowed);
+        let other_ns = json!({"deletionProtection": {"namespaces": ["prod"]}});
+        assert!(eval(&delete(json!({})), other_ns, &Namespaces::none()).allowed);
+        let labels =
+            json!({"deletionProtection": {"labelSelector": {"matchLabels": {"tier": "data"}}}});
+        assert!(!eval(&delete(json!({})), labels, &Namespaces::none()).allowed);
+        // All given criteria must hold.
+        let both = json!({"deletionProtection": {"namespaces": ["shop"], "labelSelector": {"matchLabels": {"tier": "web"}}}});
+        assert!(eval(&delete(json!({})), both, &Namespaces::none()).allowed);
+    }
+
+    #[test]
+    fn bad_input_on_delete() {
+        let no_old = request("DELETE", KUSTOMIZE, None, None);
+        assert!(message(&eval(&no_old, protect(), &Namespaces::none()))
+            .contains("carries no oldObject"));
+        assert!(eval(&no_old, json!({}), &Namespaces::none()).allowed);
+        let bad = request(
+            "DELETE",
+            KUSTOMIZE,
+            None,
+            Some(json!({"metadata": {"labels": "x"}})),
+        );
+        assert!(
+            message(&eval(&bad, protect(), &Namespaces::none())).contains("malformed oldObject")
+        );
+        let v = eval(
+            &delete(json!({})),
+            protect(),
+            &Namespaces::failing("shop", "etcdserver: request timed out"),
+        );
+        assert!(message(&v).contains("cannot read Namespace \"shop\""));
+    }
+}

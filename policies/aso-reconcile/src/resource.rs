@@ -1,0 +1,765 @@
+//! CREATE and UPDATE of ASO resources: annotation values, the ADR's
+//! conflicts, what will happen in Azure, and the explicit-defaults mutation.
+//!
+//! Rules about values judge only what a request changes, so an object stored
+//! before this policy was installed can still be updated (and, above all,
+//! have its finalizer removed by ASO) without first being fixed.
+
+use guard_core::names::quote;
+use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
+use serde_json::{Map, Value};
+
+use crate::effective::{resolve, Effective, Source};
+use crate::matrix::{behaviour, when_exists, when_missing};
+use crate::settings::{Enforcement, Settings};
+use crate::target::Target;
+use crate::values::{
+    legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY,
+    FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+};
+
+/// The audit annotation carrying the effective behaviour.
+pub const AUDIT_KEY: &str = "effective-reconcile-policy";
+
+pub fn admit(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
+    let new = match request.metadata(Which::Object) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => {
+            let t = Target::of(request, None);
+            return Verdict::deny(format!(
+                "{}: the {} request carries no object to check",
+                t.describe(),
+                request.operation.as_str()
+            ));
+        }
+        Err(e) => return Verdict::deny(format!("{}: {e}", Target::of(request, None).describe())),
+    };
+    let target = Target::of(request, Some(&new));
+    let old = match request.operation {
+        Operation::Update => match request.metadata(Which::OldObject) {
+            Ok(old) => old,
+            Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
+        },
+        _ => None,
+    };
+    judge(request, settings, ctx, &target, &new, old.as_ref())
+        .unwrap_or_else(|message| Verdict::deny(format!("{}: {message}", target.describe())))
+}
+
+/// An annotation's value, judged strictly when the request sets it.
+fn checked<V: Vocabulary>(
+    meta: &Metadata,
+    key: &str,
+    changed: bool,
+    accept_legacy: bool,
+    consequence: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<V>, String> {
+    let Some(value) = meta.annotation(key) else {
+        return Ok(None);
+    };
+    match Read::<V>::of(value, accept_legacy) {
+        Read::Valid(v) => Ok(Some(v)),
+        Read::Legacy(v) => {
+            warnings.push(legacy_warning(key, value, v.as_str()));
+            Ok(Some(v))
+        }
+        Read::Invalid if changed => Err(refusal::<V>(key, value, consequence)),
+        // Stored before; `reconcile-policy`'s effect is noted by `resolve`.
+        Read::Invalid => {
+            if key != RECONCILE_POLICY {
+                warnings.push(format!(
+                    "annotation {key} keeps the value {}, which is not valid ({}); this request \
+                     does not change it",
+                    quote(value),
+                    V::accepted()
+                ));
+            }
+            Ok(None)
+        }
+    }
+}
+
+fn judge(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    target: &Target,
+    new: &Metadata,
+    old: Option<&Metadata>,
+) -> Result<Verdict, String> {
+    let changed = |key: &str| match old {
+        None => new.annotation(key).is_some(),
+        Some(o) => o.annotation(key) != new.annotation(key),
+    };
+    let legacy = settings.accept_legacy_values;
+    let mut warnings = Vec::new();
+    let default = settings.default_reconcile_policy;
+    let rp_consequence = format!(
+        "ASO would silently apply its default, {}{}",
+        default.as_str(),
+        if default == ReconcilePolicy::Manage {
+            ", and deleting this object would delete the Azure resource"
+        } else {
+            ""
+        }
+    );
+    let rp = checked::<ReconcilePolicy>(
+        new,
+        RECONCILE_POLICY,
+        changed(RECONCILE_POLICY),
+        legacy,
+        &rp_consequence,
+        &mut warnings,
+    )?;
+    let ie = checked::<ReconcilePolicy>(
+        new,
+        RECONCILE_POLICY_IF_EXISTS,
+        changed(RECONCILE_POLICY_IF_EXISTS),
+        legacy,
+        "what happens to an existing Azure resource would be undefined",
+        &mut warnings,
+    )?;
+    let ap = checked::<AdoptionPolicy>(
+        new,
+        ADOPTION_POLICY,
+        changed(ADOPTION_POLICY),
+        false,
+        "how an existing Azure resource is adopted would be undefined",
+        &mut warnings,
+    )?;
+
+    let (rp_raw, ie_raw, ap_raw) = (
+        new.annotation(RECONCILE_POLICY),
+        new.annotation(RECONCILE_POLICY_IF_EXISTS),
+        new.annotation(ADOPTION_POLICY),
+    );
+    let operator = settings.operator_identities.matches(&request.user_info);
+    // Judged on the stored object: a manifest cannot claim ASO's finalizer.
+    let finalized = old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER));
+
+    if let (Some(a), Some(i)) = (ap_raw, ie_raw) {
+        if !operator && (changed(ADOPTION_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS)) {
+            return Err(format!(
+                "annotations {ADOPTION_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are two \
+                 ways of saying what happens to an existing Azure resource (ASO's ADR 2023-02, \
+                 options 4.1 and 4.2) and can disagree. Keep one: {RECONCILE_POLICY_IF_EXISTS} \
+                 is the ADR's decision, so remove {ADOPTION_POLICY}.",
+                quote(a),
+                quote(i)
+            ));
+        }
+    }
+    if let (Some(r), Some(i)) = (rp_raw, ie_raw) {
+        if !operator && !finalized {
+            return Err(format!(
+                "annotations {RECONCILE_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are \
+                 both set before ASO has taken over the resource (no {FINALIZER} finalizer yet). \
+                 The operator writes {RECONCILE_POLICY} itself from {RECONCILE_POLICY_IF_EXISTS} \
+                 when the Azure resource already exists, so the two would collide (ASO's ADR \
+                 2023-02). Set only one: {RECONCILE_POLICY_IF_EXISTS} to choose what happens to \
+                 an existing Azure resource, or {RECONCILE_POLICY} to choose it in every case.",
+                quote(r),
+                quote(i)
+            ));
+        }
+    }
+    if finalized && changed(RECONCILE_POLICY_IF_EXISTS) {
+        let was = old.and_then(|o| o.annotation(RECONCILE_POLICY_IF_EXISTS));
+        let change = match (was, ie_raw) {
+            (Some(w), Some(n)) => format!("changed from {} to {}", quote(w), quote(n)),
+            (None, Some(n)) => format!("was added as {}", quote(n)),
+            (Some(w), None) => format!("was removed (it was {})", quote(w)),
+            (None, None) => "changed".to_string(),
+        };
+        let fix = match ie {
+            Some(p) => format!(
+                " To change how ASO treats the Azure resource now, set {RECONCILE_POLICY}: {}",
+                target.annotate(RECONCILE_POLICY, p.as_str())
+            ),
+            None => String::new(),
+        };
+        let message = format!(
+            "annotation {RECONCILE_POLICY_IF_EXISTS} {change}, but ASO has already taken over \
+             this resource ({FINALIZER} is set) and reads it only before then, so the change has \
+             no effect.{fix}"
+        );
+        match (ie_raw, settings.if_exists_change_after_finalizer) {
+            (Some(_), Enforcement::Deny) => return Err(message),
+            _ => warnings.push(message),
+        }
+    }
+
+    let create = request.operation == Operation::Create;
+    let stored_invalid = rp_raw.is_some() && rp.is_none();
+    let announce = create
+        || changed(RECONCILE_POLICY)
+        || changed(RECONCILE_POLICY_IF_EXISTS)
+        || changed(ADOPTION_POLICY)
+        || stored_invalid;
+    if !announce {
+        return Ok(prefixed(Verdict::allow(), target, warnings));
+    }
+
+    let mut effective = resolve(rp_raw, &target.namespace, settings, ctx.cluster)?;
+    let mut mutated = None;
+    if create && rp_raw.is_none() && ie_raw.is_none() {
+        if let Some((policy, object)) = explicit_default(request, settings, target, &effective) {
+            mutated = Some(object);
+            effective = Effective {
+                policy,
+                source: Source::ExplicitDefault,
+                ..effective
+            };
+        }
+    }
+    warnings.append(&mut effective.notes);
+
+    // ADR 4.2: the operator writes `reconcile-policy-if-exists` as
+    // `reconcile-policy` when it first finds the resource, never afterwards.
+    let if_exists = ie.filter(|_| !finalized);
+    let existing = match (if_exists, ap) {
+        (Some(p), _) => p,
+        (None, a) => behaviour(Some(effective.policy), a, true),
+    };
+    let missing = behaviour(Some(effective.policy), ap, false);
+    let why = match (if_exists, ap) {
+        (Some(p), _) => format!(
+            "; {RECONCILE_POLICY_IF_EXISTS}: {} for an existing one",
+            p.as_str()
+        ),
+        (None, Some(a)) => format!(
+            "; {ADOPTION_POLICY}: {}, the more restrictive applies to an existing one",
+            a.as_str()
+        ),
+        (None, None) => String::new(),
+    };
+    warnings.push(format!(
+        "if the Azure resource already exists, it is {}; otherwise it is {}. Effective \
+         {RECONCILE_POLICY}: {}{why}.",
+        when_exists(existing),
+        when_missing(missing),
+        effective.describe()
+    ));
+    if existing != effective.policy {
+        let key = if if_exists.is_some() {
+            RECONCILE_POLICY_IF_EXISTS
+        } else {
+            ADOPTION_POLICY
+        };
+        warnings.push(format!(
+            "ASO releases to date do not implement {key} (proposed in ASO's ADR 2023-02): until \
+             they do, an existing Azure resource is {}.",
+            when_exists(effective.policy)
+        ));
+    }
+    let audit = if existing == missing {
+        missing.as_str().to_string()
+    } else {
+        format!(
+            "{} if the Azure resource exists, {} otherwise",
+            existing.as_str(),
+            missing.as_str()
+        )
+    };
+    let verdict = prefixed(Verdict::allow(), target, warnings).audit(AUDIT_KEY, audit);
+    Ok(match mutated {
+        Some(object) => verdict.mutate(object),
+        None => verdict,
+    })
+}
+
+fn prefixed(verdict: Verdict, target: &Target, warnings: Vec<String>) -> Verdict {
+    let who = target.describe();
+    verdict.with_warnings(warnings.into_iter().map(|w| format!("{who}: {w}")))
+}
+
+/// The object with `reconcile-policy` written from `explicitDefaults`, when
+/// nothing else decides the policy: neither the object nor a readable
+/// Namespace carries a valid annotation (a Namespace annotation stays in
+/// charge, so changing it later still reaches this object).
+fn explicit_default(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    target: &Target,
+    effective: &Effective,
+) -> Option<(ReconcilePolicy, Value)> {
+    if effective.source != Source::OperatorDefault || !effective.namespace_read {
+        return None;
+    }
+    let policy = settings
+        .explicit_defaults
+        .get(&target.namespace)
+        .or_else(|| settings.explicit_defaults.get("*"))
+        .copied()?;
+    let mut object = request.object_value(Which::Object).ok().flatten()?;
+    let annotations = object
+        .as_object_mut()
+        .map(|o| child(o, "metadata"))
+        .and_then(Value::as_object_mut)
+        .map(|m| child(m, "annotations"))
+        .and_then(Value::as_object_mut)?;
+    annotations.insert(
+        RECONCILE_POLICY.to_string(),
+        Value::String(policy.as_str().to_string()),
+    );
+    Some((policy, object))
+}
+
+/// `map[key]`, made an empty object when absent or null.
+fn child<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Value {
+    let slot = map.entry(key).or_insert(Value::Null);
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
+    }
+    slot
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::AUDIT_KEY;
+    use crate::test_support::*;
+    use crate::values::*;
+
+    const RP: &str = RECONCILE_POLICY;
+    const IE: &str = RECONCILE_POLICY_IF_EXISTS;
+    const AP: &str = ADOPTION_POLICY;
+
+    fn create(annotations: serde_json::Value) -> guard_core::AdmissionRequest {
+        request("CREATE", ALICE, Some(server(annotations, &[])), None)
+    }
+
+    #[test]
+    fn valid_values_pass_and_say_what_will_happen() {
+        let v = eval(
+            &create(json!({ RP: "detach-on-delete" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed, "{v:?}");
+        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+        assert_eq!(
+            v.warnings[0],
+            "FlexibleServer \"orders-db\" in namespace \"shop\": if the Azure resource already \
+             exists, it is adopted and updated, never deleted in Azure; otherwise it is created \
+             and updated, never deleted in Azure. Effective serviceoperator.azure.com/reconcile-policy: \
+             detach-on-delete (set on the object)."
+        );
+        assert_eq!(
+            v.audit_annotations.get(AUDIT_KEY).map(String::as_str),
+            Some("detach-on-delete")
+        );
+        assert!(v.mutated_object.is_none());
+    }
+
+    #[test]
+    fn a_typo_is_refused_with_a_suggestion() {
+        let v = eval(
+            &create(json!({ RP: "detach-on-deletee" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        let m = message(&v);
+        assert!(
+            m.starts_with("FlexibleServer \"orders-db\" in namespace \"shop\": annotation"),
+            "{m}"
+        );
+        assert!(
+            m.contains("\"detach-on-deletee\", which is not one of its values"),
+            "{m}"
+        );
+        assert!(
+            m.contains("deleting this object would delete the Azure resource"),
+            "{m}"
+        );
+        assert!(m.contains("manage, skip or detach-on-delete"), "{m}");
+        assert!(m.contains("Did you mean \"detach-on-delete\"?"), "{m}");
+        assert_eq!(v.code, Some(400));
+    }
+
+    #[test]
+    fn case_whitespace_and_empty_values_are_refused() {
+        for (value, hint) in [("Skip", "\"skip\""), (" manage", "\"manage\""), ("", "")] {
+            let v = eval(
+                &create(json!({ RP: value })),
+                json!({}),
+                &Namespaces::none(),
+            );
+            let m = message(&v);
+            assert!(m.contains("Accepted values (case-sensitive)"), "{m}");
+            assert!(m.contains(hint), "{m}");
+        }
+        let v = eval(&create(json!({ RP: "" })), json!({}), &Namespaces::none());
+        assert!(message(&v).contains("is empty"));
+    }
+
+    #[test]
+    fn legacy_values_are_refused_or_accepted_with_a_warning() {
+        let v = eval(
+            &create(json!({ RP: "skip-delete" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains("legacy value") && m.contains("Write \"detach-on-delete\""),
+            "{m}"
+        );
+        let v = eval(
+            &create(json!({ RP: "skip-delete" })),
+            json!({"acceptLegacyValues": true}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed);
+        warning(
+            &v,
+            "legacy value of early ASO releases, read as \"detach-on-delete\"",
+        );
+        assert_eq!(v.audit_annotations[AUDIT_KEY], "detach-on-delete");
+    }
+
+    #[test]
+    fn bad_proposal_values_are_refused() {
+        let v = eval(
+            &create(json!({ AP: "skip" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains(AP) && m.contains("Did you mean \"skip-if-exists\"?"),
+            "{m}"
+        );
+        let v = eval(
+            &create(json!({ IE: "skip-if-exists" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains(IE) && m.contains("Did you mean \"skip\"?"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn unchanged_stored_values_do_not_block_updates() {
+        // Stored before the policy; ASO removing its finalizer must go through.
+        let old = server(
+            json!({ RP: "detach-on-deletee", AP: "never" }),
+            &[FINALIZER],
+        );
+        let new = server(json!({ RP: "detach-on-deletee", AP: "never" }), &[]);
+        let v = eval(
+            &request("UPDATE", ASO, Some(new), Some(old)),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed, "{v:?}");
+        warning(
+            &v,
+            "which ASO does not know: it ignores it and applies the operator default, manage",
+        );
+        warning(
+            &v,
+            "annotation serviceoperator.azure.com/adoption-policy keeps the value \"never\"",
+        );
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_of_ours_is_silent() {
+        let old = server(json!({ RP: "skip" }), &[FINALIZER]);
+        let mut new = old.clone();
+        new["spec"]["version"] = json!("17");
+        let v = eval(
+            &request("UPDATE", ALICE, Some(new), Some(old)),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert_eq!(v, guard_core::Verdict::allow());
+    }
+
+    #[test]
+    fn both_if_exists_and_reconcile_policy_before_the_finalizer() {
+        let both = json!({ RP: "skip", IE: "manage" });
+        let v = eval(&create(both.clone()), json!({}), &Namespaces::none());
+        let m = message(&v);
+        assert!(
+            m.contains("both set before ASO has taken over the resource"),
+            "{m}"
+        );
+        assert!(
+            m.contains("(\"skip\")") && m.contains("(\"manage\")"),
+            "{m}"
+        );
+        // A manifest cannot claim the finalizer: judged on oldObject, absent on CREATE.
+        let claimed = request(
+            "CREATE",
+            ALICE,
+            Some(server(both.clone(), &[FINALIZER])),
+            None,
+        );
+        assert!(!eval(&claimed, json!({}), &Namespaces::none()).allowed);
+        // An UPDATE while the stored object has no finalizer yet.
+        let old = server(json!({ IE: "manage" }), &[]);
+        let upd = request(
+            "UPDATE",
+            ALICE,
+            Some(server(both.clone(), &[])),
+            Some(old.clone()),
+        );
+        assert!(!eval(&upd, json!({}), &Namespaces::none()).allowed);
+        // The operator itself may set both.
+        let by_aso = request(
+            "UPDATE",
+            ASO,
+            Some(server(both.clone(), &[FINALIZER])),
+            Some(old),
+        );
+        let v = eval(&by_aso, json!({}), &Namespaces::none());
+        assert!(v.allowed, "{v:?}");
+        // Once the finalizer is stored, both may coexist.
+        let old = server(json!({ IE: "skip" }), &[FINALIZER]);
+        let upd = request(
+            "UPDATE",
+            ALICE,
+            Some(server(json!({ RP: "skip", IE: "skip" }), &[FINALIZER])),
+            Some(old),
+        );
+        assert!(eval(&upd, json!({}), &Namespaces::none()).allowed);
+        // Operator identities are a setting.
+        let custom = json!({"operatorIdentities": {"users": [ALICE]}});
+        assert!(eval(&create(both), custom, &Namespaces::none()).allowed);
+    }
+
+    #[test]
+    fn adoption_policy_with_if_exists_is_refused() {
+        let v = eval(
+            &create(json!({ AP: "skip-if-exists", IE: "skip" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains("two ways of saying")
+                && m.contains("remove serviceoperator.azure.com/adoption-policy"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn if_exists_changes_after_the_finalizer_warn_or_are_refused() {
+        let old = server(json!({ IE: "skip" }), &[FINALIZER]);
+        let new = server(json!({ IE: "detach-on-delete" }), &[FINALIZER]);
+        let req = request("UPDATE", ALICE, Some(new), Some(old.clone()));
+        let v = eval(&req, json!({}), &Namespaces::none());
+        assert!(v.allowed);
+        let w = warning(&v, "has no effect");
+        assert!(
+            w.contains("changed from \"skip\" to \"detach-on-delete\""),
+            "{w}"
+        );
+        assert!(w.contains("kubectl annotate flexibleservers.dbforpostgresql.azure.com orders-db -n shop serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite"), "{w}");
+        // With the finalizer set, if-exists no longer decides anything.
+        assert_eq!(v.audit_annotations[AUDIT_KEY], "manage");
+        let v = eval(
+            &req,
+            json!({"ifExistsChangeAfterFinalizer": "deny"}),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("has no effect"));
+        // Removing it is harmless, even in deny mode.
+        let removed = request(
+            "UPDATE",
+            ALICE,
+            Some(server(json!({}), &[FINALIZER])),
+            Some(old),
+        );
+        let v = eval(
+            &removed,
+            json!({"ifExistsChangeAfterFinalizer": "deny"}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed);
+        warning(&v, "was removed (it was \"skip\")");
+    }
+
+    #[test]
+    fn the_matrix_is_announced_with_a_caveat() {
+        let v = eval(
+            &create(json!({ AP: "skip-if-exists" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed);
+        let w = warning(&v, "if the Azure resource already exists");
+        assert!(w.contains("it is used as it is: never updated, never deleted in Azure; otherwise it is created and fully managed"), "{w}");
+        assert!(
+            w.contains("adoption-policy: skip-if-exists, the more restrictive applies"),
+            "{w}"
+        );
+        let w = warning(&v, "do not implement");
+        assert!(
+            w.contains("an existing Azure resource is adopted, updated to match, and deleted"),
+            "{w}"
+        );
+        assert_eq!(
+            v.audit_annotations[AUDIT_KEY],
+            "skip if the Azure resource exists, manage otherwise"
+        );
+        // adopt-if-exists changes nothing, so no caveat.
+        let v = eval(
+            &create(json!({ AP: "adopt-if-exists" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+        let v = eval(
+            &create(json!({ IE: "detach-on-delete" })),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert_eq!(
+            v.audit_annotations[AUDIT_KEY],
+            "detach-on-delete if the Azure resource exists, manage otherwise"
+        );
+        warning(
+            &v,
+            "do not implement serviceoperator.azure.com/reconcile-policy-if-exists",
+        );
+    }
+
+    #[test]
+    fn the_namespace_and_the_operator_default_are_inherited() {
+        let v = eval(
+            &create(json!({})),
+            json!({}),
+            &Namespaces::with("shop", Some("skip")),
+        );
+        warning(&v, "Effective serviceoperator.azure.com/reconcile-policy: skip (inherited from Namespace \"shop\")");
+        let v = eval(
+            &create(json!({})),
+            json!({"defaultReconcilePolicy": "detach-on-delete"}),
+            &Namespaces::none(),
+        );
+        warning(&v, "detach-on-delete (the operator default)");
+        let v = eval(
+            &create(json!({})),
+            json!({}),
+            &Namespaces::failing("shop", "connection refused"),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains("cannot read Namespace \"shop\"") && m.contains("connection refused"),
+            "{m}"
+        );
+        let v = eval(
+            &create(json!({})),
+            json!({"namespaceLookupFailure": "allow"}),
+            &Namespaces::failing("shop", "timeout"),
+        );
+        assert!(v.allowed);
+        warning(&v, "could not be read (\"timeout\")");
+    }
+
+    #[test]
+    fn explicit_defaults_write_the_annotation_on_create() {
+        let settings = json!({"explicitDefaults": {"shop": "detach-on-delete", "*": "manage"}});
+        let v = eval(
+            &create(json!({})),
+            settings.clone(),
+            &Namespaces::with("shop", None),
+        );
+        let object = v.mutated_object.as_ref().expect("a mutation");
+        assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
+        assert_eq!(object["spec"]["version"], "16");
+        warning(
+            &v,
+            "detach-on-delete (written on the object from explicitDefaults)",
+        );
+        // `*` covers other namespaces; null or absent annotations are created.
+        let mut obj = server(json!(null), &[]);
+        obj["metadata"]["namespace"] = json!("shop");
+        let req = request("CREATE", ALICE, Some(obj), None);
+        let v = eval(
+            &req,
+            json!({"explicitDefaults": {"*": "skip"}}),
+            &Namespaces::none(),
+        );
+        assert_eq!(
+            v.mutated_object.unwrap()["metadata"]["annotations"][RP],
+            "skip"
+        );
+        // Not when something else decides, nor on UPDATE.
+        let v = eval(
+            &create(json!({})),
+            settings.clone(),
+            &Namespaces::with("shop", Some("skip")),
+        );
+        assert!(v.mutated_object.is_none());
+        let v = eval(
+            &create(json!({ IE: "skip" })),
+            settings.clone(),
+            &Namespaces::none(),
+        );
+        assert!(v.mutated_object.is_none());
+        let v = eval(
+            &create(json!({})),
+            json!({"explicitDefaults": {"other": "skip"}}),
+            &Namespaces::none(),
+        );
+        assert!(v.mutated_object.is_none());
+        let old = server(json!({}), &[FINALIZER]);
+        let upd = request(
+            "UPDATE",
+            ALICE,
+            Some(server(json!({ AP: "skip-if-exists" }), &[FINALIZER])),
+            Some(old),
+        );
+        assert!(eval(&upd, settings, &Namespaces::none())
+            .mutated_object
+            .is_none());
+    }
+
+    #[test]
+    fn malformed_objects_are_refused_naming_the_field() {
+        let v = eval(
+            &request("CREATE", ALICE, None, None),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("the CREATE request carries no object"));
+        let bad = json!({"metadata": {"annotations": {RP: 1}}});
+        let v = eval(
+            &request("CREATE", ALICE, Some(bad), None),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("malformed object"), "{v:?}");
+        let v = eval(
+            &request(
+                "UPDATE",
+                ALICE,
+                Some(server(json!({}), &[])),
+                Some(json!([1])),
+            ),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("malformed oldObject"), "{v:?}");
+        // No metadata at all reads as no annotations.
+        let v = eval(
+            &request(
+                "CREATE",
+                ALICE,
+                Some(json!({"kind": "FlexibleServer"})),
+                None,
+            ),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert!(v.allowed, "{v:?}");
+    }
+}

@@ -1,0 +1,361 @@
+//! Settings: every rule is on by default except deletion protection and the
+//! explicit-defaults mutation, which need the cluster's own choices.
+
+use std::collections::BTreeMap;
+
+use guard_core::identity::Identities;
+use guard_core::names::{check_dns1123_label, check_qualified_name, quote};
+use guard_core::request::null_default;
+use guard_core::selector::LabelSelector;
+use serde::de::{Deserializer, Error as _};
+use serde::Deserialize;
+
+use crate::values::{ReconcilePolicy, Vocabulary};
+
+/// The ASO controller's service account in a standard installation.
+pub const ASO_CONTROLLER: &str =
+    "system:serviceaccount:azureserviceoperator-system:azureserviceoperator-default";
+/// The annotation that confirms the deletion of a protected resource.
+pub const CONFIRMATION_ANNOTATION: &str = "reconcile-guard.io/confirm-delete";
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct Settings {
+    /// Mirror of ASO's `DEFAULT_RECONCILE_POLICY` (secret `aso-controller-settings`).
+    #[serde(deserialize_with = "default_reconcile_policy")]
+    pub default_reconcile_policy: ReconcilePolicy,
+    /// Accept `run` and `skip-delete` (early ASO releases) with a warning.
+    pub accept_legacy_values: bool,
+    /// Who may set `reconcile-policy` and `reconcile-policy-if-exists` together
+    /// before the finalizer: the operator itself.
+    pub operator_identities: Identities,
+    /// What to do when `reconcile-policy-if-exists` changes after the finalizer.
+    #[serde(deserialize_with = "if_exists_change_after_finalizer")]
+    pub if_exists_change_after_finalizer: Enforcement,
+    /// What to do when the Namespace cannot be read.
+    #[serde(deserialize_with = "namespace_lookup_failure")]
+    pub namespace_lookup_failure: LookupFailure,
+    #[serde(deserialize_with = "null_default")]
+    pub deletion_protection: DeletionProtection,
+    /// Namespace (or `*` for every other namespace) to the reconcile policy
+    /// written on CREATE when nothing else decides it.
+    #[serde(deserialize_with = "explicit_defaults")]
+    pub explicit_defaults: BTreeMap<String, ReconcilePolicy>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            default_reconcile_policy: ReconcilePolicy::Manage,
+            accept_legacy_values: false,
+            operator_identities: Identities {
+                service_accounts: vec![ASO_CONTROLLER.to_string()],
+                ..Identities::default()
+            },
+            if_exists_change_after_finalizer: Enforcement::Warn,
+            namespace_lookup_failure: LookupFailure::Deny,
+            deletion_protection: DeletionProtection::default(),
+            explicit_defaults: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    Warn,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupFailure {
+    /// Refuse, naming the error: the effective policy cannot be known.
+    Deny,
+    /// Go on as if the Namespace had no annotation, with a warning.
+    Allow,
+}
+
+/// Which resources may not be deleted while ASO would delete them in Azure.
+/// Each given criterion must hold; with none given, nothing is protected.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct DeletionProtection {
+    #[serde(deserialize_with = "null_default")]
+    pub kinds: Vec<ProtectedKind>,
+    #[serde(deserialize_with = "null_default")]
+    pub namespaces: Vec<String>,
+    #[serde(deserialize_with = "null_default")]
+    pub label_selector: Option<LabelSelector>,
+    pub confirmation_annotation: String,
+}
+
+impl Default for DeletionProtection {
+    fn default() -> Self {
+        Self {
+            kinds: Vec::new(),
+            namespaces: Vec::new(),
+            label_selector: None,
+            confirmation_annotation: CONFIRMATION_ANNOTATION.to_string(),
+        }
+    }
+}
+
+impl DeletionProtection {
+    pub fn is_enabled(&self) -> bool {
+        !self.kinds.is_empty() || !self.namespaces.is_empty() || self.label_selector.is_some()
+    }
+}
+
+/// An ASO kind by API group and kind; kind `*` is every kind of the group.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectedKind {
+    pub group: String,
+    pub kind: String,
+}
+
+impl ProtectedKind {
+    pub fn matches(&self, group: &str, kind: &str) -> bool {
+        self.group == group && (self.kind == "*" || self.kind == kind)
+    }
+}
+
+impl guard_core::Settings for Settings {
+    fn validate(&self) -> Result<(), String> {
+        self.operator_identities.validate("operatorIdentities")?;
+        let p = &self.deletion_protection;
+        for (i, k) in p.kinds.iter().enumerate() {
+            if !k.group.ends_with(".azure.com") {
+                return Err(format!(
+                    "deletionProtection.kinds[{i}].group: {} is not an ASO API group; \
+                     ASO groups end in .azure.com, e.g. dbforpostgresql.azure.com",
+                    quote(&k.group)
+                ));
+            }
+            let kind_ok = k.kind == "*"
+                || k.kind
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_uppercase())
+                    && k.kind.bytes().all(|b| b.is_ascii_alphanumeric());
+            if !kind_ok {
+                return Err(format!(
+                    "deletionProtection.kinds[{i}].kind: {} is not a kind; write it as in the \
+                     manifest (e.g. FlexibleServer) or * for every kind of the group",
+                    quote(&k.kind)
+                ));
+            }
+        }
+        for (i, ns) in p.namespaces.iter().enumerate() {
+            check_dns1123_label(ns)
+                .map_err(|e| format!("deletionProtection.namespaces[{i}]: {} {e}", quote(ns)))?;
+        }
+        if let Some(selector) = &p.label_selector {
+            selector.validate("deletionProtection.labelSelector")?;
+        }
+        check_qualified_name(&p.confirmation_annotation).map_err(|e| {
+            format!(
+                "deletionProtection.confirmationAnnotation: {} is not an annotation key: {e}",
+                quote(&p.confirmation_annotation)
+            )
+        })?;
+        for ns in self.explicit_defaults.keys().filter(|k| *k != "*") {
+            check_dns1123_label(ns).map_err(|e| {
+                format!(
+                    "explicitDefaults: key {} {e}; keys are namespace names or *",
+                    quote(ns)
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// One of `options`, or an error naming the setting and the accepted values.
+fn choice<T: Copy>(setting: &str, value: &str, options: &[(&str, T)]) -> Result<T, String> {
+    options
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            format!(
+                "{setting}: {} is not accepted; use one of: {}",
+                quote(value),
+                names.join(", ")
+            )
+        })
+}
+
+fn policy_choice(setting: &str, value: &str) -> Result<ReconcilePolicy, String> {
+    let options: Vec<(&str, ReconcilePolicy)> = ReconcilePolicy::ALL
+        .iter()
+        .map(|p| (p.as_str(), *p))
+        .collect();
+    choice(setting, value, &options)
+}
+
+fn default_reconcile_policy<'de, D: Deserializer<'de>>(d: D) -> Result<ReconcilePolicy, D::Error> {
+    policy_choice("defaultReconcilePolicy", &String::deserialize(d)?).map_err(D::Error::custom)
+}
+
+fn if_exists_change_after_finalizer<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Enforcement, D::Error> {
+    let options = [("warn", Enforcement::Warn), ("deny", Enforcement::Deny)];
+    choice(
+        "ifExistsChangeAfterFinalizer",
+        &String::deserialize(d)?,
+        &options,
+    )
+    .map_err(D::Error::custom)
+}
+
+fn namespace_lookup_failure<'de, D: Deserializer<'de>>(d: D) -> Result<LookupFailure, D::Error> {
+    let options = [
+        ("deny", LookupFailure::Deny),
+        ("allow", LookupFailure::Allow),
+    ];
+    choice("namespaceLookupFailure", &String::deserialize(d)?, &options).map_err(D::Error::custom)
+}
+
+fn explicit_defaults<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, ReconcilePolicy>, D::Error> {
+    let raw: BTreeMap<String, String> = null_default(d)?;
+    raw.into_iter()
+        .map(|(ns, value)| {
+            let policy = policy_choice(&format!("explicitDefaults.{ns}"), &value)?;
+            Ok((ns, policy))
+        })
+        .collect::<Result<_, String>>()
+        .map_err(D::Error::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use guard_core::settings::parse;
+
+    fn err(json: &str) -> String {
+        parse::<Settings>(json.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn defaults_are_safe_and_useful() {
+        let s = parse::<Settings>(b"{}").unwrap();
+        assert_eq!(s, Settings::default());
+        assert_eq!(parse::<Settings>(b"null").unwrap(), Settings::default());
+        assert_eq!(s.default_reconcile_policy, ReconcilePolicy::Manage);
+        assert_eq!(
+            s.operator_identities.service_accounts,
+            vec![ASO_CONTROLLER.to_string()]
+        );
+        assert_eq!(s.if_exists_change_after_finalizer, Enforcement::Warn);
+        assert_eq!(s.namespace_lookup_failure, LookupFailure::Deny);
+        assert!(!s.deletion_protection.is_enabled());
+        assert_eq!(
+            s.deletion_protection.confirmation_annotation,
+            CONFIRMATION_ANNOTATION
+        );
+        assert!(s.explicit_defaults.is_empty());
+        assert!(!s.accept_legacy_values);
+    }
+
+    #[test]
+    fn a_full_configuration_parses() {
+        let s = parse::<Settings>(
+            br#"{"defaultReconcilePolicy":"detach-on-delete","acceptLegacyValues":true,
+                "operatorIdentities":{"serviceAccounts":["aso:controller"]},
+                "ifExistsChangeAfterFinalizer":"deny","namespaceLookupFailure":"allow",
+                "deletionProtection":{"kinds":[{"group":"dbforpostgresql.azure.com","kind":"FlexibleServer"},
+                  {"group":"keyvault.azure.com","kind":"*"}],"namespaces":["prod"],
+                  "labelSelector":{"matchLabels":{"tier":"data"}},"confirmationAnnotation":"example.com/delete"},
+                "explicitDefaults":{"prod":"detach-on-delete","*":"manage"}}"#,
+        )
+        .unwrap();
+        assert_eq!(s.default_reconcile_policy, ReconcilePolicy::DetachOnDelete);
+        assert_eq!(s.if_exists_change_after_finalizer, Enforcement::Deny);
+        assert_eq!(s.namespace_lookup_failure, LookupFailure::Allow);
+        assert!(s.deletion_protection.is_enabled());
+        assert!(s.deletion_protection.kinds[1].matches("keyvault.azure.com", "Vault"));
+        assert!(!s.deletion_protection.kinds[0]
+            .matches("dbforpostgresql.azure.com", "FlexibleServersDatabase"));
+        assert_eq!(s.explicit_defaults.get("*"), Some(&ReconcilePolicy::Manage));
+    }
+
+    #[test]
+    fn unknown_fields_are_errors() {
+        assert!(err(r#"{"defaultReconcilePolcy":"skip"}"#).contains("unknown field"));
+        assert!(err(r#"{"deletionProtection":{"kind":[]}}"#).contains("unknown field"));
+    }
+
+    #[test]
+    fn enumerated_settings_name_the_setting_and_the_values() {
+        let e = err(r#"{"defaultReconcilePolicy":"Skip"}"#);
+        assert!(
+            e.contains("defaultReconcilePolicy: \"Skip\" is not accepted"),
+            "{e}"
+        );
+        assert!(e.contains("manage, skip, detach-on-delete"), "{e}");
+        let e = err(r#"{"ifExistsChangeAfterFinalizer":"refuse"}"#);
+        assert!(
+            e.contains("ifExistsChangeAfterFinalizer") && e.contains("warn, deny"),
+            "{e}"
+        );
+        let e = err(r#"{"namespaceLookupFailure":"ignore"}"#);
+        assert!(
+            e.contains("namespaceLookupFailure") && e.contains("deny, allow"),
+            "{e}"
+        );
+        let e = err(r#"{"explicitDefaults":{"prod":"keep"}}"#);
+        assert!(e.contains("explicitDefaults.prod: \"keep\""), "{e}");
+    }
+
+    #[test]
+    fn values_checked_by_validate_name_their_path() {
+        let e = err(r#"{"operatorIdentities":{"serviceAccounts":["aso"]}}"#);
+        assert!(e.contains("operatorIdentities.serviceAccounts"), "{e}");
+        let e = err(r#"{"deletionProtection":{"kinds":[{"group":"apps","kind":"Deployment"}]}}"#);
+        assert!(
+            e.contains("deletionProtection.kinds[0].group: \"apps\""),
+            "{e}"
+        );
+        let e = err(
+            r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com","kind":"storage account"}]}}"#,
+        );
+        assert!(e.contains("deletionProtection.kinds[0].kind"), "{e}");
+        let e = err(r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com"}]}}"#);
+        assert!(e.contains("missing field `kind`"), "{e}");
+        let e = err(r#"{"deletionProtection":{"namespaces":["Prod"]}}"#);
+        assert!(
+            e.contains("deletionProtection.namespaces[0]: \"Prod\""),
+            "{e}"
+        );
+        let e = err(
+            r#"{"deletionProtection":{"labelSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}}}"#,
+        );
+        assert!(e.contains("deletionProtection.labelSelector"), "{e}");
+        let e = err(r#"{"deletionProtection":{"confirmationAnnotation":"confirm delete"}}"#);
+        assert!(
+            e.contains("deletionProtection.confirmationAnnotation"),
+            "{e}"
+        );
+        let e = err(r#"{"deletionProtection":{"confirmationAnnotation":""}}"#);
+        assert!(
+            e.contains("deletionProtection.confirmationAnnotation"),
+            "{e}"
+        );
+        let e = err(r#"{"explicitDefaults":{"Team_A":"skip"}}"#);
+        assert!(e.contains("explicitDefaults: key \"Team_A\""), "{e}");
+    }
+
+    #[test]
+    fn nulls_read_as_defaults() {
+        let s = parse::<Settings>(
+            br#"{"deletionProtection":{"kinds":null,"namespaces":null,"labelSelector":null},"explicitDefaults":null}"#,
+        )
+        .unwrap();
+        assert!(!s.deletion_protection.is_enabled());
+        assert!(s.explicit_defaults.is_empty());
+    }
+}

@@ -1,0 +1,142 @@
+//! Builders for the unit tests: ASO objects, requests, recorded Namespaces.
+
+use guard_core::{
+    AdmissionRequest, Cluster, ClusterError, Context, ObjectRef, Policy, Timestamp, Verdict,
+};
+use serde_json::{json, Value};
+
+use crate::{AsoReconcile, Settings};
+
+pub const ALICE: &str = "alice@example.com";
+pub const ASO: &str = crate::settings::ASO_CONTROLLER;
+
+/// A FlexibleServer `orders-db` in namespace `shop` with these annotations
+/// (a JSON object) and finalizers.
+pub fn server(annotations: Value, finalizers: &[&str]) -> Value {
+    json!({
+        "apiVersion": "dbforpostgresql.azure.com/v1api20230601preview",
+        "kind": "FlexibleServer",
+        "metadata": {
+            "name": "orders-db", "namespace": "shop", "labels": {"tier": "data"},
+            "annotations": annotations, "finalizers": finalizers
+        },
+        "spec": {"location": "westeurope", "version": "16"}
+    })
+}
+
+fn review(
+    kind: Value,
+    resource: Value,
+    name: &str,
+    namespace: &str,
+    op: &str,
+    user: &str,
+) -> Value {
+    json!({
+        "uid": "0b7e5f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c",
+        "kind": kind, "resource": resource, "name": name, "namespace": namespace,
+        "operation": op,
+        "userInfo": {"username": user, "groups": ["system:authenticated"]},
+    })
+}
+
+pub fn request(
+    op: &str,
+    user: &str,
+    object: Option<Value>,
+    old: Option<Value>,
+) -> AdmissionRequest {
+    let mut r = review(
+        json!({"group": "dbforpostgresql.azure.com", "version": "v1api20230601preview", "kind": "FlexibleServer"}),
+        json!({"group": "dbforpostgresql.azure.com", "version": "v1api20230601preview", "resource": "flexibleservers"}),
+        "orders-db",
+        "shop",
+        op,
+        user,
+    );
+    r["object"] = object.unwrap_or(Value::Null);
+    r["oldObject"] = old.unwrap_or(Value::Null);
+    serde_json::from_value(r).unwrap()
+}
+
+/// A Namespace object named `name` with an optional reconcile-policy.
+pub fn namespace(name: &str, policy: Option<&str>) -> Value {
+    let annotations = match policy {
+        Some(p) => json!({ crate::values::RECONCILE_POLICY: p }),
+        None => json!({}),
+    };
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}})
+}
+
+pub fn namespace_request(op: &str, object: Option<Value>, old: Option<Value>) -> AdmissionRequest {
+    let mut r = review(
+        json!({"group": "", "version": "v1", "kind": "Namespace"}),
+        json!({"group": "", "version": "v1", "resource": "namespaces"}),
+        "shop",
+        "shop",
+        op,
+        ALICE,
+    );
+    r["object"] = object.unwrap_or(Value::Null);
+    r["oldObject"] = old.unwrap_or(Value::Null);
+    serde_json::from_value(r).unwrap()
+}
+
+/// Recorded Namespaces; a name not listed does not exist.
+pub struct Namespaces(pub Vec<(&'static str, Result<Value, String>)>);
+
+impl Namespaces {
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+    pub fn with(name: &'static str, policy: Option<&str>) -> Self {
+        Self(vec![(name, Ok(namespace(name, policy)))])
+    }
+    pub fn failing(name: &'static str, error: &str) -> Self {
+        Self(vec![(name, Err(error.to_string()))])
+    }
+}
+
+impl Cluster for Namespaces {
+    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+        assert_eq!(
+            (o.api_version, o.kind, o.namespace),
+            ("v1", "Namespace", "")
+        );
+        match self.0.iter().find(|(n, _)| *n == o.name) {
+            None => Ok(None),
+            Some((_, Ok(v))) => Ok(Some(v.clone())),
+            Some((_, Err(e))) => Err(ClusterError(e.clone())),
+        }
+    }
+    fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+        Ok(Vec::new())
+    }
+}
+
+pub fn eval(request: &AdmissionRequest, settings: Value, cluster: &Namespaces) -> Verdict {
+    let settings: Settings =
+        guard_core::settings::parse(&serde_json::to_vec(&settings).unwrap()).unwrap();
+    AsoReconcile::evaluate(
+        request,
+        &settings,
+        &Context::new(Timestamp::UNIX_EPOCH, cluster),
+    )
+}
+
+pub fn message(v: &Verdict) -> &str {
+    assert!(!v.allowed, "expected a refusal, got {v:?}");
+    v.message.as_deref().unwrap()
+}
+
+/// The one warning containing `needle`.
+pub fn warning<'a>(v: &'a Verdict, needle: &str) -> &'a str {
+    let found: Vec<&String> = v.warnings.iter().filter(|w| w.contains(needle)).collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one warning with {needle:?} expected in {:?}",
+        v.warnings
+    );
+    found[0]
+}

@@ -1,0 +1,354 @@
+//! The annotations this policy reads and the values each accepts.
+//!
+//! ASO compares `reconcile-policy` case-sensitively and falls back to its
+//! default (normally `manage`) on anything it does not know, without an error
+//! a user would see. So a value is either exactly right or refused here, with
+//! the accepted values and, when the intent is guessable, a suggestion.
+
+use guard_core::names::quote;
+
+/// How ASO treats the Azure resource behind an object (implemented by ASO).
+pub const RECONCILE_POLICY: &str = "serviceoperator.azure.com/reconcile-policy";
+/// ADR 2023-02 option 4.2 (the decision): the reconcile policy to write when
+/// the Azure resource already exists. Not implemented by ASO releases to date.
+pub const RECONCILE_POLICY_IF_EXISTS: &str = "serviceoperator.azure.com/reconcile-policy-if-exists";
+/// ADR 2023-02 option 4.1: adoption behaviour, combined with `reconcile-policy`
+/// by "the most restrictive wins". Not implemented by ASO releases to date.
+pub const ADOPTION_POLICY: &str = "serviceoperator.azure.com/adoption-policy";
+/// Set by ASO when it takes over a resource; before it, nothing was done in Azure.
+pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
+
+/// A set of annotation values, compared exactly.
+pub trait Vocabulary: Copy + 'static {
+    const ALL: &'static [Self];
+    fn as_str(self) -> &'static str;
+    /// Values of early ASO releases and their modern equivalent.
+    fn legacy(_value: &str) -> Option<Self> {
+        None
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == value)
+    }
+
+    /// `a, b or c`, for messages.
+    fn accepted() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
+}
+
+/// `reconcile-policy` values, ordered from least to most restrictive, so that
+/// "the most restrictive wins" is `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ReconcilePolicy {
+    Manage,
+    DetachOnDelete,
+    Skip,
+}
+
+impl Vocabulary for ReconcilePolicy {
+    const ALL: &'static [Self] = &[Self::Manage, Self::Skip, Self::DetachOnDelete];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Manage => "manage",
+            Self::DetachOnDelete => "detach-on-delete",
+            Self::Skip => "skip",
+        }
+    }
+
+    fn legacy(value: &str) -> Option<Self> {
+        match value {
+            "run" => Some(Self::Manage),
+            "skip-delete" => Some(Self::DetachOnDelete),
+            _ => None,
+        }
+    }
+}
+
+/// `adoption-policy` values (ADR option 4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdoptionPolicy {
+    AdoptIfExists,
+    DetachOnDeleteIfExists,
+    SkipIfExists,
+}
+
+impl AdoptionPolicy {
+    /// What this adoption policy asks for when the resource exists; combined
+    /// with `reconcile-policy` by taking the more restrictive.
+    pub fn restriction(self) -> ReconcilePolicy {
+        match self {
+            Self::AdoptIfExists => ReconcilePolicy::Manage,
+            Self::DetachOnDeleteIfExists => ReconcilePolicy::DetachOnDelete,
+            Self::SkipIfExists => ReconcilePolicy::Skip,
+        }
+    }
+}
+
+impl Vocabulary for AdoptionPolicy {
+    const ALL: &'static [Self] = &[
+        Self::AdoptIfExists,
+        Self::DetachOnDeleteIfExists,
+        Self::SkipIfExists,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::AdoptIfExists => "adopt-if-exists",
+            Self::DetachOnDeleteIfExists => "detach-on-delete-if-exists",
+            Self::SkipIfExists => "skip-if-exists",
+        }
+    }
+}
+
+/// A value as read from an annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read<V> {
+    Valid(V),
+    /// A legacy value, read as its modern equivalent.
+    Legacy(V),
+    Invalid,
+}
+
+impl<V: Vocabulary> Read<V> {
+    pub fn of(value: &str, accept_legacy: bool) -> Self {
+        match (V::parse(value), V::legacy(value)) {
+            (Some(v), _) => Self::Valid(v),
+            (None, Some(v)) if accept_legacy => Self::Legacy(v),
+            _ => Self::Invalid,
+        }
+    }
+
+    /// The value ASO would act on, if it knows this one.
+    pub fn value(self) -> Option<V> {
+        match self {
+            Self::Valid(v) | Self::Legacy(v) => Some(v),
+            Self::Invalid => None,
+        }
+    }
+}
+
+/// Why `value` of annotation `key` is refused, with the accepted values and a
+/// suggestion. `consequence` says what would follow from a value ASO does not know.
+pub fn refusal<V: Vocabulary>(key: &str, value: &str, consequence: &str) -> String {
+    if let Some(modern) = V::legacy(value) {
+        return format!(
+            "annotation {key}: {} is a legacy value of early ASO releases; current ASO does not \
+             know it, so {consequence}. Write {} instead.",
+            quote(value),
+            quote(modern.as_str())
+        );
+    }
+    let what = if value.is_empty() {
+        "is empty".to_string()
+    } else {
+        format!(
+            "has the value {}, which is not one of its values",
+            quote(value)
+        )
+    };
+    let hint = suggest::<V>(value)
+        .map(|v| format!(" Did you mean {}?", quote(v.as_str())))
+        .unwrap_or_default();
+    format!(
+        "annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {}.{hint}",
+        V::accepted()
+    )
+}
+
+/// The warning for a legacy value accepted by `acceptLegacyValues`.
+pub fn legacy_warning(key: &str, value: &str, modern: &str) -> String {
+    format!(
+        "annotation {key}: {} is a legacy value of early ASO releases, read as {}; current ASO \
+         releases do not know it and apply their default instead. Write {}.",
+        quote(value),
+        quote(modern),
+        quote(modern)
+    )
+}
+
+/// The value the writer most likely meant: same after trimming and lower-casing,
+/// the ADR form without `-if-exists`, a unique prefix, or a small typo.
+pub fn suggest<V: Vocabulary>(value: &str) -> Option<V> {
+    const LONGEST: usize = 64; // bounds the edit-distance work on hostile input
+    if value.len() > LONGEST {
+        return None;
+    }
+    let norm: String = value
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '_' | ' ' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    if norm.is_empty() {
+        return None;
+    }
+    let all = V::ALL.iter().copied();
+    let exact = all.clone().find(|v| {
+        let s = v.as_str();
+        s == norm
+            || s.strip_suffix("-if-exists") == Some(norm.as_str())
+            || norm.strip_suffix("-if-exists") == Some(s)
+    });
+    let legacy = || V::legacy(&norm);
+    let prefix = || {
+        let mut hits = all
+            .clone()
+            .filter(|v| norm.len() >= 3 && v.as_str().starts_with(&norm));
+        match (hits.next(), hits.next()) {
+            (Some(v), None) => Some(v),
+            _ => None,
+        }
+    };
+    let typo = || {
+        all.clone()
+            .map(|v| (distance(&norm, v.as_str()), v))
+            .filter(|(d, v)| *d <= 2.max(v.as_str().len() / 5))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, v)| v)
+    };
+    exact.or_else(legacy).or_else(prefix).or_else(typo)
+}
+
+/// Levenshtein distance over bytes (the vocabularies are ASCII).
+fn distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = i;
+        let mut left = i + 1;
+        for (above, cb) in row.iter_mut().skip(1).zip(b) {
+            let next = (diagonal + usize::from(ca != *cb))
+                .min(left + 1)
+                .min(*above + 1);
+            diagonal = *above;
+            *above = next;
+            left = next;
+        }
+        if let Some(first) = row.first_mut() {
+            *first = i + 1;
+        }
+    }
+    row.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ReconcilePolicy::*;
+
+    #[test]
+    fn exact_values_only() {
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("manage", false),
+            Read::Valid(Manage)
+        );
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("skip", false),
+            Read::Valid(Skip)
+        );
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("detach-on-delete", false),
+            Read::Valid(DetachOnDelete)
+        );
+        for bad in [
+            "Manage",
+            " skip",
+            "skip ",
+            "",
+            "detach-on-deletee",
+            "DETACH-ON-DELETE",
+        ] {
+            assert_eq!(
+                Read::<ReconcilePolicy>::of(bad, true),
+                Read::Invalid,
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            Read::<AdoptionPolicy>::of("skip-if-exists", false),
+            Read::Valid(AdoptionPolicy::SkipIfExists)
+        );
+        assert_eq!(Read::<AdoptionPolicy>::of("skip", false), Read::Invalid);
+    }
+
+    #[test]
+    fn legacy_values_only_when_accepted() {
+        assert_eq!(Read::<ReconcilePolicy>::of("run", false), Read::Invalid);
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("run", true),
+            Read::Legacy(Manage)
+        );
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("skip-delete", true),
+            Read::Legacy(DetachOnDelete)
+        );
+        assert_eq!(Read::<AdoptionPolicy>::of("run", true), Read::Invalid);
+    }
+
+    #[test]
+    fn restrictiveness_order() {
+        assert!(Manage < DetachOnDelete && DetachOnDelete < Skip);
+    }
+
+    #[test]
+    fn suggestions() {
+        let s = suggest::<ReconcilePolicy>;
+        assert_eq!(s("detach-on-deletee"), Some(DetachOnDelete));
+        assert_eq!(s("Detach-On-Delete"), Some(DetachOnDelete));
+        assert_eq!(s(" skip\n"), Some(Skip));
+        assert_eq!(s("detach_on_delete"), Some(DetachOnDelete));
+        assert_eq!(s("detach"), Some(DetachOnDelete));
+        assert_eq!(s("mange"), Some(Manage));
+        assert_eq!(s("skip-delete"), Some(DetachOnDelete));
+        assert_eq!(s("Run"), Some(Manage));
+        assert_eq!(s("banana"), None);
+        assert_eq!(s(""), None);
+        assert_eq!(s("skip-if-exists"), Some(Skip));
+        assert_eq!(s(&"x".repeat(100_000)), None);
+        let a = suggest::<AdoptionPolicy>;
+        assert_eq!(a("skip"), Some(AdoptionPolicy::SkipIfExists));
+        assert_eq!(a("adopt-if-exist"), Some(AdoptionPolicy::AdoptIfExists));
+        assert_eq!(
+            a("detach-on-delete"),
+            Some(AdoptionPolicy::DetachOnDeleteIfExists)
+        );
+    }
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("abc", ""), 3);
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("skip", "skip"), 0);
+    }
+
+    #[test]
+    fn refusal_messages() {
+        let m = refusal::<ReconcilePolicy>(
+            RECONCILE_POLICY,
+            "detach-on-deletee",
+            "ASO would apply its default",
+        );
+        assert!(m.contains("\"detach-on-deletee\""), "{m}");
+        assert!(m.contains("manage, skip or detach-on-delete"), "{m}");
+        assert!(m.contains("Did you mean \"detach-on-delete\"?"), "{m}");
+        let m = refusal::<ReconcilePolicy>(RECONCILE_POLICY, "skip-delete", "x");
+        assert!(
+            m.contains("legacy value") && m.contains("\"detach-on-delete\""),
+            "{m}"
+        );
+        let m = refusal::<ReconcilePolicy>(RECONCILE_POLICY, "", "x");
+        assert!(m.contains("is empty"), "{m}");
+        let m = refusal::<AdoptionPolicy>(ADOPTION_POLICY, "never", "x");
+        assert!(m.contains("adopt-if-exists, detach-on-delete-if-exists or skip-if-exists"));
+        assert!(!m.contains("Did you mean"), "{m}");
+    }
+}

@@ -1,0 +1,245 @@
+//! Reading a notification-controller Alert from JSON, and deciding, as
+//! notification-controller does, whether it selects an object's events.
+//!
+//! Both the Alert under review and the Alerts listed from the cluster are read
+//! here, by reference into their JSON, so a long list allocates nothing.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// eventSources beyond this many are not read (the CRD sets no bound).
+const MAX_SOURCES: usize = 256;
+
+pub struct Alert<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    spec: Option<&'a Value>,
+}
+
+/// One `.spec.eventSources[]` entry.
+pub struct Source<'a> {
+    pub kind: &'a str,
+    name: &'a str,
+    namespace: Option<&'a str>,
+    match_labels: Option<&'a serde_json::Map<String, Value>>,
+}
+
+/// The object whose events an Alert may select.
+pub struct Emitter<'a> {
+    pub kind: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub labels: &'a BTreeMap<String, String>,
+}
+
+fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+impl<'a> Alert<'a> {
+    /// A whole Alert object, as listed from the cluster.
+    pub fn from_object(object: &'a Value) -> Self {
+        let meta = object.get("metadata").unwrap_or(&Value::Null);
+        Self::new(
+            str_at(meta, "name"),
+            str_at(meta, "namespace"),
+            object.get("spec"),
+        )
+    }
+
+    pub fn new(name: &'a str, namespace: &'a str, spec: Option<&'a Value>) -> Self {
+        Self {
+            name,
+            namespace,
+            spec,
+        }
+    }
+
+    fn field(&self, key: &str) -> Option<&'a Value> {
+        self.spec.and_then(|s| s.get(key)).filter(|v| !v.is_null())
+    }
+
+    /// A suspended Alert dispatches nothing, so it conflicts with nothing.
+    pub fn suspended(&self) -> bool {
+        self.field("suspend").and_then(Value::as_bool) == Some(true)
+    }
+
+    pub fn sources(&self) -> impl Iterator<Item = Source<'a>> {
+        self.field("eventSources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_SOURCES)
+            .map(|s| Source {
+                kind: str_at(s, "kind"),
+                name: str_at(s, "name"),
+                namespace: s
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty()),
+                match_labels: s.get("matchLabels").and_then(Value::as_object),
+            })
+    }
+
+    /// `.spec.summary`; empty counts as unset, as notification-controller treats it.
+    pub fn summary(&self) -> Result<Option<&'a str>, String> {
+        match self.field("summary") {
+            None => Ok(None),
+            Some(Value::String(s)) if s.is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!(
+                "spec.summary must be a string, not {}",
+                json_type(other)
+            )),
+        }
+    }
+
+    /// `.spec.eventMetadata`, in key order.
+    pub fn event_metadata(&self) -> Result<Vec<(&'a str, &'a str)>, String> {
+        let Some(field) = self.field("eventMetadata") else {
+            return Ok(Vec::new());
+        };
+        let Some(map) = field.as_object() else {
+            return Err(format!(
+                "spec.eventMetadata must be a map of keys to strings, not {}",
+                json_type(field)
+            ));
+        };
+        map.iter()
+            .map(|(k, v)| match v.as_str() {
+                Some(s) => Ok((k.as_str(), s)),
+                None => Err(format!(
+                    "spec.eventMetadata key {} must map to a string, not {}; quote the value in YAML",
+                    guard_core::names::quote(k),
+                    json_type(v)
+                )),
+            })
+            .collect()
+    }
+
+    /// Does this Alert receive the events of `object`? notification-controller:
+    /// same kind, the source's namespace (the Alert's own when unset), and
+    /// the exact name, or `*` with every `matchLabels` entry present.
+    pub fn selects(&self, object: &Emitter<'_>) -> bool {
+        !self.suspended() && self.sources().any(|s| s.selects(self.namespace, object))
+    }
+}
+
+impl Source<'_> {
+    fn selects(&self, alert_namespace: &str, object: &Emitter<'_>) -> bool {
+        if self.kind != object.kind || self.namespace.unwrap_or(alert_namespace) != object.namespace
+        {
+            return false;
+        }
+        if self.name != "*" {
+            return self.name == object.name;
+        }
+        self.match_labels.is_none_or(|wanted| {
+            wanted.iter().all(|(k, v)| {
+                v.as_str()
+                    .is_some_and(|v| object.labels.get(k).is_some_and(|l| l == v))
+            })
+        })
+    }
+}
+
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn alert(spec: Value) -> Value {
+        json!({"metadata": {"name": "slack", "namespace": "flux-system"}, "spec": spec})
+    }
+
+    fn emitter<'a>(
+        labels: &'a BTreeMap<String, String>,
+        ns: &'a str,
+        name: &'a str,
+    ) -> Emitter<'a> {
+        Emitter {
+            kind: "HelmRelease",
+            namespace: ns,
+            name,
+            labels,
+        }
+    }
+
+    #[test]
+    fn selection_by_name_star_labels_and_namespace() {
+        let mut labels = BTreeMap::new();
+        labels.insert("team".to_string(), "payments".to_string());
+        let none = BTreeMap::new();
+        let by_name = alert(json!({"eventSources": [{"kind": "HelmRelease", "name": "podinfo"}]}));
+        let a = Alert::from_object(&by_name);
+        assert!(a.selects(&emitter(&none, "flux-system", "podinfo")));
+        assert!(!a.selects(&emitter(&none, "apps", "podinfo")));
+        assert!(!a.selects(&emitter(&none, "flux-system", "other")));
+
+        let star = alert(
+            json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "apps"}]}),
+        );
+        let a = Alert::from_object(&star);
+        assert!(a.selects(&emitter(&none, "apps", "anything")));
+        assert!(!a.selects(&emitter(&none, "flux-system", "anything")));
+
+        let labelled = alert(json!({"eventSources": [
+            {"kind": "HelmRelease", "name": "*", "namespace": "apps", "matchLabels": {"team": "payments"}}]}));
+        let a = Alert::from_object(&labelled);
+        assert!(a.selects(&emitter(&labels, "apps", "x")));
+        assert!(!a.selects(&emitter(&none, "apps", "x")));
+
+        let other_kind = alert(json!({"eventSources": [{"kind": "Kustomization", "name": "*"}]}));
+        assert!(!Alert::from_object(&other_kind).selects(&emitter(&none, "flux-system", "x")));
+
+        let suspended =
+            alert(json!({"suspend": true, "eventSources": [{"kind": "HelmRelease", "name": "*"}]}));
+        assert!(!Alert::from_object(&suspended).selects(&emitter(&none, "flux-system", "x")));
+    }
+
+    #[test]
+    fn metadata_and_summary_are_read_with_clear_errors() {
+        let ok =
+            alert(json!({"summary": "prod", "eventMetadata": {"env": "prod", "cluster": "eu-1"}}));
+        let a = Alert::from_object(&ok);
+        assert_eq!(a.summary().unwrap(), Some("prod"));
+        assert_eq!(
+            a.event_metadata().unwrap(),
+            vec![("cluster", "eu-1"), ("env", "prod")]
+        );
+
+        let bad = alert(json!({"summary": 5, "eventMetadata": ["env"]}));
+        let a = Alert::from_object(&bad);
+        assert_eq!(
+            a.summary().unwrap_err(),
+            "spec.summary must be a string, not a number"
+        );
+        assert_eq!(
+            a.event_metadata().unwrap_err(),
+            "spec.eventMetadata must be a map of keys to strings, not a list"
+        );
+        let bad_value = alert(json!({"eventMetadata": {"replicas": 3}}));
+        assert_eq!(
+            Alert::from_object(&bad_value).event_metadata().unwrap_err(),
+            "spec.eventMetadata key \"replicas\" must map to a string, not a number; quote the value in YAML"
+        );
+        let empty = alert(json!({"summary": ""}));
+        assert_eq!(Alert::from_object(&empty).summary().unwrap(), None);
+        assert!(Alert::from_object(&json!(null))
+            .event_metadata()
+            .unwrap()
+            .is_empty());
+    }
+}

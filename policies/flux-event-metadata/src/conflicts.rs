@@ -1,0 +1,246 @@
+//! Keys an object shares with an Alert that selects it. The Alert's value
+//! wins (RFC-0008 precedence), silently for the object's owner; the only
+//! trace is a `MetadataAppendFailed` Warning event on the Alert.
+
+use crate::alert::{Alert, Emitter};
+use crate::annotations::Entry;
+use crate::kinds::{NOTIFICATION_GROUP, PREFIX};
+use crate::object_rules::Subject;
+use crate::report::Findings;
+use crate::settings::{Action, Settings};
+use guard_core::names::quote;
+use guard_core::Cluster;
+
+pub const ALERT_API_VERSION: &str = "notification.toolkit.fluxcd.io/v1beta3";
+/// Alerts beyond this many are not examined; bounded work on a huge cluster.
+const MAX_ALERTS: usize = 4096;
+
+pub fn check(
+    subject: &Subject<'_>,
+    entries: &[Entry<'_>],
+    settings: &Settings,
+    cluster: &dyn Cluster,
+    findings: &mut Findings,
+) {
+    if settings.alert_conflicts == Action::Ignore || entries.is_empty() {
+        return;
+    }
+    let alerts = match cluster.list_all(ALERT_API_VERSION, "Alert") {
+        Ok(alerts) => alerts,
+        Err(e) => {
+            lookup_failed(settings.alert_lookup_failure, &e.0, findings);
+            return;
+        }
+    };
+    let target = &subject.target;
+    let emitter = Emitter {
+        kind: target.kind,
+        namespace: target.namespace,
+        name: target.name,
+        labels: &subject.meta.labels,
+    };
+    for object in alerts.iter().take(MAX_ALERTS) {
+        let alert = Alert::from_object(object);
+        if !alert.selects(&emitter) {
+            continue;
+        }
+        // A malformed Alert cannot exist past its CRD schema; skip what cannot be read.
+        let summary = alert
+            .summary()
+            .ok()
+            .flatten()
+            .map(|s| ("summary", s, "spec.summary"));
+        let metadata = alert.event_metadata().unwrap_or_default();
+        let alert_keys = summary.into_iter().chain(
+            metadata
+                .into_iter()
+                .map(|(k, v)| (k, v, "spec.eventMetadata")),
+        );
+        for (key, alert_value, field) in alert_keys {
+            let Some(entry) = entries.iter().find(|e| e.key == key) else {
+                continue;
+            };
+            let shown_field = if field == "spec.summary" {
+                field.to_string()
+            } else {
+                format!("{field}.{key}")
+            };
+            findings.report(settings.alert_conflicts, entry.unchanged, || {
+                format!(
+                    "annotation {PREFIX}{key}={} is overridden by Alert {}/{} ({shown_field}={}), which \
+                     selects this {}: the Alert's value takes precedence, so notifications carry {} \
+                     instead, and notification-controller records a MetadataAppendFailed Warning event \
+                     on that Alert at every dispatch. Choose another key, or {}.",
+                    quote(entry.value),
+                    alert.namespace,
+                    alert.name,
+                    quote(alert_value),
+                    target.kind,
+                    quote(alert_value),
+                    target.removal(key, entry_stored(subject, key)),
+                )
+            });
+        }
+    }
+    if alerts.len() > MAX_ALERTS {
+        findings.warn(format!(
+            "only the first {MAX_ALERTS} of {} Alerts ({NOTIFICATION_GROUP}) were checked for metadata \
+             keys that override this object's annotations.",
+            alerts.len()
+        ));
+    }
+}
+
+fn entry_stored(subject: &Subject<'_>, key: &str) -> bool {
+    subject
+        .old
+        .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")))
+}
+
+fn lookup_failed(action: Action, error: &str, findings: &mut Findings) {
+    let consequence = match action {
+        Action::Deny => {
+            "the change is refused because the policy setting alertLookupFailure is \
+                         deny; try again in a moment"
+        }
+        _ => "the check was skipped",
+    };
+    findings.report(action, false, || {
+        format!(
+            "could not list the Alerts to look for metadata keys that would override this object's \
+             annotations ({}); {consequence}.",
+            quote(error)
+        )
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Target;
+    use guard_core::context::{ClusterError, ObjectRef};
+    use guard_core::Metadata;
+    use serde_json::{json, Value};
+
+    struct Alerts(Result<Vec<Value>, ClusterError>);
+
+    impl Cluster for Alerts {
+        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+            Ok(None)
+        }
+        fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
+            assert_eq!((api_version, kind), (ALERT_API_VERSION, "Alert"));
+            self.0.clone()
+        }
+    }
+
+    fn slack(spec: Value) -> Value {
+        json!({"apiVersion": ALERT_API_VERSION, "kind": "Alert",
+               "metadata": {"name": "slack", "namespace": "flux-system"}, "spec": spec})
+    }
+
+    fn run(
+        settings: &str,
+        alerts: Result<Vec<Value>, ClusterError>,
+        old_env: Option<&str>,
+    ) -> guard_core::Verdict {
+        let settings = guard_core::settings::parse::<Settings>(settings.as_bytes()).unwrap();
+        let mut meta = Metadata::default();
+        meta.annotations
+            .insert(format!("{PREFIX}env"), "dev".into());
+        meta.labels.insert("team".into(), "payments".into());
+        let old = old_env.map(|v| {
+            let mut m = meta.clone();
+            m.annotations.insert(format!("{PREFIX}env"), v.into());
+            m
+        });
+        let subject = Subject {
+            group: "helm.toolkit.fluxcd.io",
+            target: Target {
+                kind: "HelmRelease",
+                resource: "helmreleases",
+                namespace: "flux-system",
+                name: "podinfo",
+                exists: old.is_some(),
+            },
+            meta: &meta,
+            old: old.as_ref(),
+        };
+        let entries: Vec<Entry<'_>> =
+            crate::annotations::entries(subject.meta, subject.old).collect();
+        let mut findings = Findings::default();
+        check(
+            &subject,
+            &entries,
+            &settings,
+            &Alerts(alerts),
+            &mut findings,
+        );
+        findings.into_verdict(&subject.target)
+    }
+
+    #[test]
+    fn a_selecting_alert_with_the_same_key_is_reported() {
+        let alerts = vec![slack(
+            json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "matchLabels": {"team": "payments"}}],
+                                          "eventMetadata": {"env": "production"}}),
+        )];
+        let v = run("{}", Ok(alerts.clone()), None);
+        assert!(v.allowed);
+        assert!(v.warnings[0].starts_with(
+            "annotation event.toolkit.fluxcd.io/env=\"dev\" is overridden by Alert flux-system/slack \
+             (spec.eventMetadata.env=\"production\"), which selects this HelmRelease"
+        ), "{:?}", v.warnings);
+        let v = run(r#"{"alertConflicts":"deny"}"#, Ok(alerts.clone()), None);
+        assert!(v.message.unwrap().contains("MetadataAppendFailed"));
+        // Unchanged: only a warning even when denying.
+        assert!(
+            run(
+                r#"{"alertConflicts":"deny"}"#,
+                Ok(alerts.clone()),
+                Some("dev")
+            )
+            .allowed
+        );
+        assert!(run(r#"{"alertConflicts":"ignore"}"#, Ok(alerts), None)
+            .warnings
+            .is_empty());
+    }
+
+    #[test]
+    fn summary_conflicts_and_unselecting_alerts() {
+        let alerts = vec![
+            slack(
+                json!({"eventSources": [{"kind": "HelmRelease", "name": "other"}], "eventMetadata": {"env": "x"}}),
+            ),
+            slack(
+                json!({"eventSources": [{"kind": "HelmRelease", "name": "podinfo"}], "eventMetadata": {"team": "x"}}),
+            ),
+        ];
+        assert!(run("{}", Ok(alerts), None).warnings.is_empty());
+        let settings = "{}";
+        let mut meta_alert = slack(
+            json!({"eventSources": [{"kind": "HelmRelease", "name": "podinfo"}], "summary": "prod"}),
+        );
+        meta_alert["spec"]["eventMetadata"] = json!({"env": "prod"});
+        let v = run(settings, Ok(vec![meta_alert]), None);
+        assert_eq!(v.warnings.len(), 1);
+    }
+
+    #[test]
+    fn lookup_failures_follow_the_setting() {
+        let err = || {
+            Err(ClusterError(
+                "alerts.notification.toolkit.fluxcd.io is forbidden".into(),
+            ))
+        };
+        let v = run("{}", err(), None);
+        assert!(v.allowed);
+        assert!(
+            v.warnings[0].contains("could not list the Alerts")
+                && v.warnings[0].contains("the check was skipped")
+        );
+        let v = run(r#"{"alertLookupFailure":"deny"}"#, err(), None);
+        assert!(v.message.unwrap().contains("alertLookupFailure is deny"));
+    }
+}

@@ -1,0 +1,96 @@
+//! Which Flux kinds emit events, and which metadata keys their controllers
+//! send themselves (domain facts §4).
+
+/// The annotation prefix Flux copies into event metadata (RFC-0008).
+pub const PREFIX: &str = "event.toolkit.fluxcd.io/";
+
+pub const NOTIFICATION_GROUP: &str = "notification.toolkit.fluxcd.io";
+
+const SOURCE: &str = "source.toolkit.fluxcd.io";
+const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io";
+const HELM: &str = "helm.toolkit.fluxcd.io";
+const IMAGE: &str = "image.toolkit.fluxcd.io";
+const SOURCE_EXTENSIONS: &str = "source.extensions.fluxcd.io";
+
+/// The kinds allowed in an Alert's `.spec.eventSources[].kind`, with their group.
+const EMITTERS: &[(&str, &str)] = &[
+    (SOURCE, "Bucket"),
+    (SOURCE, "GitRepository"),
+    (KUSTOMIZE, "Kustomization"),
+    (HELM, "HelmRelease"),
+    (SOURCE, "HelmChart"),
+    (SOURCE, "HelmRepository"),
+    (IMAGE, "ImageRepository"),
+    (IMAGE, "ImagePolicy"),
+    (IMAGE, "ImageUpdateAutomation"),
+    (SOURCE, "OCIRepository"),
+    (SOURCE_EXTENSIONS, "ArtifactGenerator"),
+    (SOURCE, "ExternalArtifact"),
+];
+
+/// Does an object of this group and kind emit Flux events?
+pub fn emits_events(group: &str, kind: &str) -> bool {
+    EMITTERS.iter().any(|&(g, k)| g == group && k == kind)
+}
+
+pub fn is_emitting_kind_name(kind: &str) -> bool {
+    EMITTERS.iter().any(|&(_, k)| k == kind)
+}
+
+pub fn emitting_kind_names() -> Vec<&'static str> {
+    EMITTERS.iter().map(|&(_, k)| k).collect()
+}
+
+/// The group an Alert's `eventSources[].kind` names.
+pub fn group_of_kind(kind: &str) -> Option<&'static str> {
+    EMITTERS.iter().find(|&&(_, k)| k == kind).map(|&(g, _)| g)
+}
+
+/// The controller-emitted keys that survive into dispatch for objects of
+/// `group` (notification-controller drops `checksum`, `digest` and `token`
+/// earlier). An annotation or Alert key of the same name always loses to them.
+pub fn controller_keys(group: &str) -> &'static [&'static str] {
+    match group {
+        SOURCE => &["revision"],
+        KUSTOMIZE => &["revision", "originRevision", "commit_status"],
+        HELM => &["revision", "oci-digest", "app-version"],
+        _ => &[],
+    }
+}
+
+/// The controller that sends events for objects of `group`, for messages.
+pub fn controller_name(group: &str) -> &'static str {
+    match group {
+        SOURCE => "source-controller",
+        KUSTOMIZE => "kustomize-controller",
+        HELM => "helm-controller",
+        IMAGE => "the image controllers",
+        SOURCE_EXTENSIONS => "source-watcher",
+        _ => "its controller",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emitters_are_matched_by_group_and_kind() {
+        assert!(emits_events(HELM, "HelmRelease"));
+        assert!(!emits_events("example.com", "HelmRelease"));
+        assert!(!emits_events(NOTIFICATION_GROUP, "Alert"));
+        assert!(emits_events(SOURCE_EXTENSIONS, "ArtifactGenerator"));
+        assert_eq!(emitting_kind_names().len(), 12);
+    }
+
+    #[test]
+    fn controller_keys_per_group() {
+        assert_eq!(controller_keys(SOURCE), ["revision"]);
+        assert!(controller_keys(KUSTOMIZE).contains(&"commit_status"));
+        assert!(controller_keys(HELM).contains(&"app-version"));
+        assert!(controller_keys(IMAGE).is_empty());
+        assert_eq!(group_of_kind("Kustomization"), Some(KUSTOMIZE));
+        assert_eq!(group_of_kind("Alert"), None);
+        assert_eq!(controller_name(HELM), "helm-controller");
+    }
+}

@@ -1,0 +1,190 @@
+//! Turning what the rules found into one verdict a person can act on.
+
+use guard_core::Verdict;
+
+use crate::kinds::PREFIX;
+use crate::settings::Action;
+
+/// At most this many refusals and warnings are spelled out; a flood of
+/// annotations must not become a flood of text in `kubectl`'s output.
+const SHOWN: usize = 8;
+
+/// The object under review, as messages and commands name it.
+pub struct Target<'a> {
+    pub kind: &'a str,
+    /// The plural resource (`helmreleases`), as `kubectl` takes it.
+    pub resource: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The object exists already, so a `kubectl annotate` can fix it.
+    pub exists: bool,
+}
+
+impl Target<'_> {
+    pub fn describe(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.kind, self.name)
+        } else {
+            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+
+    /// How to take the annotation `key` (the part after the prefix) off.
+    pub fn removal(&self, key: &str, stored: bool) -> String {
+        if self.exists && stored {
+            format!(
+                "remove it from the manifest, or run `kubectl -n {} annotate {} {} {PREFIX}{key}-`",
+                self.namespace, self.resource, self.name
+            )
+        } else {
+            format!("remove `{PREFIX}{key}` from the manifest")
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Findings {
+    refusals: Vec<String>,
+    warnings: Vec<String>,
+    unshown_refusals: usize,
+    unshown_warnings: usize,
+}
+
+impl Findings {
+    /// Records what a rule found, as its `action` says. A refusal of
+    /// something the object already had before this change becomes a
+    /// warning: refusing it would block every later edit, including the
+    /// controllers' own (finalizers, suspend), until someone fixes it.
+    pub fn report(&mut self, action: Action, preexisting: bool, text: impl FnOnce() -> String) {
+        match action {
+            Action::Ignore => {}
+            Action::Warn => self.warn(text()),
+            Action::Deny if preexisting => self.warn(format!(
+                "{} (The object was already so before this change, so the change is accepted.)",
+                text()
+            )),
+            Action::Deny => {
+                if self.refusals.len() < SHOWN {
+                    self.refusals.push(text());
+                } else {
+                    self.unshown_refusals += 1;
+                }
+            }
+        }
+    }
+
+    pub fn warn(&mut self, text: String) {
+        if self.warnings.len() < SHOWN {
+            self.warnings.push(text);
+        } else {
+            self.unshown_warnings += 1;
+        }
+    }
+
+    pub fn into_verdict(mut self, target: &Target<'_>) -> Verdict {
+        if self.unshown_warnings > 0 {
+            self.warnings.push(format!(
+                "… and {} more warnings like these.",
+                self.unshown_warnings
+            ));
+        }
+        let total = self.refusals.len() + self.unshown_refusals;
+        let verdict = match self.refusals.as_slice() {
+            [] => Verdict::allow(),
+            [only] if total == 1 => Verdict::deny(only.clone()),
+            all => {
+                let mut message = format!(
+                    "{total} problems with the event metadata of {}:",
+                    target.describe()
+                );
+                for (i, text) in all.iter().enumerate() {
+                    message.push_str(&format!(" ({}) {text}", i + 1));
+                }
+                if self.unshown_refusals > 0 {
+                    message.push_str(&format!(" … and {} more.", self.unshown_refusals));
+                }
+                Verdict::deny(message)
+            }
+        };
+        verdict.with_warnings(self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(exists: bool) -> Target<'static> {
+        Target {
+            kind: "HelmRelease",
+            resource: "helmreleases",
+            namespace: "apps",
+            name: "podinfo",
+            exists,
+        }
+    }
+
+    #[test]
+    fn actions_decide_between_refusal_warning_and_silence() {
+        let mut f = Findings::default();
+        let formatted = std::cell::Cell::new(false);
+        f.report(Action::Ignore, false, || {
+            formatted.set(true);
+            String::new()
+        });
+        assert!(!formatted.get(), "ignored findings are never formatted");
+        f.report(Action::Warn, false, || "w".into());
+        let v = f.into_verdict(&target(true));
+        assert!(v.allowed);
+        assert_eq!(v.warnings, ["w"]);
+
+        let mut f = Findings::default();
+        f.report(Action::Deny, false, || "refused".into());
+        let v = f.into_verdict(&target(true));
+        assert_eq!(v.message.as_deref(), Some("refused"));
+        assert_eq!(v.code, Some(400));
+    }
+
+    #[test]
+    fn preexisting_problems_only_warn() {
+        let mut f = Findings::default();
+        f.report(Action::Deny, true, || "old problem.".into());
+        let v = f.into_verdict(&target(true));
+        assert!(v.allowed);
+        assert!(v.warnings[0].starts_with("old problem. (The object was already so"));
+    }
+
+    #[test]
+    fn many_refusals_are_numbered_and_bounded() {
+        let mut f = Findings::default();
+        for i in 0..10 {
+            f.report(Action::Deny, false, || format!("p{i}."));
+        }
+        for i in 0..10 {
+            f.warn(format!("w{i}"));
+        }
+        let v = f.into_verdict(&target(true));
+        let m = v.message.unwrap();
+        assert!(
+            m.starts_with(
+                "10 problems with the event metadata of HelmRelease apps/podinfo: (1) p0. (2) p1."
+            ),
+            "{m}"
+        );
+        assert!(m.ends_with("(8) p7. … and 2 more."), "{m}");
+        assert_eq!(v.warnings.len(), 9);
+        assert_eq!(v.warnings[8], "… and 2 more warnings like these.");
+    }
+
+    #[test]
+    fn removal_advice_fits_the_operation() {
+        assert_eq!(
+            target(true).removal("revision", true),
+            "remove it from the manifest, or run `kubectl -n apps annotate helmreleases podinfo event.toolkit.fluxcd.io/revision-`"
+        );
+        assert_eq!(
+            target(false).removal("revision", false),
+            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! The policy's settings: every rule is on by default with the safe choice,
+//! and each one can be loosened or tightened in the ClusterAdmissionPolicy.
+
+use std::collections::BTreeMap;
+
+use guard_core::identity::Identities;
+use guard_core::names::check_name_part;
+use regex_lite::Regex;
+use serde::Deserialize;
+
+use crate::kinds;
+
+/// What a rule does when it finds something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Refuse the request.
+    Deny,
+    /// Accept it with an admission warning.
+    Warn,
+    /// Say nothing.
+    Ignore,
+}
+
+/// The largest `maxValueLength`: all annotations of an object together may
+/// hold at most 256 KiB, so a larger bound could never be reached.
+pub const VALUE_LENGTH_CEILING: usize = 256 * 1024;
+/// Patterns are compiled for every request; a bound keeps that cheap.
+const MAX_PATTERN_LEN: usize = 1024;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct Settings {
+    /// A key the object's own controller also sends (e.g. `revision` on a
+    /// Kustomization) always loses and raises `MetadataAppendFailed` on Alerts.
+    pub controller_keys: Action,
+    /// `commit` must be a full lower-case Git SHA, `change_request` a positive integer.
+    pub routing_key_format: Action,
+    /// Who may add or change `commit` and `change_request`; empty lets anyone.
+    pub routing_key_setters: Identities,
+    /// Keys refused on every object that emits events.
+    pub denied_keys: Vec<String>,
+    /// When not empty, the only keys permitted on objects that emit events.
+    pub allowed_keys: Vec<String>,
+    /// Keys every object of a kind must carry, by kind (`*` for every kind).
+    pub required_keys: BTreeMap<String, Vec<String>>,
+    /// A regular expression per key that the whole value must match.
+    pub value_patterns: BTreeMap<String, String>,
+    /// The longest value, in characters, of an annotation or an Alert's metadata.
+    pub max_value_length: usize,
+    /// The most `event.toolkit.fluxcd.io/` annotations one object may carry.
+    pub max_keys: usize,
+    /// Lets values contain line feeds (other control characters stay refused).
+    pub allow_newlines: bool,
+    /// Keys that Alerts set for the whole cluster (e.g. `cluster`, `env`);
+    /// refused on objects because the Alert's value would always win.
+    pub reserved_keys: Vec<String>,
+    /// A key also set by an Alert that selects the object.
+    pub alert_conflicts: Action,
+    /// What to do when the Alerts cannot be listed (`deny` or `warn`).
+    pub alert_lookup_failure: Action,
+    /// `event.toolkit.fluxcd.io/` annotations on objects that emit no events.
+    pub inert_annotations: Action,
+    /// An Alert's deprecated `.spec.summary`.
+    pub deprecated_summary: Action,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            controller_keys: Action::Deny,
+            routing_key_format: Action::Deny,
+            routing_key_setters: Identities::default(),
+            denied_keys: Vec::new(),
+            allowed_keys: Vec::new(),
+            required_keys: BTreeMap::new(),
+            value_patterns: BTreeMap::new(),
+            max_value_length: 1024,
+            max_keys: 20,
+            allow_newlines: false,
+            reserved_keys: Vec::new(),
+            alert_conflicts: Action::Warn,
+            alert_lookup_failure: Action::Warn,
+            inert_annotations: Action::Warn,
+            deprecated_summary: Action::Warn,
+        }
+    }
+}
+
+impl Settings {
+    /// The compiled pattern for `key`, matched against the whole value.
+    /// `validate` has compiled every pattern once, so `None` only means "no pattern".
+    pub fn pattern(&self, key: &str) -> Option<(&str, Regex)> {
+        let source = self.value_patterns.get(key)?;
+        anchored(source).ok().map(|re| (source.as_str(), re))
+    }
+
+    /// The keys required on `kind`, from its own entry and from `*`.
+    pub fn required_for<'a>(&'a self, kind: &str) -> impl Iterator<Item = &'a String> + 'a {
+        let own = self.required_keys.get(kind).into_iter().flatten();
+        let all = self.required_keys.get("*").into_iter().flatten();
+        own.chain(all)
+    }
+}
+
+fn anchored(source: &str) -> Result<Regex, regex_lite::Error> {
+    Regex::new(&format!("^(?:{source})$"))
+}
+
+fn check_keys(setting: &str, keys: &[String]) -> Result<(), String> {
+    for (i, key) in keys.iter().enumerate() {
+        check_name_part(key).map_err(|e| {
+            format!(
+                "{setting}[{i}]: {key:?} {e}; write the part after `event.toolkit.fluxcd.io/`, e.g. \"team\""
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn check_action(setting: &str, action: Action, allowed: &[Action]) -> Result<(), String> {
+    if allowed.contains(&action) {
+        return Ok(());
+    }
+    let names: Vec<&str> = allowed.iter().map(|a| a.name()).collect();
+    Err(format!(
+        "{setting}: {:?} is not accepted here; use one of {}",
+        action.name(),
+        names.join(", ")
+    ))
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Deny => "deny",
+            Action::Warn => "warn",
+            Action::Ignore => "ignore",
+        }
+    }
+}
+
+impl guard_core::Settings for Settings {
+    fn validate(&self) -> Result<(), String> {
+        check_keys("deniedKeys", &self.denied_keys)?;
+        check_keys("allowedKeys", &self.allowed_keys)?;
+        check_keys("reservedKeys", &self.reserved_keys)?;
+        if let Some(key) = self
+            .denied_keys
+            .iter()
+            .find(|k| self.allowed_keys.contains(k))
+        {
+            return Err(format!(
+                "deniedKeys and allowedKeys both list {key:?}; keep it in one of them"
+            ));
+        }
+        // A lookup failure cannot be ignored silently: the conflicts stay unknown.
+        check_action(
+            "alertLookupFailure",
+            self.alert_lookup_failure,
+            &[Action::Deny, Action::Warn],
+        )?;
+        for (kind, keys) in &self.required_keys {
+            if kind != "*" && !kinds::is_emitting_kind_name(kind) {
+                return Err(format!(
+                    "requiredKeys: {kind:?} is not a kind that emits Flux events; use \"*\" or one of {}",
+                    kinds::emitting_kind_names().join(", ")
+                ));
+            }
+            check_keys(&format!("requiredKeys.{kind}"), keys)?;
+            for key in keys {
+                let conflict = if self.denied_keys.contains(key) {
+                    Some("deniedKeys")
+                } else if self.reserved_keys.contains(key) {
+                    Some("reservedKeys")
+                } else if !self.allowed_keys.is_empty() && !self.allowed_keys.contains(key) {
+                    Some("allowedKeys (by leaving it out)")
+                } else {
+                    None
+                };
+                if let Some(other) = conflict {
+                    return Err(format!(
+                        "requiredKeys.{kind}: {key:?} is required but refused by {other}; no object could pass"
+                    ));
+                }
+            }
+        }
+        for (key, source) in &self.value_patterns {
+            check_name_part(key).map_err(|e| format!("valuePatterns: key {key:?} {e}"))?;
+            if source.len() > MAX_PATTERN_LEN {
+                return Err(format!(
+                    "valuePatterns.{key}: the pattern has {} characters; at most {MAX_PATTERN_LEN} are accepted",
+                    source.len()
+                ));
+            }
+            anchored(source).map_err(|e| {
+                format!("valuePatterns.{key}: {source:?} is not a valid regular expression: {e}")
+            })?;
+        }
+        if !(1..=VALUE_LENGTH_CEILING).contains(&self.max_value_length) {
+            return Err(format!(
+                "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
+                self.max_value_length
+            ));
+        }
+        if !(1..=1000).contains(&self.max_keys) {
+            return Err(format!(
+                "maxKeys: {} is out of range; accepted: 1 to 1000",
+                self.max_keys
+            ));
+        }
+        self.routing_key_setters.validate("routingKeySetters")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use guard_core::settings::parse;
+
+    fn err(json: &str) -> String {
+        parse::<Settings>(json.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn no_configuration_is_a_valid_configuration() {
+        let s = parse::<Settings>(b"{}").unwrap();
+        assert_eq!(s.controller_keys, Action::Deny);
+        assert_eq!(s.alert_conflicts, Action::Warn);
+        assert_eq!(s.max_value_length, 1024);
+        assert!(parse::<Settings>(b"null").is_ok());
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(err(r#"{"deniedKey":["a"]}"#).contains("unknown field `deniedKey`"));
+    }
+
+    #[test]
+    fn actions_name_their_values() {
+        assert!(err(r#"{"controllerKeys":"refuse"}"#)
+            .contains("expected one of `deny`, `warn`, `ignore`"));
+        assert!(err(r#"{"alertLookupFailure":"ignore"}"#).contains(
+            "alertLookupFailure: \"ignore\" is not accepted here; use one of deny, warn"
+        ));
+    }
+
+    #[test]
+    fn key_lists_must_hold_name_parts() {
+        assert!(
+            err(r#"{"deniedKeys":["ok","event.toolkit.fluxcd.io/x"]}"#).starts_with(
+                "invalid settings: deniedKeys[1]: \"event.toolkit.fluxcd.io/x\" may contain only"
+            )
+        );
+        assert!(err(r#"{"allowedKeys":[""]}"#).contains("allowedKeys[0]: \"\" must not be empty"));
+        assert!(err(r#"{"reservedKeys":["-env"]}"#).contains("reservedKeys[0]"));
+        assert!(err(r#"{"deniedKeys":["a"],"allowedKeys":["a"]}"#)
+            .contains("deniedKeys and allowedKeys both list \"a\""));
+    }
+
+    #[test]
+    fn required_keys_need_a_known_kind_and_a_possible_key() {
+        assert!(err(r#"{"requiredKeys":{"Deployment":["team"]}}"#)
+            .contains("requiredKeys: \"Deployment\" is not a kind that emits Flux events; use \"*\" or one of Bucket,"));
+        assert!(err(r#"{"requiredKeys":{"HelmRelease":["a b"]}}"#)
+            .contains("requiredKeys.HelmRelease[0]"));
+        assert!(
+            err(r#"{"requiredKeys":{"*":["team"]},"deniedKeys":["team"]}"#)
+                .contains("requiredKeys.*: \"team\" is required but refused by deniedKeys")
+        );
+        assert!(
+            err(r#"{"requiredKeys":{"*":["env"]},"reservedKeys":["env"]}"#)
+                .contains("reservedKeys")
+        );
+        assert!(
+            err(r#"{"requiredKeys":{"*":["team"]},"allowedKeys":["owner"]}"#)
+                .contains("allowedKeys")
+        );
+        let s = parse::<Settings>(br#"{"requiredKeys":{"HelmRelease":["team"],"*":["owner"]}}"#)
+            .unwrap();
+        assert_eq!(s.required_for("HelmRelease").count(), 2);
+        assert_eq!(s.required_for("Kustomization").count(), 1);
+    }
+
+    #[test]
+    fn patterns_must_compile_and_match_whole_values() {
+        assert!(err(r#"{"valuePatterns":{"deploymentID":"[0-9"}}"#)
+            .contains("valuePatterns.deploymentID: \"[0-9\" is not a valid regular expression"));
+        assert!(
+            err(r#"{"valuePatterns":{"bad key":"x"}}"#).contains("valuePatterns: key \"bad key\"")
+        );
+        let long = format!(r#"{{"valuePatterns":{{"a":"{}"}}}}"#, "x".repeat(1025));
+        assert!(err(&long).contains("at most 1024"));
+        let s = parse::<Settings>(br#"{"valuePatterns":{"team":"[a-z]+"}}"#).unwrap();
+        let (_, re) = s.pattern("team").unwrap();
+        assert!(re.is_match("payments"));
+        assert!(!re.is_match("payments team"));
+        assert!(s.pattern("other").is_none());
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        assert!(err(r#"{"maxValueLength":0}"#)
+            .contains("maxValueLength: 0 is out of range; accepted: 1 to 262144"));
+        assert!(err(r#"{"maxKeys":0}"#).contains("maxKeys: 0 is out of range"));
+        assert!(err(r#"{"maxKeys":-1}"#).contains("invalid value"));
+    }
+
+    #[test]
+    fn setters_are_identities() {
+        assert!(err(r#"{"routingKeySetters":{"serviceAccounts":["ci"]}}"#)
+            .contains("routingKeySetters.serviceAccounts"));
+        assert!(err(r#"{"routingKeySetters":{"user":["a"]}}"#).contains("unknown field `user`"));
+    }
+}

@@ -1,0 +1,113 @@
+//! Checks on one metadata value, shared by object annotations and an Alert's
+//! `.spec.eventMetadata`: providers render values verbatim, so what is wrong
+//! here reaches chat messages, commit statuses and pull-request comments.
+
+/// The keys that steer where notifications go, not just what they say.
+pub const COMMIT: &str = "commit";
+pub const CHANGE_REQUEST: &str = "change_request";
+
+pub fn is_routing_key(key: &str) -> bool {
+    key == COMMIT || key == CHANGE_REQUEST
+}
+
+/// The first control character a provider would mangle, if any. A line feed
+/// passes only when `allow_newlines` is set.
+pub fn control_character(value: &str, allow_newlines: bool) -> Option<char> {
+    value
+        .chars()
+        .find(|&c| c.is_control() && !(allow_newlines && c == '\n'))
+}
+
+/// The value's length in characters when it exceeds `max`.
+pub fn excess_length(value: &str, max: usize) -> Option<usize> {
+    // Bytes bound characters from above, so short values are never counted.
+    if value.len() <= max {
+        return None;
+    }
+    let chars = value.chars().count();
+    (chars > max).then_some(chars)
+}
+
+/// For a routing key, what its value must look like when it does not.
+pub fn routing_format_error(key: &str, value: &str) -> Option<&'static str> {
+    match key {
+        COMMIT if !is_full_sha(value) => Some(
+            "a full Git commit SHA in lower-case hex (40 characters for SHA-1, 64 for SHA-256)",
+        ),
+        CHANGE_REQUEST if !is_positive_integer(value) => {
+            Some("a pull or merge request number: a positive decimal integer without leading zeros")
+        }
+        _ => None,
+    }
+}
+
+fn is_full_sha(value: &str) -> bool {
+    matches!(value.len(), 40 | 64)
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// notification-controller parses `change_request` as a Go `int`.
+fn is_positive_integer(value: &str) -> bool {
+    !value.starts_with('0')
+        && !value.is_empty()
+        && value.bytes().all(|b| b.is_ascii_digit())
+        && value.parse::<i64>().is_ok_and(|n| n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters() {
+        assert_eq!(control_character("line1\nline2", false), Some('\n'));
+        assert_eq!(control_character("line1\nline2", true), None);
+        assert_eq!(control_character("a\tb", true), Some('\t'));
+        assert_eq!(control_character("a\u{7f}", false), Some('\u{7f}'));
+        assert_eq!(control_character("ünïcödé ✓", false), None);
+    }
+
+    #[test]
+    fn lengths_in_characters() {
+        assert_eq!(excess_length("abc", 3), None);
+        assert_eq!(excess_length("abcd", 3), Some(4));
+        assert_eq!(excess_length("ééé", 3), None);
+        assert_eq!(excess_length(&"x".repeat(65536), 1024), Some(65536));
+    }
+
+    #[test]
+    fn commit_shas() {
+        let sha1 = "4f2a6c1d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49";
+        assert_eq!(routing_format_error(COMMIT, sha1), None);
+        assert_eq!(routing_format_error(COMMIT, &"ab".repeat(32)), None);
+        assert!(routing_format_error(COMMIT, &sha1.to_uppercase()).is_some());
+        assert!(routing_format_error(COMMIT, "4f2a6c1").is_some());
+        assert!(routing_format_error(COMMIT, &"g".repeat(40)).is_some());
+        assert!(routing_format_error(COMMIT, "main").is_some());
+    }
+
+    #[test]
+    fn change_requests() {
+        assert_eq!(routing_format_error(CHANGE_REQUEST, "42"), None);
+        assert_eq!(
+            routing_format_error(CHANGE_REQUEST, "9223372036854775807"),
+            None
+        );
+        for bad in [
+            "0",
+            "042",
+            "-1",
+            "+5",
+            "",
+            "4.2",
+            "#42",
+            "9223372036854775808",
+        ] {
+            assert!(routing_format_error(CHANGE_REQUEST, bad).is_some(), "{bad}");
+        }
+        assert_eq!(routing_format_error("other", "anything"), None);
+        assert!(is_routing_key("commit") && !is_routing_key("commit_status"));
+    }
+}
