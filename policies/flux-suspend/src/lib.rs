@@ -1,1 +1,49 @@
-//! Being written.
+//! flux-suspend: suspend Flux objects with a reason, honoured by every Flux release.
+//!
+//! Flux RFC-0006 proposed the annotation `reconcile.fluxcd.io/suspended` as a
+//! suspend switch that carries a reason. It was never merged: no controller
+//! honours it, so an object "suspended" by the annotation alone keeps
+//! reconciling, and a deleted Kustomization with `spec.prune` still
+//! garbage-collects everything it applied. This policy makes the RFC's user
+//! stories real on today's Flux:
+//!
+//! - a suspension needs a reason (not a placeholder, long enough, optionally
+//!   matching a pattern and carrying an `until=` expiry);
+//! - in `mirror` mode the annotation and the mechanism the kind's controller
+//!   honours (`spec.suspend`, or `<group>/reconcile: disabled`) are kept in
+//!   step, whichever of them the request changed;
+//! - `annotation-only` and `deny-annotation-only` modes guard the RFC's
+//!   version-skew hazard without mutating;
+//! - settings can restrict who suspends and resumes, and record the suspender;
+//! - warnings and audit annotations say what the effective state became.
+//!
+//! [`judge`] holds the flow; each rule lives in a module named for it.
+
+pub mod commands;
+pub mod judge;
+pub mod kinds;
+pub mod mirror;
+pub mod prune;
+pub mod reason;
+pub mod settings;
+pub mod view;
+
+use guard_core::{AdmissionRequest, Context, Policy, Verdict};
+
+pub use settings::Settings;
+
+/// The flux-suspend policy.
+pub struct FluxSuspend;
+
+impl Policy for FluxSuspend {
+    const NAME: &'static str = "flux-suspend";
+    type Settings = Settings;
+
+    fn evaluate(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
+        judge::judge(request, settings, ctx)
+    }
+}
+
+guard_core::kubewarden_policy!(FluxSuspend);
+
+pub const ENTRY: guard_core::Entry = guard_core::Entry::of::<FluxSuspend>();

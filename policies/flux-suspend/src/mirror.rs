@@ -1,0 +1,259 @@
+//! Mirror mode: keeps the RFC-0006 annotation and the mechanism the kind's
+//! controller honours in step, so an annotated object is suspended for every
+//! Flux release, and a resume by either mechanism resumes it fully.
+
+use serde_json::{Map, Value};
+
+use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
+use crate::view::State;
+
+/// One change to the object the request stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    SpecSuspend(bool),
+    SetAnnotation(String, String),
+    RemoveAnnotation(String),
+}
+
+/// What mirroring did, for the warning that explains it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mirrored {
+    /// The annotation was given: the honoured mechanism was set.
+    Honoured,
+    /// A reconciler re-applied a manifest carrying the annotation but not the
+    /// honoured mechanism its earlier apply had set: set again.
+    Reasserted,
+    /// The annotation was removed: the honoured mechanism was unset (resume).
+    ResumedByAnnotation,
+    /// The honoured mechanism was unset (`flux resume`): the stale
+    /// annotation was removed.
+    ResumedByMechanism,
+}
+
+/// Brings `new` in step with itself, given what was stored before, and
+/// returns the edits that do so. `reconciler`: the request comes from a
+/// controller applying Git, whose manifest states the annotation on purpose.
+pub fn mirror(
+    kind: &Kind,
+    old: Option<&State<'_>>,
+    new: &mut State<'_>,
+    reconciler: bool,
+) -> Option<(Mirrored, Vec<Edit>)> {
+    let was_mirrored = old.is_some_and(|o| o.reason.is_some() && o.honoured());
+    if new.reason.is_some() && !new.honoured() {
+        // An unchanged annotation with the mechanism dropped is a resume
+        // through the mechanism (`flux resume`), unless Git re-applied it.
+        let unchanged = old.is_some_and(|o| o.reason == new.reason);
+        if was_mirrored && unchanged && !reconciler {
+            new.reason = None;
+            return Some((
+                Mirrored::ResumedByMechanism,
+                vec![Edit::RemoveAnnotation(SUSPEND_ANNOTATION.to_string())],
+            ));
+        }
+        new.set_honoured(kind, true);
+        let how = if was_mirrored && unchanged {
+            Mirrored::Reasserted
+        } else {
+            Mirrored::Honoured
+        };
+        return Some((how, vec![honour(kind, true)]));
+    }
+    if new.reason.is_none() && new.honoured() && was_mirrored {
+        new.set_honoured(kind, false);
+        return Some((Mirrored::ResumedByAnnotation, vec![honour(kind, false)]));
+    }
+    None
+}
+
+/// The edit that sets or unsets what the kind's controller honours.
+fn honour(kind: &Kind, on: bool) -> Edit {
+    match (kind.honours, on) {
+        (Honours::SpecSuspend, on) => Edit::SpecSuspend(on),
+        (Honours::DisableAnnotation(key), true) => {
+            Edit::SetAnnotation(key.to_string(), DISABLED.to_string())
+        }
+        (Honours::DisableAnnotation(key), false) => Edit::RemoveAnnotation(key.to_string()),
+    }
+}
+
+/// Applies edits to the full object. Errors name the field whose shape
+/// prevents it (already refused earlier in practice).
+pub fn apply(edits: &[Edit], object: &mut Value) -> Result<(), String> {
+    let root = object
+        .as_object_mut()
+        .ok_or_else(|| "malformed object: it is not an object".to_string())?;
+    for edit in edits {
+        match edit {
+            Edit::SpecSuspend(on) => {
+                child(root, "spec")?.insert("suspend".to_string(), Value::Bool(*on));
+            }
+            Edit::SetAnnotation(key, value) => {
+                let metadata = child(root, "metadata")?;
+                child(metadata, "annotations")?.insert(key.clone(), Value::String(value.clone()));
+            }
+            Edit::RemoveAnnotation(key) => {
+                if let Some(Value::Object(annotations)) = root
+                    .get_mut("metadata")
+                    .and_then(|m| m.get_mut("annotations"))
+                {
+                    annotations.remove(key);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The object under `key`, created when absent or null.
+fn child<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> Result<&'a mut Map<String, Value>, String> {
+    let slot = map.entry(key.to_string()).or_insert(Value::Null);
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
+    }
+    slot.as_object_mut()
+        .ok_or_else(|| format!("malformed object: {key} must be an object"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds;
+    use serde_json::json;
+
+    fn ks() -> &'static Kind {
+        kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
+    }
+
+    fn ag() -> &'static Kind {
+        kinds::find("source.extensions.fluxcd.io", "ArtifactGenerator").unwrap()
+    }
+
+    fn state(spec_suspend: bool, reason: Option<&str>) -> State<'_> {
+        State {
+            spec_suspend,
+            disabled: false,
+            reason,
+            prune: false,
+        }
+    }
+
+    #[test]
+    fn the_annotation_sets_spec_suspend() {
+        let mut new = state(false, Some("INC-1 migration"));
+        let got = mirror(ks(), Some(&state(false, None)), &mut new, false);
+        assert_eq!(
+            got,
+            Some((Mirrored::Honoured, vec![Edit::SpecSuspend(true)]))
+        );
+        assert!(new.spec_suspend);
+        let mut created = state(false, Some("INC-1 migration"));
+        assert!(mirror(ks(), None, &mut created, false).is_some());
+    }
+
+    #[test]
+    fn removing_the_annotation_resumes() {
+        let mut new = state(true, None);
+        let got = mirror(ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
+        assert_eq!(
+            got,
+            Some((
+                Mirrored::ResumedByAnnotation,
+                vec![Edit::SpecSuspend(false)]
+            ))
+        );
+        assert!(!new.suspended());
+    }
+
+    #[test]
+    fn flux_resume_removes_the_stale_annotation() {
+        let mut new = state(false, Some("INC-1 x"));
+        let got = mirror(ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
+        assert_eq!(
+            got,
+            Some((
+                Mirrored::ResumedByMechanism,
+                vec![Edit::RemoveAnnotation(SUSPEND_ANNOTATION.into())]
+            ))
+        );
+        assert!(!new.suspended());
+    }
+
+    #[test]
+    fn a_reconciler_reapplying_the_annotation_keeps_it_suspended() {
+        let mut new = state(false, Some("INC-1 x"));
+        let got = mirror(ks(), Some(&state(true, Some("INC-1 x"))), &mut new, true);
+        assert_eq!(
+            got,
+            Some((Mirrored::Reasserted, vec![Edit::SpecSuspend(true)]))
+        );
+    }
+
+    #[test]
+    fn a_changed_reason_with_the_mechanism_dropped_stays_suspended() {
+        let mut new = state(false, Some("INC-2 new reason"));
+        let got = mirror(ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
+        assert_eq!(got.map(|g| g.0), Some(Mirrored::Honoured));
+        assert!(new.spec_suspend);
+    }
+
+    #[test]
+    fn consistent_or_reasonless_states_are_left_alone() {
+        let mut both = state(true, Some("INC-1 x"));
+        assert!(mirror(ks(), None, &mut both, false).is_none());
+        let mut spec_only = state(true, None);
+        assert!(mirror(ks(), Some(&state(false, None)), &mut spec_only, false).is_none());
+        let mut none = state(false, None);
+        assert!(mirror(ks(), Some(&state(false, None)), &mut none, false).is_none());
+    }
+
+    #[test]
+    fn annotation_kinds_get_the_disable_annotation() {
+        let mut new = state(false, Some("INC-1 x"));
+        let got = mirror(ag(), None, &mut new, false);
+        assert_eq!(
+            got.map(|g| g.1),
+            Some(vec![Edit::SetAnnotation(
+                "source.extensions.fluxcd.io/reconcile".into(),
+                "disabled".into()
+            )])
+        );
+        assert!(new.disabled);
+    }
+
+    #[test]
+    fn edits_apply_to_the_full_object() {
+        let mut o = json!({"metadata": {"name": "a"}, "spec": {"path": "./"}});
+        apply(
+            &[
+                Edit::SpecSuspend(true),
+                Edit::SetAnnotation("k".into(), "v".into()),
+                Edit::RemoveAnnotation("gone".into()),
+            ],
+            &mut o,
+        )
+        .unwrap();
+        assert_eq!(
+            o,
+            json!({"metadata": {"name": "a", "annotations": {"k": "v"}}, "spec": {"path": "./", "suspend": true}})
+        );
+        let mut no_spec = json!({"metadata": {"annotations": null}});
+        apply(
+            &[Edit::SpecSuspend(true), Edit::RemoveAnnotation("x".into())],
+            &mut no_spec,
+        )
+        .unwrap();
+        assert_eq!(
+            no_spec,
+            json!({"metadata": {"annotations": null}, "spec": {"suspend": true}})
+        );
+        let mut bad = json!({"metadata": {}, "spec": "x"});
+        assert_eq!(
+            apply(&[Edit::SpecSuspend(true)], &mut bad).unwrap_err(),
+            "malformed object: spec must be an object"
+        );
+    }
+}

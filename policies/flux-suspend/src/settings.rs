@@ -1,0 +1,394 @@
+//! The policy's settings: strict (an unknown field is an error at boot) and
+//! safe without any configuration (mirror mode, a reason of at least five
+//! visible characters, no identity restriction).
+
+use guard_core::identity::Identities;
+use guard_core::{duration, names};
+use regex_lite::Regex;
+use serde::de::{Deserializer, Error as _};
+use serde::Deserialize;
+
+use crate::kinds::{self, SUSPEND_ANNOTATION};
+
+/// How the policy makes the annotation count on today's Flux.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Keep the annotation and the mechanism controllers honour in step
+    /// (the policy mutates).
+    #[default]
+    Mirror,
+    /// For controllers that honour RFC-0006: no mutation, but the version-skew
+    /// prune hazard is refused.
+    AnnotationOnly,
+    /// Validating only: the annotation without the honoured mechanism is refused.
+    DenyAnnotationOnly,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Mirror => "mirror",
+            Mode::AnnotationOnly => "annotation-only",
+            Mode::DenyAnnotationOnly => "deny-annotation-only",
+        }
+    }
+}
+
+/// `reasonPattern`, compiled once when the settings are read (policy-server
+/// reads them with every request, so `validate` must not compile it again).
+#[derive(Debug, Clone, Default)]
+pub struct ReasonPattern {
+    pub source: String,
+    pub regex: Option<Regex>,
+}
+
+/// Longest `reasonPattern` accepted: a pattern is a short rule, and compiling
+/// it happens on every request.
+const MAX_PATTERN_LEN: usize = 1024;
+
+impl<'de> Deserialize<'de> for ReasonPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let source = Option::<String>::deserialize(d)?.unwrap_or_default();
+        if source.is_empty() {
+            return Ok(Self::default());
+        }
+        if source.len() > MAX_PATTERN_LEN {
+            return Err(D::Error::custom(format!(
+                "reasonPattern: at most {MAX_PATTERN_LEN} characters are accepted"
+            )));
+        }
+        let regex = Regex::new(&source).map_err(|e| {
+            D::Error::custom(format!(
+                "reasonPattern: {} is not a regular expression ({e}); \
+                 write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)",
+                names::quote(&source)
+            ))
+        })?;
+        Ok(Self {
+            source,
+            regex: Some(regex),
+        })
+    }
+}
+
+/// `maxDuration`, a Go duration parsed once when the settings are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MaxDuration {
+    pub text: String,
+    /// Nanoseconds; `None` when unset.
+    pub nanos: Option<i64>,
+}
+
+impl<'de> Deserialize<'de> for MaxDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = Option::<String>::deserialize(d)?.unwrap_or_default();
+        if text.is_empty() {
+            return Ok(Self::default());
+        }
+        let nanos =
+            duration::parse(&text).map_err(|e| D::Error::custom(format!("maxDuration: {e}")))?;
+        if nanos <= 0 {
+            return Err(D::Error::custom(format!(
+                "maxDuration: {} is not a positive duration; write one such as 72h or 168h, or leave it empty for no cap",
+                names::quote(&text)
+            )));
+        }
+        Ok(Self {
+            text,
+            nanos: Some(nanos),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct Settings {
+    pub mode: Mode,
+    /// Entering suspension needs a reason in `reconcile.fluxcd.io/suspended`.
+    pub require_reason: bool,
+    /// Fewest visible characters a reason must have (the `until=` part aside).
+    pub min_reason_length: usize,
+    /// Most characters the whole annotation value may have.
+    pub max_reason_length: usize,
+    /// Reasons that say nothing (`true`, `suspended`, ...), compared
+    /// case-insensitively with the trimmed reason.
+    pub placeholder_reasons: Vec<String>,
+    /// A regular expression every reason must match, e.g. a ticket reference.
+    pub reason_pattern: ReasonPattern,
+    /// Every reason must carry `until=<RFC 3339 time>`.
+    pub require_expiry: bool,
+    /// How far ahead `until=` may be; setting it also requires an expiry.
+    pub max_duration: MaxDuration,
+    /// Who may suspend or change a reason (empty: anyone RBAC lets through).
+    pub suspenders: Identities,
+    /// Who may resume (empty: anyone RBAC lets through).
+    pub resumers: Identities,
+    /// The controllers that apply manifests from Git. When they re-apply a
+    /// manifest carrying the annotation, the annotation wins over a
+    /// `spec.suspend` their apply dropped (mirror mode).
+    pub reconcilers: Identities,
+    /// Write the suspender's username into `suspenderAnnotation` (mirror mode).
+    pub record_suspender: bool,
+    pub suspender_annotation: String,
+}
+
+/// The default placeholders: what people type when a tool insists on a value.
+pub const DEFAULT_PLACEHOLDERS: &[&str] = &[
+    "true",
+    "false",
+    "yes",
+    "no",
+    "y",
+    "1",
+    "0",
+    "on",
+    "suspended",
+    "suspend",
+    "paused",
+    "pause",
+    "disabled",
+    "reason",
+    "todo",
+    "tbd",
+    "wip",
+    "n/a",
+    "na",
+    "none",
+    "-",
+    ".",
+];
+
+pub const DEFAULT_SUSPENDER_ANNOTATION: &str = "fluxcd.controlplane.io/suspendedBy";
+
+/// Kubernetes caps all annotations of an object at 256 KiB together.
+const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Mirror,
+            require_reason: true,
+            min_reason_length: 5,
+            max_reason_length: 1024,
+            placeholder_reasons: DEFAULT_PLACEHOLDERS.iter().map(|p| p.to_string()).collect(),
+            reason_pattern: ReasonPattern::default(),
+            require_expiry: false,
+            max_duration: MaxDuration::default(),
+            suspenders: Identities::default(),
+            resumers: Identities::default(),
+            reconcilers: Identities {
+                service_accounts: vec![
+                    "flux-system:kustomize-controller".to_string(),
+                    "flux-system:helm-controller".to_string(),
+                ],
+                ..Identities::default()
+            },
+            record_suspender: false,
+            suspender_annotation: DEFAULT_SUSPENDER_ANNOTATION.to_string(),
+        }
+    }
+}
+
+impl Settings {
+    /// Is an `until=` expiry required on every reason?
+    pub fn expiry_required(&self) -> bool {
+        self.require_expiry || self.max_duration.nanos.is_some()
+    }
+}
+
+impl guard_core::Settings for Settings {
+    fn validate(&self) -> Result<(), String> {
+        if self.max_reason_length == 0 || self.max_reason_length > MAX_ANNOTATION_BYTES {
+            return Err(format!(
+                "maxReasonLength: {} is out of range; accepted: 1 to {MAX_ANNOTATION_BYTES}",
+                self.max_reason_length
+            ));
+        }
+        if self.min_reason_length > self.max_reason_length {
+            return Err(format!(
+                "minReasonLength ({}) must not exceed maxReasonLength ({})",
+                self.min_reason_length, self.max_reason_length
+            ));
+        }
+        if let Some(i) = self
+            .placeholder_reasons
+            .iter()
+            .position(|p| p.trim().is_empty())
+        {
+            return Err(format!(
+                "placeholderReasons[{i}]: entries must not be empty (an empty reason is always refused)"
+            ));
+        }
+        self.suspenders.validate("suspenders")?;
+        self.resumers.validate("resumers")?;
+        self.reconcilers.validate("reconcilers")?;
+        let key = &self.suspender_annotation;
+        names::check_qualified_name(key).map_err(|e| {
+            format!(
+                "suspenderAnnotation: {} is not an annotation key: {e}",
+                names::quote(key)
+            )
+        })?;
+        if key == SUSPEND_ANNOTATION || kinds::is_disable_annotation(key) {
+            return Err(format!(
+                "suspenderAnnotation: {} is an annotation the policy already reads; \
+                 use another key, e.g. {DEFAULT_SUSPENDER_ANNOTATION}",
+                names::quote(key)
+            ));
+        }
+        if self.record_suspender && self.mode != Mode::Mirror {
+            return Err(format!(
+                "recordSuspender: writing the suspender is a mutation, and mode {} never mutates; \
+                 use mode mirror or set recordSuspender to false",
+                self.mode.as_str()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<Settings, String> {
+        guard_core::settings::parse::<Settings>(json.as_bytes())
+    }
+
+    fn err(json: &str) -> String {
+        parse(json).unwrap_err()
+    }
+
+    #[test]
+    fn defaults_are_safe_and_valid() {
+        let s = parse("{}").unwrap();
+        assert_eq!(s.mode, Mode::Mirror);
+        assert!(s.require_reason);
+        assert_eq!((s.min_reason_length, s.max_reason_length), (5, 1024));
+        assert!(s.placeholder_reasons.iter().any(|p| p == "suspended"));
+        assert!(s.suspenders.is_empty() && s.resumers.is_empty());
+        assert!(!s.expiry_required());
+        assert_eq!(s.suspender_annotation, "fluxcd.controlplane.io/suspendedBy");
+        assert!(parse("null").is_ok());
+    }
+
+    #[test]
+    fn every_setting_reads_in_camel_case() {
+        let s = parse(
+            r#"{"mode":"annotation-only","requireReason":false,"minReasonLength":3,
+                "maxReasonLength":200,"placeholderReasons":["x"],"reasonPattern":"^INC-[0-9]+",
+                "requireExpiry":true,"maxDuration":"72h",
+                "suspenders":{"groups":["sre"]},"resumers":{"users":["bob"]},
+                "reconcilers":{"serviceAccounts":["flux-system:flux-operator"]},
+                "recordSuspender":false,"suspenderAnnotation":"example.com/suspended-by"}"#,
+        )
+        .unwrap();
+        assert_eq!(s.mode, Mode::AnnotationOnly);
+        assert_eq!(s.max_duration.nanos, Some(72 * 3600 * 1_000_000_000));
+        assert!(s
+            .reason_pattern
+            .regex
+            .as_ref()
+            .unwrap()
+            .is_match("INC-42 db"));
+        assert!(s.expiry_required());
+        assert_eq!(s.suspenders.groups, vec!["sre".to_string()]);
+    }
+
+    #[test]
+    fn max_duration_alone_requires_an_expiry() {
+        assert!(parse(r#"{"maxDuration":"24h"}"#).unwrap().expiry_required());
+    }
+
+    #[test]
+    fn unknown_fields_and_modes_are_refused_with_the_accepted_values() {
+        let e = err(r#"{"requireReasons":true}"#);
+        assert!(
+            e.contains("unknown field `requireReasons`") && e.contains("requireReason"),
+            "{e}"
+        );
+        let e = err(r#"{"mode":"strict"}"#);
+        assert!(
+            e.contains("mirror") && e.contains("deny-annotation-only"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        assert!(err(r#"{"maxReasonLength":0}"#)
+            .contains("maxReasonLength: 0 is out of range; accepted: 1 to 262144"));
+        assert!(err(r#"{"maxReasonLength":300000}"#).contains("maxReasonLength"));
+        let e = err(r#"{"minReasonLength":20,"maxReasonLength":10}"#);
+        assert!(
+            e.contains("minReasonLength (20) must not exceed maxReasonLength (10)"),
+            "{e}"
+        );
+        assert!(err(r#"{"minReasonLength":-1}"#).contains("invalid settings"));
+    }
+
+    #[test]
+    fn placeholders_must_not_be_empty() {
+        assert!(err(r#"{"placeholderReasons":["ok"," "]}"#).contains("placeholderReasons[1]"));
+    }
+
+    #[test]
+    fn patterns_must_compile() {
+        let e = err(r#"{"reasonPattern":"^(INC-"}"#);
+        assert!(
+            e.contains("reasonPattern: \"^(INC-\" is not a regular expression"),
+            "{e}"
+        );
+        let e = err(&format!(r#"{{"reasonPattern":"{}"}}"#, "a".repeat(2000)));
+        assert!(e.contains("reasonPattern: at most 1024"), "{e}");
+        assert!(parse(r#"{"reasonPattern":""}"#)
+            .unwrap()
+            .reason_pattern
+            .regex
+            .is_none());
+    }
+
+    #[test]
+    fn durations_are_go_durations() {
+        let e = err(r#"{"maxDuration":"3d"}"#);
+        assert!(
+            e.contains("maxDuration: invalid duration \"3d\": unknown unit"),
+            "{e}"
+        );
+        let e = err(r#"{"maxDuration":"-1h"}"#);
+        assert!(
+            e.contains("maxDuration: \"-1h\" is not a positive duration"),
+            "{e}"
+        );
+        assert!(err(r#"{"maxDuration":"0"}"#).contains("not a positive duration"));
+    }
+
+    #[test]
+    fn identity_lists_are_checked_by_name() {
+        let e = err(r#"{"suspenders":{"serviceAccounts":["kustomize-controller"]}}"#);
+        assert!(e.contains("suspenders.serviceAccounts"), "{e}");
+        assert!(err(r#"{"resumers":{"users":[""]}}"#).contains("resumers.users"));
+        assert!(err(r#"{"reconcilers":{"groups":[" "]}}"#).contains("reconcilers.groups"));
+        assert!(err(r#"{"suspenders":{"user":["a"]}}"#).contains("unknown field `user`"));
+    }
+
+    #[test]
+    fn suspender_annotation_must_be_a_free_key() {
+        assert!(err(r#"{"suspenderAnnotation":"not a key"}"#)
+            .contains("suspenderAnnotation: \"not a key\" is not an annotation key"));
+        let e = err(r#"{"suspenderAnnotation":"reconcile.fluxcd.io/suspended"}"#);
+        assert!(e.contains("already reads"), "{e}");
+        assert!(
+            err(r#"{"suspenderAnnotation":"fluxcd.controlplane.io/reconcile"}"#)
+                .contains("already reads")
+        );
+    }
+
+    #[test]
+    fn recording_needs_mirror_mode() {
+        assert!(parse(r#"{"recordSuspender":true}"#).is_ok());
+        let e = err(r#"{"recordSuspender":true,"mode":"deny-annotation-only"}"#);
+        assert!(e.contains("recordSuspender: writing the suspender is a mutation, and mode deny-annotation-only never mutates"), "{e}");
+    }
+}

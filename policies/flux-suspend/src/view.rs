@@ -1,0 +1,358 @@
+//! What the rules read of an object, parsed once, and its suspend state.
+
+use guard_core::{names, AdmissionRequest, Metadata, Which};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
+
+/// An object reduced to metadata and the raw `spec`; status and managed
+/// fields are skipped unparsed.
+#[derive(Debug, Deserialize)]
+pub struct ObjectView {
+    #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    spec: Option<Box<RawValue>>,
+}
+
+/// The parts of `spec` the rules read.
+#[derive(Debug, Default, Deserialize)]
+struct SpecView {
+    #[serde(default)]
+    suspend: Option<Value>,
+    #[serde(default)]
+    prune: Option<Value>,
+}
+
+/// An object's metadata and spec, checked for the shape the rules rely on.
+#[derive(Debug)]
+pub struct Object {
+    pub metadata: Metadata,
+    /// The raw `spec` text (`None` when absent or null), to see staged changes.
+    pub spec_raw: Option<Box<RawValue>>,
+    /// `spec.suspend` when it is a boolean; `Err` names what was found instead.
+    suspend: Result<bool, String>,
+    prune: bool,
+}
+
+/// Reads `object` or `oldObject`: `Ok(None)` when the request has none, `Err`
+/// with a message naming the field when it is malformed.
+pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, String> {
+    let view = match request.object_as::<ObjectView>(which) {
+        Ok(None) => return Ok(None),
+        Ok(Some(view)) => view,
+        Err(e) => return Err(diagnose(request, which).unwrap_or(e)),
+    };
+    let field = field_name(which);
+    let Some(metadata) = view.metadata else {
+        return Err(format!("malformed {field}: it has no metadata"));
+    };
+    let (suspend, prune) = match view.spec.as_deref() {
+        None => (Ok(false), false),
+        Some(raw) if raw.get() == "null" => (Ok(false), false),
+        Some(raw) => {
+            let spec: SpecView = serde_json::from_str(raw.get())
+                .map_err(|_| format!("malformed {field}: spec must be an object"))?;
+            (
+                boolean(spec.suspend.as_ref()),
+                spec.prune == Some(Value::Bool(true)),
+            )
+        }
+    };
+    let spec_raw = view.spec.filter(|raw| raw.get() != "null");
+    Ok(Some(Object {
+        metadata,
+        spec_raw,
+        suspend,
+        prune,
+    }))
+}
+
+fn field_name(which: Which) -> &'static str {
+    match which {
+        Which::Object => "object",
+        Which::OldObject => "oldObject",
+    }
+}
+
+/// `spec.suspend` as the controllers read it: absent and null are `false`.
+fn boolean(value: Option<&Value>) -> Result<bool, String> {
+    match value {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) => Err(format!("the string {}", names::quote(s))),
+        Some(Value::Number(n)) => Err(format!("the number {n}")),
+        Some(Value::Array(_)) => Err("a list".to_string()),
+        Some(Value::Object(_)) => Err("an object".to_string()),
+    }
+}
+
+/// Finds the field that made the view fail, for a message better than serde's.
+/// Runs only on the error path, so parsing the whole object is affordable.
+fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
+    let field = field_name(which);
+    let object = request.object_value(which).ok()??;
+    let Some(object) = object.as_object() else {
+        return Some(format!("malformed {field}: it is not an object"));
+    };
+    let metadata = object.get("metadata")?;
+    let Some(metadata) = metadata.as_object() else {
+        return Some(format!("malformed {field}: metadata must be an object"));
+    };
+    for map in ["annotations", "labels"] {
+        match metadata.get(map) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(entries)) => {
+                if let Some((key, value)) = entries.iter().find(|(_, v)| !v.is_string()) {
+                    return Some(format!(
+                        "malformed {field}: metadata.{map}[{}] must be a string, found {}",
+                        names::quote(key),
+                        kind_of(value)
+                    ));
+                }
+            }
+            Some(other) => {
+                return Some(format!(
+                    "malformed {field}: metadata.{map} must be a map of strings, found {}",
+                    kind_of(other)
+                ))
+            }
+        }
+    }
+    None
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The suspend state of one object, as the RFC's `get` story defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State<'a> {
+    /// `spec.suspend: true` (toolkit kinds).
+    pub spec_suspend: bool,
+    /// `<group>/reconcile: disabled` (ArtifactGenerator, Flux Operator kinds).
+    pub disabled: bool,
+    /// The RFC-0006 annotation's value: the reason.
+    pub reason: Option<&'a str>,
+    /// `spec.prune: true` (Kustomization).
+    pub prune: bool,
+}
+
+impl<'a> State<'a> {
+    /// The state of `object`; with `strict`, a non-boolean `spec.suspend` is
+    /// an error naming the field (the new object of a request), otherwise it
+    /// reads as not suspended (an object already stored).
+    pub fn of(object: &'a Object, kind: &Kind, strict: bool) -> Result<Self, String> {
+        let (spec_suspend, disabled) = match kind.honours {
+            Honours::SpecSuspend => match &object.suspend {
+                Ok(b) => (*b, false),
+                Err(found) if strict => {
+                    return Err(format!(
+                        "spec.suspend must be a boolean (true or false), found {found}"
+                    ))
+                }
+                Err(_) => (false, false),
+            },
+            Honours::DisableAnnotation(key) => (
+                false,
+                object
+                    .metadata
+                    .annotation(key)
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case(DISABLED)),
+            ),
+        };
+        Ok(Self {
+            spec_suspend,
+            disabled,
+            reason: object.metadata.annotation(SUSPEND_ANNOTATION),
+            prune: kind.prunes() && object.prune,
+        })
+    }
+
+    /// Does the kind's controller stop reconciling?
+    pub fn honoured(&self) -> bool {
+        self.spec_suspend || self.disabled
+    }
+
+    /// Suspended by any mechanism, the RFC's union.
+    pub fn suspended(&self) -> bool {
+        self.honoured() || self.reason.is_some()
+    }
+
+    /// The annotation without what the controller honours.
+    pub fn annotation_only(&self) -> bool {
+        self.reason.is_some() && !self.honoured()
+    }
+
+    /// Sets the honoured mechanism, as a mirror edit does.
+    pub fn set_honoured(&mut self, kind: &Kind, on: bool) {
+        match kind.honours {
+            Honours::SpecSuspend => self.spec_suspend = on,
+            Honours::DisableAnnotation(_) => self.disabled = on,
+        }
+    }
+
+    /// The mechanisms in effect, for messages and audit annotations.
+    pub fn mechanisms(&self, kind: &Kind) -> String {
+        let mut parts = Vec::with_capacity(2);
+        if self.honoured() {
+            parts.push(kind.honoured_mechanism());
+        }
+        if self.reason.is_some() {
+            parts.push(format!("annotation {SUSPEND_ANNOTATION}"));
+        }
+        parts.join(" and ")
+    }
+}
+
+/// Did `spec` change, other than `spec.suspend`? Read only for objects that
+/// stay suspended, so the full parse is rare.
+pub fn spec_changed_besides_suspend(old: &Object, new: &Object) -> bool {
+    let raw = |o: &Object| {
+        o.spec_raw
+            .as_deref()
+            .map(RawValue::get)
+            .unwrap_or("{}")
+            .to_string()
+    };
+    let (old_raw, new_raw) = (raw(old), raw(new));
+    if old_raw == new_raw {
+        return false;
+    }
+    let without_suspend = |text: &str| -> Option<serde_json::Map<String, Value>> {
+        let mut map: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
+        map.remove("suspend");
+        Some(map)
+    };
+    without_suspend(&old_raw) != without_suspend(&new_raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds;
+
+    fn request(object: &str) -> AdmissionRequest {
+        serde_json::from_str(&format!(r#"{{"object":{object},"oldObject":null}}"#)).unwrap()
+    }
+
+    fn ks() -> &'static Kind {
+        kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
+    }
+
+    fn ag() -> &'static Kind {
+        kinds::find("source.extensions.fluxcd.io", "ArtifactGenerator").unwrap()
+    }
+
+    fn loaded(object: &str) -> Object {
+        load(&request(object), Which::Object).unwrap().unwrap()
+    }
+
+    #[test]
+    fn reads_the_state_of_a_suspended_kustomization() {
+        let o = loaded(
+            r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}},
+                "spec":{"suspend":true,"prune":true},"status":{"inventory":{"entries":[]}}}"#,
+        );
+        let s = State::of(&o, ks(), true).unwrap();
+        assert_eq!(
+            s,
+            State {
+                spec_suspend: true,
+                disabled: false,
+                reason: Some("INC-1 x"),
+                prune: true
+            }
+        );
+        assert!(s.honoured() && s.suspended() && !s.annotation_only());
+        assert_eq!(
+            s.mechanisms(ks()),
+            "spec.suspend: true and annotation reconcile.fluxcd.io/suspended"
+        );
+    }
+
+    #[test]
+    fn absent_null_and_false_suspend_read_alike() {
+        for spec in [
+            r#"{}"#,
+            r#"{"suspend":null}"#,
+            r#"{"suspend":false}"#,
+            "null",
+        ] {
+            let o = loaded(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#));
+            assert!(!State::of(&o, ks(), true).unwrap().suspended(), "{spec}");
+        }
+        let o = loaded(r#"{"metadata":{"name":"a"}}"#);
+        assert!(!State::of(&o, ks(), true).unwrap().suspended());
+    }
+
+    #[test]
+    fn a_string_suspend_is_refused_on_the_new_object_only() {
+        let o = loaded(r#"{"metadata":{},"spec":{"suspend":"true"}}"#);
+        let e = State::of(&o, ks(), true).unwrap_err();
+        assert_eq!(
+            e,
+            "spec.suspend must be a boolean (true or false), found the string \"true\""
+        );
+        assert!(!State::of(&o, ks(), false).unwrap().spec_suspend);
+        let o = loaded(r#"{"metadata":{},"spec":{"suspend":1}}"#);
+        assert!(State::of(&o, ks(), true)
+            .unwrap_err()
+            .contains("the number 1"));
+    }
+
+    #[test]
+    fn disable_annotations_are_compared_case_insensitively() {
+        let o = loaded(
+            r#"{"metadata":{"annotations":{"source.extensions.fluxcd.io/reconcile":"Disabled"}},"spec":{"suspend":true}}"#,
+        );
+        let s = State::of(&o, ag(), true).unwrap();
+        assert!(s.disabled && !s.spec_suspend && s.honoured());
+        let o = loaded(
+            r#"{"metadata":{"annotations":{"source.extensions.fluxcd.io/reconcile":"enabled"}}}"#,
+        );
+        assert!(!State::of(&o, ag(), true).unwrap().honoured());
+    }
+
+    #[test]
+    fn malformed_objects_name_the_field() {
+        let r = request(r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":1}}}"#);
+        let e = load(&r, Which::Object).unwrap_err();
+        assert_eq!(
+            e,
+            "malformed object: metadata.annotations[\"reconcile.fluxcd.io/suspended\"] must be a string, found a number"
+        );
+        let e = load(&request(r#"{"metadata":{"labels":[]}}"#), Which::Object).unwrap_err();
+        assert!(
+            e.contains("metadata.labels must be a map of strings, found a list"),
+            "{e}"
+        );
+        let e = load(&request(r#"{"kind":"Kustomization"}"#), Which::Object).unwrap_err();
+        assert_eq!(e, "malformed object: it has no metadata");
+        let e = load(&request(r#"{"metadata":{},"spec":"x"}"#), Which::Object).unwrap_err();
+        assert_eq!(e, "malformed object: spec must be an object");
+        let e = load(&request("[1]"), Which::Object).unwrap_err();
+        assert_eq!(e, "malformed object: it is not an object");
+        assert!(load(&request("null"), Which::Object).unwrap().is_none());
+    }
+
+    #[test]
+    fn staged_spec_changes_ignore_suspend() {
+        let a = loaded(r#"{"metadata":{},"spec":{"path":"./a","suspend":true}}"#);
+        let b = loaded(r#"{"metadata":{},"spec":{"path":"./a"}}"#);
+        let c = loaded(r#"{"metadata":{},"spec":{"path":"./b","suspend":true}}"#);
+        assert!(!spec_changed_besides_suspend(&a, &a));
+        assert!(!spec_changed_besides_suspend(&a, &b));
+        assert!(spec_changed_besides_suspend(&a, &c));
+    }
+}

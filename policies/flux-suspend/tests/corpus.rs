@@ -1,0 +1,10 @@
+//! The recorded corpus, judged by the native evaluator as policy-server would.
+
+#[test]
+fn corpus_cases_hold_natively() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cases/flux-suspend");
+    let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &dir).unwrap();
+    assert!(count >= 30, "only {count} cases");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
