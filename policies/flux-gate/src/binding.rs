@@ -1,0 +1,243 @@
+//! Which gates hold a request: the settings' bindings, and the gates an
+//! object names itself in its `gating.toolkit.fluxcd.io/gates` annotation.
+
+use guard_core::names;
+use guard_core::{AdmissionRequest, Metadata};
+
+use crate::gate::DeclaredGate;
+use crate::settings::Compiled;
+use crate::GATES_ANNOTATION;
+
+/// A gate by reference: one declared in settings, or a Gate object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateRef {
+    Declared(usize),
+    Object { namespace: String, name: String },
+}
+
+/// An object naming more gates than this is refused: the list is checked on
+/// every write, and no real rollout waits on more approvals.
+const MAX_ANNOTATED: usize = 16;
+
+/// `name` refers to a declared gate when one has that name; `[namespace/]name`
+/// otherwise refers to a Gate object.
+pub fn parse_ref(
+    text: &str,
+    declared: &[DeclaredGate],
+    gate_namespace: &str,
+) -> Result<GateRef, String> {
+    let text = text.trim();
+    let (namespace, name) = match text.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, text),
+    };
+    let bad = |e: String| {
+        format!(
+            "{} is not a gate name: {e}; write name or namespace/name",
+            names::quote(text)
+        )
+    };
+    names::check_dns1123_subdomain(name).map_err(bad)?;
+    match namespace {
+        None => Ok(match declared.iter().position(|g| g.name == name) {
+            Some(i) => GateRef::Declared(i),
+            None => GateRef::Object {
+                namespace: gate_namespace.to_string(),
+                name: name.to_string(),
+            },
+        }),
+        Some(ns) => {
+            names::check_dns1123_label(ns).map_err(|e| bad(format!("namespace {e}")))?;
+            Ok(GateRef::Object {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+            })
+        }
+    }
+}
+
+/// The gates bound to one object (its metadata as in the request), in order,
+/// without repeats.
+pub fn gates_for(
+    settings: &Compiled,
+    request: &AdmissionRequest,
+    meta: &Metadata,
+) -> Result<Vec<GateRef>, String> {
+    let mut gates: Vec<GateRef> = Vec::new();
+    let mut add = |r: &GateRef| {
+        if !gates.contains(r) {
+            gates.push(r.clone());
+        }
+    };
+    for b in &settings.bindings {
+        let matches = b.operations.contains(&request.operation)
+            && (b.kinds.is_empty()
+                || b.kinds
+                    .iter()
+                    .any(|k| k.is(&request.kind.group, &request.kind.kind)))
+            && (b.namespaces.is_empty() || b.namespaces.contains(&request.namespace))
+            && b.selector.matches(&meta.labels);
+        if matches {
+            b.gates.iter().for_each(&mut add);
+        }
+    }
+    if let Some(value) = meta.annotation(GATES_ANNOTATION) {
+        let entries: Vec<&str> = value
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .collect();
+        if entries.len() > MAX_ANNOTATED {
+            return Err(format!(
+                "annotation {GATES_ANNOTATION} names {} gates; at most {MAX_ANNOTATED} are allowed",
+                entries.len()
+            ));
+        }
+        for entry in entries {
+            let r = parse_ref(entry, &settings.gates, &settings.gate_namespace)
+                .map_err(|e| format!("annotation {GATES_ANNOTATION}: {e}, separated by commas"))?;
+            add(&r);
+        }
+    }
+    Ok(gates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::tests::no_deploy_friday;
+
+    fn compiled(json: &str) -> &'static Compiled {
+        let s: crate::settings::Settings = guard_core::settings::parse(json.as_bytes()).unwrap();
+        Box::leak(Box::new(s)).compiled().unwrap()
+    }
+
+    fn request(op: &str, group: &str, kind: &str, ns: &str) -> AdmissionRequest {
+        serde_json::from_value(serde_json::json!({
+            "operation": op, "namespace": ns,
+            "kind": {"group": group, "version": "v1", "kind": kind},
+        }))
+        .unwrap()
+    }
+
+    fn meta(labels: &[(&str, &str)], gates: Option<&str>) -> Metadata {
+        let mut m = Metadata {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        if let Some(g) = gates {
+            m.annotations.insert(GATES_ANNOTATION.into(), g.into());
+        }
+        m
+    }
+
+    #[test]
+    fn refs() {
+        let declared = [no_deploy_friday("UTC")];
+        assert_eq!(
+            parse_ref("no-deploy-friday", &declared, "flux-system"),
+            Ok(GateRef::Declared(0))
+        );
+        assert_eq!(
+            parse_ref(" sre-approval ", &declared, "flux-system"),
+            Ok(GateRef::Object {
+                namespace: "flux-system".into(),
+                name: "sre-approval".into()
+            })
+        );
+        assert_eq!(
+            parse_ref("qa/no-deploy-friday", &declared, "flux-system"),
+            Ok(GateRef::Object {
+                namespace: "qa".into(),
+                name: "no-deploy-friday".into()
+            })
+        );
+        assert!(parse_ref("a/b/c", &declared, "x")
+            .unwrap_err()
+            .contains("\"a/b/c\" is not a gate name"));
+        assert!(parse_ref("Qa/x", &declared, "x")
+            .unwrap_err()
+            .contains("namespace must begin"));
+        assert!(parse_ref("", &declared, "x")
+            .unwrap_err()
+            .contains("must not be empty"));
+    }
+
+    #[test]
+    fn bindings_match_operation_kind_namespace_and_labels() {
+        let c = compiled(
+            r#"{"gates":[{"name":"freeze","default":"closed"}],
+                "bindings":[{"gates":["freeze"],"match":{
+                  "kinds":[{"group":"kustomize.toolkit.fluxcd.io","kind":"Kustomization"}],
+                  "namespaces":["flux-system"],"labelSelector":{"matchLabels":{"tier":"prod"}},
+                  "operations":["UPDATE"]}}]}"#,
+        );
+        let prod = meta(&[("tier", "prod")], None);
+        let k = "kustomize.toolkit.fluxcd.io";
+        let hit = request("UPDATE", k, "Kustomization", "flux-system");
+        assert_eq!(
+            gates_for(c, &hit, &prod).unwrap(),
+            vec![GateRef::Declared(0)]
+        );
+        for miss in [
+            request("CREATE", k, "Kustomization", "flux-system"),
+            request(
+                "UPDATE",
+                "helm.toolkit.fluxcd.io",
+                "HelmRelease",
+                "flux-system",
+            ),
+            request("UPDATE", k, "Kustomization", "apps"),
+        ] {
+            assert!(gates_for(c, &miss, &prod).unwrap().is_empty());
+        }
+        assert!(gates_for(c, &hit, &meta(&[("tier", "dev")], None))
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn annotation_names_gates_without_repeats() {
+        let c = compiled(r#"{"gates":[{"name":"freeze"}],"bindings":[{"gates":["freeze"]}]}"#);
+        let req = request(
+            "UPDATE",
+            "kustomize.toolkit.fluxcd.io",
+            "Kustomization",
+            "apps",
+        );
+        let got = gates_for(
+            c,
+            &req,
+            &meta(&[], Some("sre-approval, qa/qa-approval,freeze,")),
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                GateRef::Declared(0),
+                GateRef::Object {
+                    namespace: "flux-system".into(),
+                    name: "sre-approval".into()
+                },
+                GateRef::Object {
+                    namespace: "qa".into(),
+                    name: "qa-approval".into()
+                },
+            ]
+        );
+        let err = gates_for(c, &req, &meta(&[], Some("sre approval"))).unwrap_err();
+        assert!(
+            err.starts_with(
+                "annotation gating.toolkit.fluxcd.io/gates: \"sre approval\" is not a gate name"
+            ),
+            "{err}"
+        );
+        let many = vec!["g"; 17].join(",");
+        assert!(gates_for(c, &req, &meta(&[], Some(&many)))
+            .unwrap_err()
+            .contains("names 17 gates"));
+    }
+}

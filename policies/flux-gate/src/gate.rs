@@ -1,0 +1,444 @@
+//! Gates and their state at an instant.
+//!
+//! A gate's state is a pure function of its definition and the instant, so
+//! the policy needs no controller: a gate declared in settings is its
+//! `default` unless a schedule or freeze is active; a Gate object follows the
+//! RFC, its latest open or close request holding for `spec.window`.
+
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::cron::Cron;
+use crate::firing;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Open,
+    Close,
+}
+
+impl Action {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Action::Open => "open",
+            Action::Close => "close",
+        }
+    }
+}
+
+/// An IANA time zone with the name the user wrote.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    pub name: String,
+    pub tz: TimeZone,
+}
+
+impl Zone {
+    pub fn utc() -> Self {
+        Zone {
+            name: "UTC".into(),
+            tz: TimeZone::UTC,
+        }
+    }
+
+    pub fn is_utc(&self) -> bool {
+        self.tz == TimeZone::UTC || self.name.eq_ignore_ascii_case("UTC")
+    }
+}
+
+/// A recurring period: active from each firing, for `window` of elapsed time.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    pub cron_text: String,
+    pub cron: Cron,
+    pub zone: Zone,
+    pub window: SignedDuration,
+    pub action: Action,
+}
+
+impl Schedule {
+    /// The firing whose window holds `t` (start inclusive, end exclusive).
+    /// The earliest such firing: its window ends first.
+    fn active_since(&self, t: Timestamp) -> Option<Timestamp> {
+        let from = t.checked_sub(self.window).ok()?;
+        let fired = firing::next_after(&self.cron, &self.zone.tz, from)?;
+        (fired <= t).then_some(fired)
+    }
+
+    /// The next instant after `t` at which this schedule's activity may change.
+    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+        let next_start = firing::next_after(&self.cron, &self.zone.tz, t);
+        let end = self
+            .active_since(t)
+            .and_then(|f| f.checked_add(self.window).ok());
+        earliest(next_start, end)
+    }
+}
+
+/// A one-off closed period, `[start, end)`.
+#[derive(Debug, Clone)]
+pub struct Freeze {
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub reason: String,
+}
+
+/// A gate declared in the policy settings.
+#[derive(Debug, Clone)]
+pub struct DeclaredGate {
+    pub name: String,
+    pub default_open: bool,
+    pub schedules: Vec<Schedule>,
+    pub freezes: Vec<Freeze>,
+}
+
+/// A `gating.toolkit.fluxcd.io/v1alpha1` Gate read from the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectGate {
+    pub namespace: String,
+    pub name: String,
+    pub default_open: bool,
+    pub window: SignedDuration,
+    pub open_at: Option<Timestamp>,
+    pub close_at: Option<Timestamp>,
+}
+
+/// Why a gate is in the state it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Why<'a> {
+    /// No period is active (settings gate), or no request is in effect (Gate object).
+    Default,
+    Schedule {
+        schedule: &'a Schedule,
+        fired: Timestamp,
+    },
+    Freeze(&'a Freeze),
+    /// A Gate object's open or close request, holding until `until`.
+    Request {
+        action: Action,
+        at: Timestamp,
+        until: Timestamp,
+    },
+}
+
+impl PartialEq for Schedule {
+    fn eq(&self, other: &Self) -> bool {
+        self.cron_text == other.cron_text
+            && self.zone.name == other.zone.name
+            && self.window == other.window
+            && self.action == other.action
+    }
+}
+
+impl PartialEq for Freeze {
+    fn eq(&self, other: &Self) -> bool {
+        (self.start, self.end, &self.reason) == (other.start, other.end, &other.reason)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct State<'a> {
+    pub open: bool,
+    pub why: Why<'a>,
+}
+
+impl DeclaredGate {
+    pub fn state_at(&self, t: Timestamp) -> State<'_> {
+        if let Some(freeze) = self.freezes.iter().find(|f| f.start <= t && t < f.end) {
+            return State {
+                open: false,
+                why: Why::Freeze(freeze),
+            };
+        }
+        let mut opened = None;
+        for schedule in &self.schedules {
+            let Some(fired) = schedule.active_since(t) else {
+                continue;
+            };
+            let why = Why::Schedule { schedule, fired };
+            // Close beats open, as deny beats allow in Argo CD sync windows.
+            match schedule.action {
+                Action::Close => return State { open: false, why },
+                Action::Open => opened = opened.or(Some(why)),
+            }
+        }
+        match opened {
+            Some(why) => State { open: true, why },
+            None => State {
+                open: self.default_open,
+                why: Why::Default,
+            },
+        }
+    }
+
+    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+        let freezes = self
+            .freezes
+            .iter()
+            .flat_map(|f| [f.start, f.end])
+            .filter(|x| *x > t)
+            .min();
+        self.schedules
+            .iter()
+            .map(|s| s.next_change_after(t))
+            .fold(freezes, earliest)
+    }
+
+    /// Closed by default with nothing that opens it: it never opens on its own.
+    fn can_open(&self) -> bool {
+        self.default_open || self.schedules.iter().any(|s| s.action == Action::Open)
+    }
+}
+
+impl ObjectGate {
+    /// The request in effect: the latest one at or before `t` (a close wins a
+    /// tie), if its window still holds.
+    pub fn state_at(&self, t: Timestamp) -> State<'static> {
+        let mut latest: Option<(Timestamp, Action)> = None;
+        for (at, action) in [(self.close_at, Action::Close), (self.open_at, Action::Open)] {
+            let Some(at) = at.filter(|a| *a <= t) else {
+                continue;
+            };
+            if latest.is_none_or(|(l, _)| at > l) {
+                latest = Some((at, action));
+            }
+        }
+        if let Some((at, action)) = latest {
+            if let Ok(until) = at.checked_add(self.window) {
+                if t < until {
+                    let why = Why::Request { action, at, until };
+                    return State {
+                        open: action == Action::Open,
+                        why,
+                    };
+                }
+            }
+        }
+        State {
+            open: self.default_open,
+            why: Why::Default,
+        }
+    }
+
+    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+        [self.open_at, self.close_at]
+            .into_iter()
+            .flatten()
+            .flat_map(|at| [Some(at), at.checked_add(self.window).ok()])
+            .flatten()
+            .filter(|x| *x > t)
+            .min()
+    }
+
+    /// `namespace/name`, as the RFC's messages write it.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A gate a request is bound to.
+#[derive(Debug, Clone)]
+pub enum Gate<'a> {
+    Declared(&'a DeclaredGate),
+    Object(ObjectGate),
+}
+
+impl Gate<'_> {
+    pub fn label(&self) -> String {
+        match self {
+            Gate::Declared(g) => g.name.clone(),
+            Gate::Object(g) => g.label(),
+        }
+    }
+
+    pub fn state_at(&self, t: Timestamp) -> State<'_> {
+        match self {
+            Gate::Declared(g) => g.state_at(t),
+            Gate::Object(g) => g.state_at(t),
+        }
+    }
+
+    pub fn is_open(&self, t: Timestamp) -> bool {
+        self.state_at(t).open
+    }
+
+    /// The next instant after `t` at which the state may change; `None` when
+    /// it never changes again.
+    pub fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+        match self {
+            Gate::Declared(g) if !g.can_open() => None,
+            Gate::Declared(g) => g.next_change_after(t),
+            Gate::Object(g) => g.next_change_after(t),
+        }
+    }
+
+    /// The zones its times are best read in (UTC for Gate objects and freezes).
+    pub fn zones(&self) -> Vec<&Zone> {
+        match self {
+            Gate::Declared(g) => g.schedules.iter().map(|s| &s.zone).collect(),
+            Gate::Object(_) => Vec::new(),
+        }
+    }
+}
+
+pub fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    pub fn schedule(cron: &str, zone: &str, window: &str, action: Action) -> Schedule {
+        Schedule {
+            cron_text: cron.into(),
+            cron: Cron::parse(cron).unwrap(),
+            zone: Zone {
+                name: zone.into(),
+                tz: crate::zones::get(zone).unwrap(),
+            },
+            window: SignedDuration::from_nanos(guard_core::duration::parse(window).unwrap()),
+            action,
+        }
+    }
+
+    pub fn no_deploy_friday(zone: &str) -> DeclaredGate {
+        DeclaredGate {
+            name: "no-deploy-friday".into(),
+            default_open: true,
+            schedules: vec![schedule("0 0 * * FRI", zone, "24h", Action::Close)],
+            freezes: vec![],
+        }
+    }
+
+    #[test]
+    fn close_schedule_window_is_start_inclusive_end_exclusive() {
+        let g = no_deploy_friday("America/Los_Angeles");
+        assert!(g.state_at(ts("2026-11-20T07:59:59Z")).open);
+        let s = g.state_at(ts("2026-11-20T08:00:00Z"));
+        assert!(!s.open);
+        assert!(
+            matches!(s.why, Why::Schedule { fired, .. } if fired == ts("2026-11-20T08:00:00Z"))
+        );
+        assert!(!g.state_at(ts("2026-11-21T07:59:59.999Z")).open);
+        assert!(g.state_at(ts("2026-11-21T08:00:00Z")).open);
+        assert_eq!(g.state_at(ts("2026-11-21T08:00:00Z")).why, Why::Default);
+    }
+
+    #[test]
+    fn windows_are_elapsed_time_across_dst() {
+        // Opens at 02:30 Berlin for 1h; on the spring-forward night 02:30 does
+        // not exist, it fires at 03:00 CEST (01:00Z) and holds until 02:00Z.
+        let g = DeclaredGate {
+            name: "night".into(),
+            default_open: false,
+            schedules: vec![schedule("30 2 * * *", "Europe/Berlin", "1h", Action::Open)],
+            freezes: vec![],
+        };
+        assert!(!g.state_at(ts("2026-03-29T00:59:59Z")).open);
+        assert!(g.state_at(ts("2026-03-29T01:00:00Z")).open);
+        assert!(g.state_at(ts("2026-03-29T01:59:59Z")).open);
+        assert!(!g.state_at(ts("2026-03-29T02:00:00Z")).open);
+        // Fall back: 02:30 CEST (00:30Z) only, not again at 02:30 CET.
+        assert!(g.state_at(ts("2026-10-25T00:30:00Z")).open);
+        assert!(!g.state_at(ts("2026-10-25T01:30:00Z")).open);
+        assert!(!g.state_at(ts("2026-10-25T02:15:00Z")).open);
+    }
+
+    #[test]
+    fn close_beats_open_and_freezes_close() {
+        let g = DeclaredGate {
+            name: "g".into(),
+            default_open: false,
+            schedules: vec![
+                schedule("0 8 * * MON-FRI", "UTC", "10h", Action::Open),
+                schedule("0 12 * * *", "UTC", "1h", Action::Close),
+            ],
+            freezes: vec![Freeze {
+                start: ts("2026-12-24T00:00:00Z"),
+                end: ts("2026-12-27T00:00:00Z"),
+                reason: "holidays".into(),
+            }],
+        };
+        assert!(g.state_at(ts("2026-11-19T09:00:00Z")).open);
+        assert!(!g.state_at(ts("2026-11-19T12:30:00Z")).open);
+        assert!(g.state_at(ts("2026-11-19T13:00:00Z")).open);
+        assert!(matches!(
+            g.state_at(ts("2026-12-24T09:00:00Z")).why,
+            Why::Freeze(_)
+        ));
+        assert!(g.state_at(ts("2026-12-28T09:00:00Z")).open);
+        assert_eq!(
+            Gate::Declared(&g).next_change_after(ts("2026-11-19T12:30:00Z")),
+            Some(ts("2026-11-19T13:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_gate_object_follows_its_latest_request() {
+        let mut g = ObjectGate {
+            namespace: "flux-system".into(),
+            name: "sre-approval".into(),
+            default_open: false,
+            window: SignedDuration::from_hours(1),
+            open_at: Some(ts("2026-03-26T10:00:00Z")),
+            close_at: None,
+        };
+        assert!(!g.state_at(ts("2026-03-26T09:59:59Z")).open);
+        assert!(g.state_at(ts("2026-03-26T10:00:00Z")).open);
+        assert!(!g.state_at(ts("2026-03-26T11:00:00Z")).open);
+        // Closed ahead of schedule: the later request wins.
+        g.close_at = Some(ts("2026-03-26T10:10:00Z"));
+        let s = g.state_at(ts("2026-03-26T10:20:00Z"));
+        assert!(!s.open);
+        assert!(matches!(
+            s.why,
+            Why::Request {
+                action: Action::Close,
+                ..
+            }
+        ));
+        // A tie goes to close.
+        g.close_at = g.open_at;
+        assert!(!g.state_at(ts("2026-03-26T10:20:00Z")).open);
+        // Maintenance: opened by default, closed for 24h.
+        let m = ObjectGate {
+            default_open: true,
+            window: SignedDuration::from_hours(24),
+            open_at: None,
+            close_at: Some(ts("2026-03-26T10:00:00Z")),
+            ..g
+        };
+        assert!(!m.state_at(ts("2026-03-27T09:59:59Z")).open);
+        assert!(m.state_at(ts("2026-03-27T10:00:00Z")).open);
+        assert_eq!(
+            Gate::Object(m.clone()).next_change_after(ts("2026-03-26T12:00:00Z")),
+            Some(ts("2026-03-27T10:00:00Z"))
+        );
+        assert_eq!(
+            Gate::Object(m).next_change_after(ts("2026-03-27T10:00:00Z")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_gate_closed_by_default_without_open_schedules_never_changes() {
+        let g = DeclaredGate {
+            name: "freeze".into(),
+            default_open: false,
+            schedules: vec![schedule("0 0 * * *", "UTC", "1h", Action::Close)],
+            freezes: vec![],
+        };
+        assert_eq!(
+            Gate::Declared(&g).next_change_after(ts("2026-01-01T00:00:00Z")),
+            None
+        );
+    }
+}

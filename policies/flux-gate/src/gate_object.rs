@@ -1,0 +1,279 @@
+//! Gate objects (`gating.toolkit.fluxcd.io/v1alpha1`, kind `Gate`): reading
+//! them from the cluster, and validating their CREATE and UPDATE.
+//!
+//! The RFC's vocabulary: `spec.default` (`opened` or `closed`), `spec.window`
+//! and `spec.interval` (Go durations), opened and closed by annotating
+//! `open.gate.fluxcd.io/requestedAt` or `close.gate.fluxcd.io/requestedAt`
+//! with an RFC 3339 instant.
+
+use guard_core::context::{Cluster, ObjectRef};
+use guard_core::request::null_default;
+use guard_core::{duration, names, Metadata};
+use jiff::{SignedDuration, Timestamp};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::gate::ObjectGate;
+use crate::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
+
+/// The parts of a Gate the policy reads; fields stay JSON so that a wrong
+/// type is reported with the field's name.
+#[derive(Debug, Default, Deserialize)]
+pub struct GateView {
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Metadata,
+    #[serde(default)]
+    pub spec: Option<Value>,
+}
+
+const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
+
+/// Reads a Gate; the error names the field at fault.
+pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
+    let spec = match &view.spec {
+        Some(Value::Object(spec)) => spec,
+        Some(_) => return Err("spec: must be an object with default and window".into()),
+        None => {
+            return Err(
+                "spec: required, with default (opened or closed) and window (e.g. 1h)".into(),
+            )
+        }
+    };
+    let text = |field: &str| -> Result<Option<&str>, String> {
+        match spec.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!("spec.{field}: must be a string (found {other})")),
+        }
+    };
+    let default_open = match text("default")? {
+        Some("opened") => true,
+        Some("closed") => false,
+        Some(other) => {
+            return Err(format!(
+                "spec.default: {} is not accepted; use opened or closed",
+                names::quote(other)
+            ))
+        }
+        None => return Err("spec.default: required: opened or closed".into()),
+    };
+    let window = match text("window")? {
+        Some(w) => {
+            let nanos = duration::parse(w).map_err(|e| format!("spec.window: {e}"))?;
+            let window = SignedDuration::from_nanos(nanos);
+            if window.is_negative() || window > MAX_WINDOW {
+                return Err(format!(
+                    "spec.window: {} must be from 0s to 8784h (366 days)",
+                    names::quote(w)
+                ));
+            }
+            window
+        }
+        None => {
+            return Err(
+                "spec.window: required: how long an open or close request holds, e.g. 1h".into(),
+            )
+        }
+    };
+    if let Some(i) = text("interval")? {
+        let nanos = duration::parse(i).map_err(|e| format!("spec.interval: {e}"))?;
+        if nanos <= 0 {
+            return Err(format!(
+                "spec.interval: {} must be more than 0s",
+                names::quote(i)
+            ));
+        }
+    }
+    let requested = |key: &str| -> Result<Option<Timestamp>, String> {
+        view.metadata
+            .annotation(key)
+            .map(|v| {
+                v.trim().parse::<Timestamp>().map_err(|_| {
+                    format!(
+                        "annotation {key}: {} is not an RFC 3339 instant; write the current time in UTC, \
+                         e.g. 2026-11-20T10:00:00Z ($(date -u +%Y-%m-%dT%H:%M:%SZ))",
+                        names::quote(v)
+                    )
+                })
+            })
+            .transpose()
+    };
+    Ok(ObjectGate {
+        namespace: namespace.to_string(),
+        name: view.metadata.name.clone(),
+        default_open,
+        window,
+        open_at: requested(OPEN_ANNOTATION)?,
+        close_at: requested(CLOSE_ANNOTATION)?,
+    })
+}
+
+/// Checks a Gate being written: well formed, and no request from the future
+/// beyond the clock-skew tolerance (a future instant would silently
+/// pre-schedule a state change nobody sees).
+pub fn check_write(
+    view: &GateView,
+    namespace: &str,
+    now: Timestamp,
+    skew: SignedDuration,
+) -> Result<ObjectGate, String> {
+    let gate = read(view, namespace)?;
+    let limit = now.checked_add(skew).unwrap_or(Timestamp::MAX);
+    for (key, at) in [
+        (OPEN_ANNOTATION, gate.open_at),
+        (CLOSE_ANNOTATION, gate.close_at),
+    ] {
+        let Some(at) = at.filter(|at| *at > limit) else {
+            continue;
+        };
+        let ahead = at.duration_since(now);
+        return Err(format!(
+            "annotation {key}: {at} is {} ahead of the policy's clock ({now}; tolerance {}); \
+             write the current time: kubectl -n {namespace} annotate --overwrite gate/{} \
+             {key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"",
+            duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
+            duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
+            gate.name,
+        ));
+    }
+    Ok(gate)
+}
+
+/// Looks a Gate object up; the error says why it could not be used.
+pub fn lookup(cluster: &dyn Cluster, namespace: &str, name: &str) -> Result<ObjectGate, String> {
+    let object = ObjectRef {
+        api_version: GATE_API_VERSION,
+        kind: GATE_KIND,
+        namespace,
+        name,
+    };
+    match cluster.get(&object) {
+        Ok(Some(value)) => {
+            let view: GateView =
+                serde_json::from_value(value).map_err(|e| format!("is malformed: {e}"))?;
+            let mut gate = read(&view, namespace).map_err(|e| format!("is malformed: {e}"))?;
+            name.clone_into(&mut gate.name);
+            Ok(gate)
+        }
+        Ok(None) => Err("does not exist".into()),
+        Err(e) => Err(format!("cannot be read: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::tests::ts;
+    use serde_json::json;
+
+    fn view(v: Value) -> GateView {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn gate(spec: Value, annotations: Value) -> GateView {
+        view(
+            json!({"metadata": {"name": "sre-approval", "namespace": "flux-system", "annotations": annotations}, "spec": spec}),
+        )
+    }
+
+    #[test]
+    fn reads_the_rfc_fields() {
+        let g = read(
+            &gate(
+                json!({"interval": "30s", "default": "closed", "window": "1h"}),
+                json!({"open.gate.fluxcd.io/requestedAt": "2026-03-26T10:00:00Z"}),
+            ),
+            "flux-system",
+        )
+        .unwrap();
+        assert!(!g.default_open);
+        assert_eq!(g.window, SignedDuration::from_hours(1));
+        assert_eq!(g.open_at, Some(ts("2026-03-26T10:00:00Z")));
+        assert_eq!(g.close_at, None);
+        assert_eq!(g.label(), "flux-system/sre-approval");
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        let ok_spec = json!({"default": "opened", "window": "24h"});
+        let cases = [
+            (json!(null), json!({}), "spec: required"),
+            (json!("x"), json!({}), "spec: must be an object"),
+            (json!({"window": "1h"}), json!({}), "spec.default: required: opened or closed"),
+            (json!({"default": "open", "window": "1h"}), json!({}), "spec.default: \"open\" is not accepted; use opened or closed"),
+            (json!({"default": true, "window": "1h"}), json!({}), "spec.default: must be a string (found true)"),
+            (json!({"default": "closed"}), json!({}), "spec.window: required"),
+            (json!({"default": "closed", "window": "1d"}), json!({}), "spec.window: invalid duration \"1d\""),
+            (json!({"default": "closed", "window": "-1h"}), json!({}), "spec.window: \"-1h\" must be from 0s to 8784h"),
+            (json!({"default": "closed", "window": "1h", "interval": "0s"}), json!({}), "spec.interval: \"0s\" must be more than 0s"),
+            (json!({"default": "closed", "window": "1h", "interval": "30"}), json!({}), "spec.interval: invalid duration \"30\": missing unit"),
+            (ok_spec.clone(), json!({"open.gate.fluxcd.io/requestedAt": "yesterday"}), "annotation open.gate.fluxcd.io/requestedAt: \"yesterday\" is not an RFC 3339 instant"),
+            (ok_spec, json!({"close.gate.fluxcd.io/requestedAt": "2026-03-26 10:00"}), "annotation close.gate.fluxcd.io/requestedAt: \"2026-03-26 10:00\""),
+        ];
+        for (spec, annotations, want) in cases {
+            let err = read(&gate(spec.clone(), annotations), "flux-system").unwrap_err();
+            assert!(err.starts_with(want), "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn future_requests_beyond_the_tolerance_are_refused() {
+        let now = ts("2026-11-20T10:00:00Z");
+        let skew = SignedDuration::from_mins(5);
+        let at = |t: &str| {
+            gate(
+                json!({"default": "closed", "window": "1h"}),
+                json!({"open.gate.fluxcd.io/requestedAt": t}),
+            )
+        };
+        assert!(check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).is_ok());
+        let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
+        assert_eq!(
+            err,
+            "annotation open.gate.fluxcd.io/requestedAt: 2026-11-20T12:00:00Z is 2h0m0s ahead of the \
+             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); write the current time: kubectl -n \
+             flux-system annotate --overwrite gate/sre-approval \
+             open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+        );
+    }
+
+    #[test]
+    fn lookups() {
+        struct One(Result<Option<Value>, guard_core::ClusterError>);
+        impl Cluster for One {
+            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, guard_core::ClusterError> {
+                assert_eq!(
+                    (o.api_version, o.kind),
+                    ("gating.toolkit.fluxcd.io/v1alpha1", "Gate")
+                );
+                self.0.clone()
+            }
+            fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, guard_core::ClusterError> {
+                Ok(vec![])
+            }
+        }
+        let found = One(Ok(Some(
+            json!({"metadata": {"name": "g"}, "spec": {"default": "opened", "window": "1h"}}),
+        )));
+        assert!(lookup(&found, "flux-system", "g").unwrap().default_open);
+        assert_eq!(
+            lookup(&One(Ok(None)), "a", "g").unwrap_err(),
+            "does not exist"
+        );
+        let down = One(Err(guard_core::ClusterError("connection refused".into())));
+        assert_eq!(
+            lookup(&down, "a", "g").unwrap_err(),
+            "cannot be read: connection refused"
+        );
+        let bad = One(Ok(Some(
+            json!({"metadata": {"name": "g"}, "spec": {"default": "maybe", "window": "1h"}}),
+        )));
+        assert!(lookup(&bad, "a", "g")
+            .unwrap_err()
+            .starts_with("is malformed: spec.default"));
+        let worse = One(Ok(Some(json!({"metadata": 5}))));
+        assert!(lookup(&worse, "a", "g")
+            .unwrap_err()
+            .starts_with("is malformed: "));
+    }
+}

@@ -1,0 +1,174 @@
+//! The words of refusals and warnings: which gate, why it is closed, and when
+//! it opens, in UTC and in the gates' own time zones.
+
+use guard_core::duration;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::gate::{Action, Gate, State, Why, Zone};
+use crate::opening::Opening;
+use crate::OPEN_ANNOTATION;
+
+const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+/// `2026-11-21T08:00:00Z (Sat 00:00 PST)`: RFC 3339 UTC, then the local time
+/// in each zone (UTC when none is given).
+pub fn instant(t: Timestamp, zones: &[&Zone]) -> String {
+    let utc = Zone::utc();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut local = Vec::new();
+    for zone in zones
+        .iter()
+        .copied()
+        .chain(zones.is_empty().then_some(&utc))
+    {
+        if seen.contains(&zone.name.as_str()) {
+            continue;
+        }
+        seen.push(&zone.name);
+        let wall = zone.tz.to_datetime(t);
+        let info = zone.tz.to_offset_info(t);
+        let day = WEEKDAYS
+            .get(usize::try_from(wall.weekday().to_sunday_zero_offset()).unwrap_or(0))
+            .unwrap_or(&"");
+        local.push(format!(
+            "{day} {:02}:{:02} {}",
+            wall.hour(),
+            wall.minute(),
+            info.abbreviation()
+        ));
+    }
+    format!("{t} ({})", local.join(", "))
+}
+
+fn window(d: SignedDuration) -> String {
+    duration::format(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Why a closed gate is closed, after "gate 'x' is closed: ".
+pub fn why_closed(gate: &Gate<'_>, state: &State<'_>) -> String {
+    match (&state.why, gate) {
+        (Why::Schedule { schedule, fired }, _) => format!(
+            "schedule {:?} ({}) closed it at {} for {}",
+            schedule.cron_text,
+            schedule.zone.name,
+            instant(*fired, &[&schedule.zone]),
+            window(schedule.window)
+        ),
+        (Why::Freeze(f), _) if f.reason.is_empty() => {
+            format!("frozen from {} until {}", f.start, f.end)
+        }
+        (Why::Freeze(f), _) => format!(
+            "frozen from {} until {} ({})",
+            f.start,
+            f.end,
+            guard_core::names::quote(&f.reason)
+        ),
+        (Why::Request { action, at, until }, _) => format!(
+            "{}.gate.fluxcd.io/requestedAt {at} holds until {until}",
+            action.verb()
+        ),
+        (Why::Default, Gate::Declared(g))
+            if g.schedules.iter().any(|s| s.action == Action::Open) =>
+        {
+            "closed by default, and no open schedule is active".into()
+        }
+        (Why::Default, Gate::Declared(_)) => "closed by default".into(),
+        (Why::Default, Gate::Object(g)) => {
+            let expired = g
+                .open_at
+                .and_then(|at| Some((at, at.checked_add(g.window).ok()?)));
+            match expired {
+                Some((at, until)) => {
+                    format!("spec.default is closed; the open request of {at} expired at {until}")
+                }
+                None => "spec.default is closed and no open request is in effect".into(),
+            }
+        }
+    }
+}
+
+/// When the gates open, as a sentence.
+pub fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
+    match (opening, several) {
+        (Opening::At(t), false) => format!("It opens next at {}.", instant(t, zones)),
+        (Opening::At(t), true) => format!("They are all open next at {}.", instant(t, zones)),
+        (Opening::Never, false) => "It does not open on its own.".into(),
+        (Opening::Never, true) => "They are not all open again on their own.".into(),
+        (Opening::NotBefore(t), _) => format!("No opening found before {t}."),
+    }
+}
+
+/// The RFC's command to open a Gate object now.
+pub fn open_command(namespace: &str, name: &str) -> String {
+    format!(
+        "kubectl -n {namespace} annotate --overwrite gate/{name} \
+         {OPEN_ANNOTATION}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::tests::{no_deploy_friday, ts};
+    use crate::gate::ObjectGate;
+
+    fn zone(name: &str) -> Zone {
+        Zone {
+            name: name.into(),
+            tz: jiff::tz::TimeZone::get(name).unwrap(),
+        }
+    }
+
+    #[test]
+    fn instants_in_utc_and_local_zones() {
+        let t = ts("2026-11-21T08:00:00Z");
+        assert_eq!(instant(t, &[]), "2026-11-21T08:00:00Z (Sat 08:00 UTC)");
+        let (la, berlin) = (zone("America/Los_Angeles"), zone("Europe/Berlin"));
+        assert_eq!(
+            instant(t, &[&la, &berlin, &la]),
+            "2026-11-21T08:00:00Z (Sat 00:00 PST, Sat 09:00 CET)"
+        );
+        assert_eq!(
+            instant(ts("2026-03-29T01:00:00Z"), &[&berlin]),
+            "2026-03-29T01:00:00Z (Sun 03:00 CEST)"
+        );
+        // A zone without letters in its abbreviation.
+        assert_eq!(
+            instant(t, &[&zone("America/Sao_Paulo")]),
+            "2026-11-21T08:00:00Z (Sat 05:00 -03)"
+        );
+    }
+
+    #[test]
+    fn reasons() {
+        let g = no_deploy_friday("America/Los_Angeles");
+        let gate = Gate::Declared(&g);
+        let s = gate.state_at(ts("2026-11-20T09:00:00Z"));
+        assert_eq!(
+            why_closed(&gate, &s),
+            "schedule \"0 0 * * FRI\" (America/Los_Angeles) closed it at 2026-11-20T08:00:00Z (Fri 00:00 PST) for 24h0m0s"
+        );
+        let o = ObjectGate {
+            namespace: "flux-system".into(),
+            name: "sre-approval".into(),
+            default_open: false,
+            window: SignedDuration::from_hours(1),
+            open_at: Some(ts("2026-11-20T08:00:00Z")),
+            close_at: None,
+        };
+        let gate = Gate::Object(o);
+        let s = gate.state_at(ts("2026-11-20T10:00:00Z"));
+        assert_eq!(
+            why_closed(&gate, &s),
+            "spec.default is closed; the open request of 2026-11-20T08:00:00Z expired at 2026-11-20T09:00:00Z"
+        );
+        assert_eq!(
+            opening(Opening::Never, &[], false),
+            "It does not open on its own."
+        );
+        assert_eq!(
+            open_command("flux-system", "sre-approval"),
+            "kubectl -n flux-system annotate --overwrite gate/sre-approval open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+        );
+    }
+}
