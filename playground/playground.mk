@@ -11,7 +11,7 @@ PG_SITE := $(PG_OUT)/site
 PG_WASM := $(or $(CARGO_TARGET_DIR),target)/$(PG_TARGET)/release/playground.wasm
 # The wasm-bindgen CLI must be exactly the version of the crate in Cargo.lock.
 PG_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
-PG_BINDGEN := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin/wasm-bindgen
+PG_BINDGEN := wasm-bindgen
 PG_CHROMIUM := /usr/bin/chromium
 
 .PHONY: playground playground-build playground-setup playground-browser playground-test

@@ -117,8 +117,8 @@ fn collect(path: &Path, files: &mut Vec<std::path::PathBuf>) -> Result<(), Strin
 }
 
 pub fn load_case(file: &Path) -> Result<Case, String> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let mut case: Case =
         serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("case");

@@ -29,7 +29,11 @@ impl<'a> RecordedCluster<'a> {
         Self { objects }
     }
 
-    fn of_kind<'b>(&'b self, api_version: &'b str, kind: &'b str) -> impl Iterator<Item = &'a Recorded> + 'b {
+    fn of_kind<'b>(
+        &'b self,
+        api_version: &'b str,
+        kind: &'b str,
+    ) -> impl Iterator<Item = &'a Recorded> + 'b {
         self.objects
             .iter()
             .filter(move |r| r.api_version == api_version && r.kind == kind)

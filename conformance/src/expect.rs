@@ -16,10 +16,19 @@ fn matches(pattern: &str, text: &str) -> Result<bool, String> {
 pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let mut fail = |p: String| problems.push(p);
-    let allowed = response.get("allowed").and_then(Value::as_bool).unwrap_or(false);
-    let message = response.pointer("/status/message").and_then(Value::as_str).unwrap_or("");
+    let allowed = response
+        .get("allowed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let message = response
+        .pointer("/status/message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if allowed != expect.allowed {
-        fail(format!("allowed is {allowed}, expected {} (message: {message:?})", expect.allowed));
+        fail(format!(
+            "allowed is {allowed}, expected {} (message: {message:?})",
+            expect.allowed
+        ));
     }
     if let Some(code) = expect.code {
         let got = response.pointer("/status/code").and_then(Value::as_u64);
@@ -57,7 +66,9 @@ pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
                 }
             }
             if !found {
-                fail(format!("no warning matches /{pattern}/; warnings: {warnings:?}"));
+                fail(format!(
+                    "no warning matches /{pattern}/; warnings: {warnings:?}"
+                ));
             }
         }
     }
@@ -79,7 +90,9 @@ pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
                 None => fail(format!("no audit annotation {key:?}; got {got:?}")),
                 Some(v) => match matches(pattern, v) {
                     Ok(true) => {}
-                    Ok(false) => fail(format!("audit annotation {key}={v:?} does not match /{pattern}/")),
+                    Ok(false) => fail(format!(
+                        "audit annotation {key}={v:?} does not match /{pattern}/"
+                    )),
                     Err(e) => fail(e),
                 },
             }

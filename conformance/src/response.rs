@@ -195,9 +195,16 @@ mod tests {
 
     #[test]
     fn unparsable_reply_is_an_internal_error() {
-        let r = admission_response(&json!({"uid": "1"}), b"nope", &opts(PolicyMode::Protect, true));
+        let r = admission_response(
+            &json!({"uid": "1"}),
+            b"nope",
+            &opts(PolicyMode::Protect, true),
+        );
         assert_eq!(r["status"]["code"], 500);
-        assert!(r["status"]["message"].as_str().unwrap().starts_with("internal server error: "));
+        assert!(r["status"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("internal server error: "));
     }
 
     #[test]

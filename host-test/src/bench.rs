@@ -74,8 +74,12 @@ fn time<F: FnMut()>(iterations: usize, mut f: F) -> Vec<f64> {
 
 /// Benchmarks one policy module on the given inputs.
 pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Result<Vec<Row>> {
-    let wasm = std::fs::read(wasm_path)
-        .with_context(|| format!("cannot read {}; run `make build` first", wasm_path.display()))?;
+    let wasm = std::fs::read(wasm_path).with_context(|| {
+        format!(
+            "cannot read {}; run `make build` first",
+            wasm_path.display()
+        )
+    })?;
     let name = wasm_path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -84,14 +88,20 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
     let compile_start = Instant::now();
     let policy = Policy::from_bytes(name.clone(), &wasm)?;
     let compile_ms = compile_start.elapsed().as_secs_f64() * 1e3;
-    let entry = crate::native(&name).with_context(|| format!("no native evaluator named {name}"))?;
+    let entry =
+        crate::native(&name).with_context(|| format!("no native evaluator named {name}"))?;
     let gzip = gzip_len(&wasm);
     let limits = Limits::default();
     let allowed = policy.context_aware_resources();
     let mut rows = Vec::new();
     for input in inputs {
         let payload = conformance::validate_payload(&input.request, &input.settings);
-        let host = || Box::new(Host::new(allowed.clone(), Source::Recorded(input.context.clone())));
+        let host = || {
+            Box::new(Host::new(
+                allowed.clone(),
+                Source::Recorded(input.context.clone()),
+            ))
+        };
         let fresh = time(iterations, || {
             if let Ok(mut i) = policy.module().instantiate(input.now, &limits, host()) {
                 let _ = i.call("validate", &payload);
@@ -123,7 +133,11 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
             warm_p99_us: percentile(&warm, 99.0),
             native_median_us: native_median,
             native_p99_us: percentile(&native, 99.0),
-            ratio_warm_native: if native_median > 0.0 { warm_median / native_median } else { 0.0 },
+            ratio_warm_native: if native_median > 0.0 {
+                warm_median / native_median
+            } else {
+                0.0
+            },
             iterations,
         });
     }
@@ -133,8 +147,18 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
 pub fn print_table(rows: &[Row]) {
     println!(
         "{:<20} {:<34} {:>9} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
-        "policy", "input", "wasm B", "gzip B", "compile", "fresh µs", "fresh p99", "warm µs",
-        "warm p99", "native µs", "nat. p99", "w/n"
+        "policy",
+        "input",
+        "wasm B",
+        "gzip B",
+        "compile",
+        "fresh µs",
+        "fresh p99",
+        "warm µs",
+        "warm p99",
+        "native µs",
+        "nat. p99",
+        "w/n"
     );
     for r in rows {
         println!(

@@ -12,8 +12,13 @@ use serde_json::{json, Value};
 
 pub trait Capabilities: Send {
     /// `__host_call(binding, namespace, operation, payload)`.
-    fn call(&mut self, binding: &str, namespace: &str, operation: &str, payload: &[u8])
-        -> Result<Vec<u8>, String>;
+    fn call(
+        &mut self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, String>;
     fn log(&mut self, line: String);
     fn logs(&self) -> Vec<String>;
 }
@@ -56,7 +61,13 @@ impl Host {
     fn kubernetes(&mut self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
         let request: Value = serde_json::from_slice(payload)
             .map_err(|e| format!("malformed kubernetes/{operation} request: {e}"))?;
-        let field = |k: &str| request.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let field = |k: &str| {
+            request
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         let (api_version, kind) = (field("api_version"), field("kind"));
         if !self
             .allowed
@@ -77,7 +88,9 @@ impl Host {
                 self.next_exchange += 1;
                 exchange.answer(operation, &request)
             }
-            Source::Recorded(objects) => answer_recorded(objects, operation, &request, &api_version, &kind),
+            Source::Recorded(objects) => {
+                answer_recorded(objects, operation, &request, &api_version, &kind)
+            }
         }
     }
 }
@@ -114,12 +127,21 @@ fn answer_recorded(
     match operation {
         "get_resource" => {
             let (name, namespace) = (field("name"), field("namespace"));
-            match of_kind.clone().find(|r| r.name == name && r.namespace == namespace) {
+            match of_kind
+                .clone()
+                .find(|r| r.name == name && r.namespace == namespace)
+            {
                 Some(Recorded { error: Some(e), .. }) => Err(e.clone()),
-                Some(Recorded { object: Some(o), .. }) => Ok(serde_json::to_vec(o).unwrap_or_default()),
+                Some(Recorded {
+                    object: Some(o), ..
+                }) => Ok(serde_json::to_vec(o).unwrap_or_default()),
                 _ => Err(format!(
                     "Cannot find {kind} {}{name}: {} \"{name}\" not found (404)",
-                    if namespace.is_empty() { String::new() } else { format!("{namespace}/") },
+                    if namespace.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{namespace}/")
+                    },
                     kind.to_lowercase()
                 )),
             }
@@ -129,7 +151,9 @@ fn answer_recorded(
             let namespace = field("namespace");
             list(of_kind.filter(|r| r.namespace == namespace).collect())
         }
-        other => Err(format!("kubernetes/{other} is not supported by this harness")),
+        other => Err(format!(
+            "kubernetes/{other} is not supported by this harness"
+        )),
     }
 }
 
@@ -137,25 +161,35 @@ fn answer_recorded(
 fn selector_matches(selector: &str, object: &Value) -> bool {
     let labels = object.pointer("/metadata/labels");
     let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
-        if let Some((k, v)) = term.split_once("!=") {
-            label(k.trim()) != Some(v.trim())
-        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
-            label(k.trim()) == Some(v.trim())
-        } else if let Some(k) = term.strip_prefix('!') {
-            label(k.trim()).is_none()
-        } else {
-            label(term).is_some()
-        }
-    })
+    selector
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .all(|term| {
+            if let Some((k, v)) = term.split_once("!=") {
+                label(k.trim()) != Some(v.trim())
+            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                label(k.trim()) == Some(v.trim())
+            } else if let Some(k) = term.strip_prefix('!') {
+                label(k.trim()).is_none()
+            } else {
+                label(term).is_some()
+            }
+        })
 }
 
 impl Capabilities for Host {
-    fn call(&mut self, binding: &str, namespace: &str, operation: &str, payload: &[u8])
-        -> Result<Vec<u8>, String> {
+    fn call(
+        &mut self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, String> {
         match (binding, namespace, operation) {
             ("kubewarden", "tracing", "log") => {
-                self.logs.push(String::from_utf8_lossy(payload).into_owned());
+                self.logs
+                    .push(String::from_utf8_lossy(payload).into_owned());
                 Ok(Vec::new())
             }
             ("kubewarden", "kubernetes", op) => self.kubernetes(op, payload),
@@ -179,7 +213,10 @@ impl Capabilities for Host {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type")]
 pub enum Exchange {
-    Exchange { request: String, response: ExchangeResponse },
+    Exchange {
+        request: String,
+        response: ExchangeResponse,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -203,15 +240,26 @@ fn session_tag(operation: &str) -> &'static str {
 impl Exchange {
     /// Checks that the policy asks what was recorded, then answers as recorded.
     fn answer(&self, operation: &str, request: &Value) -> Result<Vec<u8>, String> {
-        let Exchange::Exchange { request: recorded, response } = self;
+        let Exchange::Exchange {
+            request: recorded,
+            response,
+        } = self;
         let tag = session_tag(operation);
-        let body = recorded
-            .trim_start()
-            .strip_prefix(tag)
-            .ok_or_else(|| format!("replay: the policy asked kubernetes/{operation}, the recording has {recorded:?}"))?;
+        let body = recorded.trim_start().strip_prefix(tag).ok_or_else(|| {
+            format!(
+                "replay: the policy asked kubernetes/{operation}, the recording has {recorded:?}"
+            )
+        })?;
         let recorded: Value = serde_norway::from_str(body)
             .map_err(|e| format!("replay: unreadable recorded request: {e}"))?;
-        for key in ["api_version", "kind", "name", "namespace", "label_selector", "field_selector"] {
+        for key in [
+            "api_version",
+            "kind",
+            "name",
+            "namespace",
+            "label_selector",
+            "field_selector",
+        ] {
             let want = recorded.get(key).filter(|v| !v.is_null());
             let got = request.get(key).filter(|v| !v.is_null());
             if want != got {

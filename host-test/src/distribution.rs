@@ -28,7 +28,8 @@ impl Sources {
     pub fn load(root: &Path, policy: &str) -> Result<Self> {
         let dir = root.join("policies").join(policy);
         let read = |f: &str| {
-            std::fs::read_to_string(dir.join(f)).with_context(|| format!("cannot read policies/{policy}/{f}"))
+            std::fs::read_to_string(dir.join(f))
+                .with_context(|| format!("cannot read policies/{policy}/{f}"))
         };
         let metadata = Metadata::from_yaml(&read("metadata.yml")?)
             .with_context(|| format!("policies/{policy}/metadata.yml"))?;
@@ -50,20 +51,35 @@ impl Sources {
     }
 
     fn annotation(&self, key: &str) -> String {
-        self.metadata.annotations.get(key).cloned().unwrap_or_default()
+        self.metadata
+            .annotations
+            .get(key)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The OCI reference users pull, tagged `v<version>` as Kubewarden's policies are.
     pub fn image(&self) -> String {
-        format!("{}:v{}", self.annotation("io.kubewarden.policy.ociUrl"), self.version)
+        format!(
+            "{}:v{}",
+            self.annotation("io.kubewarden.policy.ociUrl"),
+            self.version
+        )
     }
 }
 
 /// `version = "..."` of the `[package]` table.
 pub fn cargo_version(manifest: &str) -> Option<String> {
-    let package = manifest.split("\n[").find(|t| t.trim_start().starts_with("package]") || t.starts_with("[package]"))?;
+    let package = manifest
+        .split("\n[")
+        .find(|t| t.trim_start().starts_with("package]") || t.starts_with("[package]"))?;
     package.lines().find_map(|l| {
-        let value = l.trim().strip_prefix("version")?.trim_start().strip_prefix('=')?.trim();
+        let value = l
+            .trim()
+            .strip_prefix("version")?
+            .trim_start()
+            .strip_prefix('=')?
+            .trim();
         Some(value.strip_prefix('"')?.strip_suffix('"')?.to_string())
     })
 }
@@ -222,10 +238,18 @@ struct Spec {
 
 /// `deploy/<policy>.yaml`: a ClusterAdmissionPolicy as `kwctl scaffold manifest` writes it.
 pub fn cluster_admission_policy(s: &Sources) -> Result<String> {
-    let annotations = ["io.kubewarden.policy.category", "io.kubewarden.policy.severity"]
-        .into_iter()
-        .filter_map(|k| s.metadata.annotations.get(k).map(|v| (k.to_string(), v.clone())))
-        .collect();
+    let annotations = [
+        "io.kubewarden.policy.category",
+        "io.kubewarden.policy.severity",
+    ]
+    .into_iter()
+    .filter_map(|k| {
+        s.metadata
+            .annotations
+            .get(k)
+            .map(|v| (k.to_string(), v.clone()))
+    })
+    .collect();
     yaml(&Manifest {
         api_version: "policies.kubewarden.io/v1",
         kind: "ClusterAdmissionPolicy",
@@ -285,7 +309,12 @@ pub fn write_all(root: &Path, policies: &[&str], created_at: &str) -> Result<()>
         // Keep the committed createdAt so regeneration is a no-op unless content changed.
         let created = std::fs::read_to_string(&pkg_path)
             .ok()
-            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("createdAt: ").map(|v| v.trim().trim_matches('\'').to_string())))
+            .and_then(|t| {
+                t.lines().find_map(|l| {
+                    l.strip_prefix("createdAt: ")
+                        .map(|v| v.trim().trim_matches('\'').to_string())
+                })
+            })
             .unwrap_or_else(|| created_at.to_string());
         std::fs::create_dir_all(root.join("artifacthub").join(p))?;
         std::fs::write(&pkg_path, artifacthub_package(&s, &created)?)?;

@@ -71,7 +71,8 @@ impl Policy {
         let reply = self
             .call_once("protocol_version", b"")
             .map_err(|e| anyhow::anyhow!("protocol_version failed: {e}"))?;
-        serde_json::from_slice(&reply).context("protocol_version answered something other than a JSON string")
+        serde_json::from_slice(&reply)
+            .context("protocol_version answered something other than a JSON string")
     }
 
     /// `validate_settings`: `Ok` when valid, `Err` with the policy's message otherwise.
@@ -86,7 +87,10 @@ impl Policy {
             Some(true) => Ok(()),
             Some(false) => bail!(
                 "{}",
-                answer.get("message").and_then(Value::as_str).unwrap_or("invalid settings")
+                answer
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("invalid settings")
             ),
             None => bail!("validate_settings answered without `valid`: {answer}"),
         }
@@ -102,7 +106,12 @@ impl Policy {
 
     /// One `validate` call on a fresh instance, answered as policy-server would.
     /// `request` is the AdmissionRequest (not the review).
-    pub fn evaluate(&self, request: &Value, settings: &Value, eval: &Evaluation) -> (Value, Vec<String>) {
+    pub fn evaluate(
+        &self,
+        request: &Value,
+        settings: &Value,
+        eval: &Evaluation,
+    ) -> (Value, Vec<String>) {
         let payload = conformance::validate_payload(request, settings);
         let host = Host::new(self.context_aware_resources(), eval.source.clone());
         let mut logs = Vec::new();
@@ -116,7 +125,9 @@ impl Policy {
             });
         let response = match reply {
             Ok(bytes) => admission_response(request, &bytes, &eval.server),
-            Err(CallError::Guest(m)) => server_error(request, format!("internal server error: {m}")),
+            Err(CallError::Guest(m)) => {
+                server_error(request, format!("internal server error: {m}"))
+            }
             Err(e) => server_error(request, e.to_string()),
         };
         (response, logs)

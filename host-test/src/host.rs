@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context as _, Result};
 use guard_core::Timestamp;
+use wasmtime::error::Context as _;
+use wasmtime::{bail, format_err as anyhow, Result};
 use wasmtime::{
     Caller, Config, Engine, Extern, InstancePre, Linker, Memory, Module, ResourceLimiter, Store,
     Trap,
@@ -92,14 +93,24 @@ struct MemoryCap {
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> Result<bool> {
         if desired > self.limit {
             self.hit = true;
             return Ok(false);
         }
         Ok(true)
     }
-    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }
@@ -245,14 +256,13 @@ impl Instance<'_> {
             .map_err(|e| classify(&self.store, e))?;
         let state = self.store.data_mut();
         if ok == 1 {
-            state
-                .guest_response
-                .take()
-                .ok_or_else(|| CallError::Trap("the guest returned success without a response".into()))
+            state.guest_response.take().ok_or_else(|| {
+                CallError::Trap("the guest returned success without a response".into())
+            })
         } else {
-            Err(CallError::Guest(state.guest_error.take().unwrap_or_else(|| {
-                format!("the guest failed {operation} without an error message")
-            })))
+            Err(CallError::Guest(state.guest_error.take().unwrap_or_else(
+                || format!("the guest failed {operation} without an error message"),
+            )))
         }
     }
 
@@ -287,7 +297,9 @@ fn read(caller: &mut Caller<'_, HostState>, ptr: i32, len: i32) -> Result<Vec<u8
     let mem = memory(caller)?;
     let start = usize::try_from(ptr).map_err(|_| anyhow!("negative pointer"))?;
     let len = usize::try_from(len).map_err(|_| anyhow!("negative length"))?;
-    let end = start.checked_add(len).ok_or_else(|| anyhow!("range overflows"))?;
+    let end = start
+        .checked_add(len)
+        .ok_or_else(|| anyhow!("range overflows"))?;
     mem.data(&caller)
         .get(start..end)
         .map(<[u8]>::to_vec)
@@ -368,9 +380,13 @@ fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
             }
         },
     )?;
-    linker.func_wrap("wapc", "__host_response_len", |c: Caller<'_, HostState>| -> i32 {
-        i32::try_from(c.data().host_response.len()).unwrap_or(i32::MAX)
-    })?;
+    linker.func_wrap(
+        "wapc",
+        "__host_response_len",
+        |c: Caller<'_, HostState>| -> i32 {
+            i32::try_from(c.data().host_response.len()).unwrap_or(i32::MAX)
+        },
+    )?;
     linker.func_wrap(
         "wapc",
         "__host_response",
@@ -379,9 +395,13 @@ fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
             write(&mut c, ptr, &bytes)
         },
     )?;
-    linker.func_wrap("wapc", "__host_error_len", |c: Caller<'_, HostState>| -> i32 {
-        i32::try_from(c.data().host_error.len()).unwrap_or(i32::MAX)
-    })?;
+    linker.func_wrap(
+        "wapc",
+        "__host_error_len",
+        |c: Caller<'_, HostState>| -> i32 {
+            i32::try_from(c.data().host_error.len()).unwrap_or(i32::MAX)
+        },
+    )?;
     linker.func_wrap(
         "wapc",
         "__host_error",

@@ -199,7 +199,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let path = PathBuf::from(policy.strip_prefix("file://").unwrap_or(&policy));
             let policy = Policy::load(&path)?;
             let settings = match (settings_json, settings_path) {
-                (Some(json), _) => serde_json::from_str(&json).context("--settings-json is not JSON")?,
+                (Some(json), _) => {
+                    serde_json::from_str(&json).context("--settings-json is not JSON")?
+                }
                 (None, Some(p)) => read_document(&p.to_string_lossy())?,
                 (None, None) => Value::Object(Default::default()),
             };
@@ -214,7 +216,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let source = match (context, replay_host_capabilities_interactions) {
                 (Some(p), _) => {
                     let objects = serde_json::from_value(read_document(&p.to_string_lossy())?)
-                        .context("--context: expected a list of {apiVersion, kind, namespace, name, object}")?;
+                        .context(
+                        "--context: expected a list of {apiVersion, kind, namespace, name, object}",
+                    )?;
                     Source::Recorded(objects)
                 }
                 (None, Some(p)) => {
@@ -260,7 +264,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             iterations,
             json,
             policies,
-        } => bench_cmd(&dist, &cases, &typical, cases_per_policy, iterations, &json, policies),
+        } => bench_cmd(
+            &dist,
+            &cases,
+            &typical,
+            cases_per_policy,
+            iterations,
+            &json,
+            policies,
+        ),
         Command::Annotate {
             metadata: meta_path,
             usage,
@@ -274,11 +286,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .with_context(|| meta_path.display().to_string())?;
             let usage = match usage {
                 Some(p) => Some(
-                    std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?,
+                    std::fs::read_to_string(&p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
                 ),
                 None => None,
             };
-            let bytes = std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+            let bytes =
+                std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
             let version = Policy::from_bytes("policy".into(), &bytes)?.protocol_version()?;
             let annotated = metadata::annotate(&bytes, &meta, &version, usage.as_deref())?;
             std::fs::write(&output, annotated)
@@ -292,7 +306,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Push { wasm, uri } => {
-            let bytes = std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+            let bytes =
+                std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
             println!("{}", oci::push(&bytes, &uri)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -342,7 +357,11 @@ fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> R
     }
     let failed = outcomes.iter().filter(|o| !o.passed()).count();
     println!("{} passed, {} failed", outcomes.len() - failed, failed);
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
@@ -402,7 +421,11 @@ fn bench_cmd(
             let cases = conformance::load_cases(&dir).map_err(anyhow::Error::msg)?;
             inputs.extend(cases.iter().take(per_policy).map(Input::from_case));
         }
-        eprintln!("benchmarking {} ({} inputs x {iterations})", entry.name, inputs.len());
+        eprintln!(
+            "benchmarking {} ({} inputs x {iterations})",
+            entry.name,
+            inputs.len()
+        );
         rows.extend(bench::bench_policy(&wasm, &inputs, iterations)?);
     }
     bench::print_table(&rows);

@@ -116,18 +116,26 @@ impl Metadata {
             {
                 bail!("metadata: rules[{i}].operations: {op:?} is not one of CREATE, UPDATE, DELETE, CONNECT, *");
             }
-            if r.resources.iter().any(|x| x.is_empty() || x.chars().any(char::is_uppercase)) {
+            if r.resources
+                .iter()
+                .any(|x| x.is_empty() || x.chars().any(char::is_uppercase))
+            {
                 bail!("metadata: rules[{i}].resources must be lower-case plural resource names");
             }
         }
         for key in REQUIRED_ANNOTATIONS {
-            if self.annotations.get(key).is_none_or(|v| v.trim().is_empty()) {
+            if self
+                .annotations
+                .get(key)
+                .is_none_or(|v| v.trim().is_empty())
+            {
                 bail!("metadata: annotation {key} is required");
             }
         }
         let version = self.version().unwrap_or_default();
-        semver::Version::parse(version.trim_start_matches('v'))
-            .with_context(|| format!("metadata: io.kubewarden.policy.version {version:?} is not semver"))?;
+        semver::Version::parse(version.trim_start_matches('v')).with_context(|| {
+            format!("metadata: io.kubewarden.policy.version {version:?} is not semver")
+        })?;
         Ok(())
     }
 
@@ -166,7 +174,12 @@ pub fn read(wasm: &[u8]) -> Result<Option<Metadata>> {
 /// `protocolVersion` (asked of the module itself), the kwctl annotation and
 /// the README as `io.kubewarden.policy.usage`, in the custom section. An
 /// existing section is replaced.
-pub fn annotate(wasm: &[u8], metadata: &Metadata, protocol_version: &str, usage: Option<&str>) -> Result<Vec<u8>> {
+pub fn annotate(
+    wasm: &[u8],
+    metadata: &Metadata,
+    protocol_version: &str,
+    usage: Option<&str>,
+) -> Result<Vec<u8>> {
     let mut m = metadata.clone();
     m.protocol_version = Some(protocol_version.to_string());
     m.annotations
@@ -177,12 +190,13 @@ pub fn annotate(wasm: &[u8], metadata: &Metadata, protocol_version: &str, usage:
     }
     let json = serde_json::to_vec(&m)?;
     let mut out = strip_section(wasm, SECTION)?;
-    use wasm_encoder::Encode as _;
-    wasm_encoder::CustomSection {
+    use wasm_encoder::{Encode as _, Section as _};
+    let section = wasm_encoder::CustomSection {
         name: SECTION.into(),
         data: json.into(),
-    }
-    .encode(&mut out);
+    };
+    out.push(section.id());
+    section.encode(&mut out);
     Ok(out)
 }
 
@@ -211,11 +225,14 @@ fn strip_section(wasm: &[u8], name: &str) -> Result<Vec<u8>> {
 /// start at `contents`: a 0 followed by the LEB128 of `len`, possibly padded.
 fn section_header_start(wasm: &[u8], contents: usize, len: usize) -> Result<usize> {
     for leb_len in 1..=5 {
-        let Some(start) = contents.checked_sub(leb_len + 1) else { break };
+        let Some(start) = contents.checked_sub(leb_len + 1) else {
+            break;
+        };
         if wasm.get(start) != Some(&0) {
             continue;
         }
-        let mut reader = wasmparser::BinaryReader::new(wasm.get(start + 1..contents).unwrap_or_default(), 0);
+        let mut reader =
+            wasmparser::BinaryReader::new(wasm.get(start + 1..contents).unwrap_or_default(), 0);
         if reader.read_var_u32().is_ok_and(|n| n as usize == len) && reader.eof() {
             return Ok(start);
         }

@@ -31,7 +31,10 @@ fn is_loopback(registry: &str) -> bool {
         .filter(|(h, port)| !h.ends_with(']') || port.chars().all(|c| c.is_ascii_digit()))
         .map_or(registry, |(h, _)| h);
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn client_for(reference: &Reference) -> Client {
@@ -64,7 +67,9 @@ pub fn docker_auth(registry: &str) -> RegistryAuth {
     let entry = auths.and_then(|a| {
         a.iter()
             .find(|(k, _)| {
-                let k = k.trim_start_matches("https://").trim_start_matches("http://");
+                let k = k
+                    .trim_start_matches("https://")
+                    .trim_start_matches("http://");
                 k.trim_end_matches('/') == registry
             })
             .map(|(_, v)| v)
@@ -110,7 +115,11 @@ pub fn push(wasm: &[u8], uri: &str) -> Result<String> {
     let annotations = manifest_annotations(wasm)?;
     let client = client_for(&reference);
     let auth = docker_auth(reference.resolve_registry());
-    let layers = vec![ImageLayer::new(wasm.to_vec(), WASM_LAYER_MEDIA_TYPE.into(), None)];
+    let layers = vec![ImageLayer::new(
+        wasm.to_vec(),
+        WASM_LAYER_MEDIA_TYPE.into(),
+        None,
+    )];
     let config = Config::new(b"{}".to_vec(), WASM_CONFIG_MEDIA_TYPE.into(), None);
     let manifest = OciImageManifest::build(&layers, &config, Some(annotations));
     runtime()?.block_on(async {
@@ -159,10 +168,16 @@ pub fn pull(uri: &str) -> Result<Pulled> {
             );
         }
         let [layer] = manifest.layers.as_slice() else {
-            bail!("{uri} has {} layers; a policy has exactly one", manifest.layers.len());
+            bail!(
+                "{uri} has {} layers; a policy has exactly one",
+                manifest.layers.len()
+            );
         };
         if layer.media_type != WASM_LAYER_MEDIA_TYPE {
-            bail!("{uri}: layer media type {} is not {WASM_LAYER_MEDIA_TYPE}", layer.media_type);
+            bail!(
+                "{uri}: layer media type {} is not {WASM_LAYER_MEDIA_TYPE}",
+                layer.media_type
+            );
         }
         let mut wasm = Vec::new();
         client
@@ -171,7 +186,10 @@ pub fn pull(uri: &str) -> Result<Pulled> {
             .with_context(|| format!("cannot pull the layer of {uri}"))?;
         let actual = format!("sha256:{:x}", Sha256::digest(&wasm));
         if actual != layer.digest {
-            bail!("{uri}: the layer's digest is {actual}, the manifest says {}", layer.digest);
+            bail!(
+                "{uri}: the layer's digest is {actual}, the manifest says {}",
+                layer.digest
+            );
         }
         Ok(Pulled {
             wasm,

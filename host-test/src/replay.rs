@@ -56,7 +56,8 @@ impl Modules {
     pub fn get(&mut self, name: &str) -> Result<&Policy> {
         if !self.loaded.contains_key(name) {
             let path = self.dist.join(format!("{name}.wasm"));
-            let policy = Policy::load(&path).with_context(|| "run `make build` first".to_string())?;
+            let policy =
+                Policy::load(&path).with_context(|| "run `make build` first".to_string())?;
             self.loaded.insert(name.to_string(), policy);
         }
         self.loaded
@@ -132,5 +133,8 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted.get(rank.min(sorted.len() - 1)).copied().unwrap_or(0.0)
+    sorted
+        .get(rank.min(sorted.len() - 1))
+        .copied()
+        .unwrap_or(0.0)
 }

@@ -25,7 +25,12 @@ fn host_test(args: &[&str], stdin: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -49,7 +54,14 @@ request:
 fn run_prints_one_admission_response_line_and_exits_zero_when_refused() {
     let module = test_module();
     let (code, out, err) = host_test(
-        &["run", "-r", "-", "--settings-json", r#"{"behaviour":"deny"}"#, module.to_str().unwrap()],
+        &[
+            "run",
+            "-r",
+            "-",
+            "--settings-json",
+            r#"{"behaviour":"deny"}"#,
+            module.to_str().unwrap(),
+        ],
         REVIEW_YAML,
     );
     assert_eq!(code, 0, "{err}");
@@ -64,8 +76,16 @@ fn run_prints_one_admission_response_line_and_exits_zero_when_refused() {
 fn run_pins_the_clock_with_now() {
     let module = test_module();
     let (code, out, err) = host_test(
-        &["run", "-r", "-", "--now", "2026-11-20T10:00:00Z", "--settings-json", r#"{"behaviour":"clock"}"#,
-          module.to_str().unwrap()],
+        &[
+            "run",
+            "-r",
+            "-",
+            "--now",
+            "2026-11-20T10:00:00Z",
+            "--settings-json",
+            r#"{"behaviour":"clock"}"#,
+            module.to_str().unwrap(),
+        ],
         REVIEW_YAML,
     );
     assert_eq!(code, 0, "{err}");
@@ -78,12 +98,22 @@ fn run_fails_clearly_on_invalid_settings_malformed_requests_and_bad_modules() {
     let module = test_module();
     let module = module.to_str().unwrap();
     let (code, out, err) = host_test(
-        &["run", "-r", "-", "--settings-json", r#"{"behaviour":"invalid-settings"}"#, module],
+        &[
+            "run",
+            "-r",
+            "-",
+            "--settings-json",
+            r#"{"behaviour":"invalid-settings"}"#,
+            module,
+        ],
         REVIEW_YAML,
     );
     assert_ne!(code, 0);
     assert!(out.is_empty());
-    assert!(err.contains("behaviour: invalid-settings is refused"), "{err}");
+    assert!(
+        err.contains("behaviour: invalid-settings is refused"),
+        "{err}"
+    );
 
     let (code, _, err) = host_test(&["run", "-r", "-", module], "[1, 2");
     assert_ne!(code, 0);

@@ -16,9 +16,16 @@ fn every_policy_module_is_annotated_and_under_budget() {
         let size = std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
             .len();
-        assert!(size < BUDGET_BYTES, "{} is {size} bytes, over the {BUDGET_BYTES} budget", entry.name);
+        assert!(
+            size < BUDGET_BYTES,
+            "{} is {size} bytes, over the {BUDGET_BYTES} budget",
+            entry.name
+        );
         let policy = Policy::load(&path).unwrap();
-        let meta = policy.metadata.as_ref().unwrap_or_else(|| panic!("{} is not annotated", entry.name));
+        let meta = policy
+            .metadata
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} is not annotated", entry.name));
         assert_eq!(meta.protocol_version.as_deref(), Some("v1"));
         assert!(meta.annotations.contains_key("io.kubewarden.policy.usage"));
         assert_eq!(
@@ -27,7 +34,11 @@ fn every_policy_module_is_annotated_and_under_budget() {
             "{}: metadata.yml and Cargo.toml disagree on the version",
             entry.name
         );
-        assert!(policy.validate_settings(&serde_json::json!({})).is_ok(), "{}: defaults must be valid", entry.name);
+        assert!(
+            policy.validate_settings(&serde_json::json!({})).is_ok(),
+            "{}: defaults must be valid",
+            entry.name
+        );
     }
 }
 

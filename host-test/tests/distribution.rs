@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use host_test::distribution::{artifacthub_package, cluster_admission_policy, policies_yml, Sources};
+use host_test::distribution::{
+    artifacthub_package, cluster_admission_policy, policies_yml, Sources,
+};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -14,7 +16,8 @@ fn root() -> PathBuf {
 }
 
 fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}; run `make scaffold`", path.display()))
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `make scaffold`", path.display()))
 }
 
 fn sources() -> Vec<Sources> {
@@ -27,7 +30,10 @@ fn sources() -> Vec<Sources> {
 #[test]
 fn artifacthub_packages_match_the_generator_and_carry_required_fields() {
     for s in sources() {
-        let path = root().join("artifacthub").join(&s.name).join("artifacthub-pkg.yml");
+        let path = root()
+            .join("artifacthub")
+            .join(&s.name)
+            .join("artifacthub-pkg.yml");
         let committed = read(&path);
         let pkg: Value = serde_norway::from_str(&committed).unwrap();
         let created_at = pkg["createdAt"].as_str().expect("createdAt");
@@ -37,8 +43,21 @@ fn artifacthub_packages_match_the_generator_and_carry_required_fields() {
             "{} drifted from its sources: run `make scaffold`",
             path.display()
         );
-        for field in ["version", "name", "displayName", "createdAt", "description", "license", "homeURL", "install"] {
-            assert!(pkg[field].as_str().is_some_and(|v| !v.is_empty()), "{}: {field} missing", s.name);
+        for field in [
+            "version",
+            "name",
+            "displayName",
+            "createdAt",
+            "description",
+            "license",
+            "homeURL",
+            "install",
+        ] {
+            assert!(
+                pkg[field].as_str().is_some_and(|v| !v.is_empty()),
+                "{}: {field} missing",
+                s.name
+            );
         }
         assert_eq!(pkg["version"], s.version.as_str());
         assert_eq!(pkg["containersImages"][0]["name"], "policy");
@@ -46,15 +65,30 @@ fn artifacthub_packages_match_the_generator_and_carry_required_fields() {
         assert!(image.ends_with(&format!(":v{}", s.version)), "{image}");
         assert_eq!(pkg["provider"]["name"], "kubewarden");
         assert!(!pkg["keywords"].as_array().unwrap().is_empty());
-        for key in ["kubewarden/mutation", "kubewarden/rules", "kubewarden/questions-ui", "kubewarden/resources"] {
-            assert!(pkg["annotations"][key].as_str().is_some_and(|v| !v.is_empty()), "{}: {key}", s.name);
+        for key in [
+            "kubewarden/mutation",
+            "kubewarden/rules",
+            "kubewarden/questions-ui",
+            "kubewarden/resources",
+        ] {
+            assert!(
+                pkg["annotations"][key]
+                    .as_str()
+                    .is_some_and(|v| !v.is_empty()),
+                "{}: {key}",
+                s.name
+            );
         }
         if !s.metadata.context_aware_resources.is_empty() {
             assert!(pkg["annotations"]["kubewarden/contextAwareResources"].is_string());
         }
         // questions-ui.yml must be YAML with a questions list, as the Rancher UI reads it.
         let questions: Value = serde_norway::from_str(&s.questions).unwrap();
-        assert!(questions["questions"].is_array(), "{}: questions-ui.yml has no questions list", s.name);
+        assert!(
+            questions["questions"].is_array(),
+            "{}: questions-ui.yml has no questions list",
+            s.name
+        );
     }
 }
 
@@ -63,17 +97,31 @@ fn deploy_manifests_match_the_generator() {
     let all = sources();
     for s in &all {
         let path = root().join("deploy").join(format!("{}.yaml", s.name));
-        assert_eq!(read(&path), cluster_admission_policy(s).unwrap(), "{} drifted: run `make scaffold`", path.display());
+        assert_eq!(
+            read(&path),
+            cluster_admission_policy(s).unwrap(),
+            "{} drifted: run `make scaffold`",
+            path.display()
+        );
         let manifest: Value = serde_norway::from_str(&read(&path)).unwrap();
         assert_eq!(manifest["apiVersion"], "policies.kubewarden.io/v1");
-        assert_eq!(manifest["spec"]["module"], format!("registry://{}", s.image()));
+        assert_eq!(
+            manifest["spec"]["module"],
+            format!("registry://{}", s.image())
+        );
     }
     let path = root().join("deploy/policies.yml");
-    assert_eq!(read(&path), policies_yml(&all).unwrap(), "{} drifted: run `make scaffold`", path.display());
+    assert_eq!(
+        read(&path),
+        policies_yml(&all).unwrap(),
+        "{} drifted: run `make scaffold`",
+        path.display()
+    );
 }
 
 #[test]
 fn the_repository_file_exists() {
-    let repo: Value = serde_norway::from_str(&read(&root().join("artifacthub/artifacthub-repo.yml"))).unwrap();
+    let repo: Value =
+        serde_norway::from_str(&read(&root().join("artifacthub/artifacthub-repo.yml"))).unwrap();
     assert!(repo["owners"].is_array());
 }

@@ -22,7 +22,8 @@ fn target_dir() -> PathBuf {
 
 fn test_module() -> Vec<u8> {
     let path = target_dir().join("wasm32-wasip1/release/test_policy.wasm");
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
 }
 
 /// The test module annotated to be granted Namespace lookups only.
@@ -55,7 +56,12 @@ fn now() -> Timestamp {
     "2026-11-20T10:00:00Z".parse().unwrap()
 }
 
-fn eval_with(mode: PolicyMode, allowed_to_mutate: bool, limits: Limits, source: Source) -> Evaluation {
+fn eval_with(
+    mode: PolicyMode,
+    allowed_to_mutate: bool,
+    limits: Limits,
+    source: Source,
+) -> Evaluation {
     Evaluation {
         now: now(),
         limits,
@@ -69,7 +75,12 @@ fn eval_with(mode: PolicyMode, allowed_to_mutate: bool, limits: Limits, source: 
 }
 
 fn eval() -> Evaluation {
-    eval_with(PolicyMode::Protect, true, Limits::default(), Source::Recorded(namespace_context()))
+    eval_with(
+        PolicyMode::Protect,
+        true,
+        Limits::default(),
+        Source::Recorded(namespace_context()),
+    )
 }
 
 fn namespace_context() -> Vec<Recorded> {
@@ -78,7 +89,9 @@ fn namespace_context() -> Vec<Recorded> {
         kind: "Namespace".into(),
         namespace: String::new(),
         name: "team-a".into(),
-        object: Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})),
+        object: Some(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}),
+        ),
         error: None,
     }]
 }
@@ -115,14 +128,19 @@ fn answers_protocol_version_v1_and_validates_settings() {
     let p = policy();
     assert_eq!(p.protocol_version().unwrap(), "v1");
     assert!(p.validate_settings(&json!({})).is_ok());
-    let err = p.validate_settings(&json!({"behaviour": "invalid-settings"})).unwrap_err();
+    let err = p
+        .validate_settings(&json!({"behaviour": "invalid-settings"}))
+        .unwrap_err();
     assert_eq!(err.to_string(), "behaviour: invalid-settings is refused");
 }
 
 #[test]
 fn an_endless_loop_is_interrupted_at_the_deadline() {
     let p = policy();
-    let limits = Limits { timeout: Duration::from_millis(300), ..Limits::default() };
+    let limits = Limits {
+        timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
     let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
     let start = Instant::now();
     let r = run(&p, json!({"behaviour": "loop"}), &e);
@@ -134,7 +152,10 @@ fn an_endless_loop_is_interrupted_at_the_deadline() {
 #[test]
 fn unbounded_allocation_stops_at_the_memory_cap() {
     let p = policy();
-    let limits = Limits { memory_bytes: 32 << 20, ..Limits::default() };
+    let limits = Limits {
+        memory_bytes: 32 << 20,
+        ..Limits::default()
+    };
     let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "alloc"}), &e));
     assert!(!allowed);
@@ -161,10 +182,17 @@ fn guest_errors_and_garbage_replies_are_internal_errors() {
     let r = run(&p, json!({"behaviour": "error"}), &eval());
     assert_eq!(
         status(&r),
-        (false, 500, "internal server error: the test policy fails on purpose".to_string())
+        (
+            false,
+            500,
+            "internal server error: the test policy fails on purpose".to_string()
+        )
     );
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "garbage"}), &eval()));
-    assert!(!allowed && code == 500 && message.starts_with("internal server error: "), "{message}");
+    assert!(
+        !allowed && code == 500 && message.starts_with("internal server error: "),
+        "{message}"
+    );
 }
 
 #[test]
@@ -182,7 +210,12 @@ fn a_mutation_becomes_a_json_patch() {
 #[test]
 fn mutations_are_refused_when_not_allowed_or_on_delete() {
     let p = policy();
-    let e = eval_with(PolicyMode::Protect, false, Limits::default(), Source::Recorded(vec![]));
+    let e = eval_with(
+        PolicyMode::Protect,
+        false,
+        Limits::default(),
+        Source::Recorded(vec![]),
+    );
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "mutate"}), &e));
     assert!(!allowed && code == 500);
     assert!(message.contains("not allow mutations"), "{message}");
@@ -199,9 +232,17 @@ fn mutations_are_refused_when_not_allowed_or_on_delete() {
 #[test]
 fn monitor_mode_allows_and_drops_patch_and_status() {
     let p = policy();
-    let e = eval_with(PolicyMode::Monitor, true, Limits::default(), Source::Recorded(vec![]));
+    let e = eval_with(
+        PolicyMode::Monitor,
+        true,
+        Limits::default(),
+        Source::Recorded(vec![]),
+    );
     let r = run(&p, json!({"behaviour": "deny"}), &e);
-    assert_eq!(r, json!({"uid": "0001", "allowed": true, "warnings": ["a warning"], "auditAnnotations": {"k": "v"}}));
+    assert_eq!(
+        r,
+        json!({"uid": "0001", "allowed": true, "warnings": ["a warning"], "auditAnnotations": {"k": "v"}})
+    );
     let r = run(&p, json!({"behaviour": "mutate"}), &e);
     assert_eq!(r, json!({"uid": "0001", "allowed": true}));
 }
@@ -230,19 +271,34 @@ fn host_call(kind: &str, namespace: &str, operation: &str, name: &str) -> Value 
 #[test]
 fn kubernetes_lookups_are_answered_from_recorded_context() {
     let p = policy();
-    let r = run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-a"), &eval());
+    let r = run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "team-a"),
+        &eval(),
+    );
     let object: Value = serde_json::from_str(r["status"]["message"].as_str().unwrap()).unwrap();
     assert_eq!(object["metadata"]["name"], "team-a");
-    let (allowed, _, message) = status(&run(&p, host_call("Namespace", "kubernetes", "get_resource", "nope"), &eval()));
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "nope"),
+        &eval(),
+    ));
     assert!(!allowed && message.contains("not found"), "{message}");
 }
 
 #[test]
 fn lookups_outside_context_aware_resources_and_other_capabilities_are_refused() {
     let p = policy();
-    let (allowed, _, message) = status(&run(&p, host_call("Secret", "kubernetes", "get_resource", "s"), &eval()));
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("Secret", "kubernetes", "get_resource", "s"),
+        &eval(),
+    ));
     assert!(!allowed);
-    assert!(message.contains("has not been granted access to Kubernetes Secret"), "{message}");
+    assert!(
+        message.contains("has not been granted access to Kubernetes Secret"),
+        "{message}"
+    );
     let (allowed, _, message) = status(&run(&p, host_call("x", "oci", "v1/verify", "s"), &eval()));
     assert!(!allowed);
     assert!(message.contains("not granted"), "{message}");
@@ -267,11 +323,29 @@ fn kwctl_session_recordings_are_replayed_in_order() {
     )
     .unwrap();
     let p = policy();
-    let e = eval_with(PolicyMode::Protect, true, Limits::default(), Source::Session(session.clone()));
-    let r = run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-b"), &e);
+    let e = eval_with(
+        PolicyMode::Protect,
+        true,
+        Limits::default(),
+        Source::Session(session.clone()),
+    );
+    let r = run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "team-b"),
+        &e,
+    );
     assert!(r["status"]["message"].as_str().unwrap().contains("team-b"));
-    let e = eval_with(PolicyMode::Protect, true, Limits::default(), Source::Session(session));
-    let (allowed, _, message) = status(&run(&p, host_call("Namespace", "kubernetes", "get_resource", "team-c"), &e));
+    let e = eval_with(
+        PolicyMode::Protect,
+        true,
+        Limits::default(),
+        Source::Session(session),
+    );
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "team-c"),
+        &e,
+    ));
     assert!(!allowed && message.contains("replay"), "{message}");
 }
 

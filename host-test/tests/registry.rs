@@ -22,9 +22,16 @@ struct Registry {
 
 impl Registry {
     fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let addr = format!("127.0.0.1:{port}");
-        let dir = std::env::temp_dir().join(format!("reconcile-guard-registry-{}-{port}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "reconcile-guard-registry-{}-{port}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let config = dir.join("config.yml");
         std::fs::write(
@@ -44,7 +51,10 @@ impl Registry {
             .expect("docker-registry is not installed: `make test` installs it");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "the registry did not start on {addr}");
+            assert!(
+                Instant::now() < deadline,
+                "the registry did not start on {addr}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Self { child, dir, addr }
@@ -66,9 +76,18 @@ fn policies_round_trip_through_a_real_registry() {
     for entry in host_test::POLICIES {
         let wasm = std::fs::read(root.join("dist").join(format!("{}.wasm", entry.name)))
             .expect("run `make build` first");
-        let uri = format!("registry://{}/reconcile-guard/{}:v0.1.0", registry.addr, entry.name);
+        let uri = format!(
+            "registry://{}/reconcile-guard/{}:v0.1.0",
+            registry.addr, entry.name
+        );
         let pushed = oci::push(&wasm, &uri).unwrap();
-        assert!(pushed.starts_with(&format!("registry://{}/reconcile-guard/{}@sha256:", registry.addr, entry.name)), "{pushed}");
+        assert!(
+            pushed.starts_with(&format!(
+                "registry://{}/reconcile-guard/{}@sha256:",
+                registry.addr, entry.name
+            )),
+            "{pushed}"
+        );
 
         let pulled = oci::pull(&uri).unwrap();
         assert_eq!(pulled.wasm, wasm, "{}: pulled module differs", entry.name);
@@ -79,10 +98,19 @@ fn policies_round_trip_through_a_real_registry() {
         assert_eq!(m.layers.len(), 1);
         assert_eq!(m.layers[0].media_type, WASM_LAYER_MEDIA_TYPE);
         let annotations = m.annotations.clone().unwrap_or_default();
-        assert!(annotations.contains_key("io.kubewarden.policy.title"), "{annotations:?}");
+        assert!(
+            annotations.contains_key("io.kubewarden.policy.title"),
+            "{annotations:?}"
+        );
         assert_eq!(annotations["io.kubewarden.policy.version"], "0.1.0");
-        assert_eq!(annotations["org.opencontainers.image.source"], annotations["io.kubewarden.policy.source"]);
-        assert!(!annotations.contains_key("io.kubewarden.policy.usage"), "multi-line values stay out");
+        assert_eq!(
+            annotations["org.opencontainers.image.source"],
+            annotations["io.kubewarden.policy.source"]
+        );
+        assert!(
+            !annotations.contains_key("io.kubewarden.policy.usage"),
+            "multi-line values stay out"
+        );
 
         // The pulled module evaluates a corpus case exactly as expected.
         let policy = Policy::from_bytes(entry.name.to_string(), &pulled.wasm).unwrap();

@@ -16,7 +16,9 @@ pub extern "C" fn wapc_init() {
 fn validate_settings(payload: &[u8]) -> CallResult {
     let settings: Value = serde_json::from_slice(payload)?;
     let reply = match settings.get("behaviour").and_then(Value::as_str) {
-        Some("invalid-settings") => json!({"valid": false, "message": "behaviour: invalid-settings is refused"}),
+        Some("invalid-settings") => {
+            json!({"valid": false, "message": "behaviour: invalid-settings is refused"})
+        }
         _ => json!({"valid": true, "message": null}),
     };
     Ok(serde_json::to_vec(&reply)?)
@@ -64,7 +66,12 @@ fn validate(payload: &[u8]) -> CallResult {
             }
         }
         "log" => {
-            let _ = guest::host_call("kubewarden", "tracing", "log", br#"{"level":"info","msg":"hello"}"#);
+            let _ = guest::host_call(
+                "kubewarden",
+                "tracing",
+                "log",
+                br#"{"level":"info","msg":"hello"}"#,
+            );
             guest::console_log("console hello");
             json!({"accepted": true})
         }

@@ -101,7 +101,10 @@ mod tests {
             "system:serviceaccount:flux-system:kustomize-controller",
             &[]
         )));
-        assert!(!ids.matches(&user("system:serviceaccount:flux-system:helm-controller", &[])));
+        assert!(!ids.matches(&user(
+            "system:serviceaccount:flux-system:helm-controller",
+            &[]
+        )));
     }
 
     #[test]
@@ -116,6 +119,9 @@ mod tests {
             service_accounts: vec!["just-a-name".into()],
             ..Default::default()
         };
-        assert!(bad.validate("suspenders").unwrap_err().contains("suspenders.serviceAccounts"));
+        assert!(bad
+            .validate("suspenders")
+            .unwrap_err()
+            .contains("suspenders.serviceAccounts"));
     }
 }

@@ -8,7 +8,10 @@ pub fn check_name_part(name: &str) -> Result<(), String> {
         return Err("must not be empty".into());
     }
     if name.len() > 63 {
-        return Err(format!("must be at most 63 characters (it has {})", name.chars().count()));
+        return Err(format!(
+            "must be at most 63 characters (it has {})",
+            name.chars().count()
+        ));
     }
     let bytes = name.as_bytes();
     let alnum = |b: &u8| b.is_ascii_alphanumeric();
@@ -33,14 +36,20 @@ pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
         return Err("must not be empty".into());
     }
     if name.len() > 253 {
-        return Err(format!("must be at most 253 characters (it has {})", name.chars().count()));
+        return Err(format!(
+            "must be at most 253 characters (it has {})",
+            name.chars().count()
+        ));
     }
     let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let bytes = name.as_bytes();
     if !bytes.first().is_some_and(lower_alnum) || !bytes.last().is_some_and(lower_alnum) {
         return Err("must begin and end with a lower-case letter or digit".into());
     }
-    if name.bytes().any(|b| !(lower_alnum(&b) || b == b'-' || b == b'.')) {
+    if name
+        .bytes()
+        .any(|b| !(lower_alnum(&b) || b == b'-' || b == b'.'))
+    {
         return Err("may contain only lower-case letters, digits, '-' and '.'".into());
     }
     Ok(())
@@ -51,7 +60,10 @@ pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
 pub fn check_dns1123_label(name: &str) -> Result<(), String> {
     check_dns1123_subdomain(name)?;
     if name.len() > 63 {
-        return Err(format!("must be at most 63 characters (it has {})", name.len()));
+        return Err(format!(
+            "must be at most 63 characters (it has {})",
+            name.len()
+        ));
     }
     if name.contains('.') {
         return Err("may not contain '.'".into());

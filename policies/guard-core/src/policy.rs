@@ -13,8 +13,11 @@ pub trait Policy {
     /// The name the policy is published under, e.g. `flux-suspend`.
     const NAME: &'static str;
     type Settings: Settings;
-    fn evaluate(request: &AdmissionRequest, settings: &Self::Settings, ctx: &Context<'_>)
-        -> Verdict;
+    fn evaluate(
+        request: &AdmissionRequest,
+        settings: &Self::Settings,
+        ctx: &Context<'_>,
+    ) -> Verdict;
 }
 
 /// The waPC `validate` payload: `{"request": AdmissionRequest, "settings": {...}}`.

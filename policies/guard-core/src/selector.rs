@@ -59,7 +59,11 @@ impl LabelSelector {
                     "{setting}.matchExpressions: key {:?} with operator {:?} {}",
                     r.key,
                     r.operator,
-                    if needs_values { "needs values" } else { "takes no values" }
+                    if needs_values {
+                        "needs values"
+                    } else {
+                        "takes no values"
+                    }
                 ));
             }
         }
@@ -72,7 +76,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -93,7 +100,10 @@ mod tests {
     fn validation() {
         let sel: LabelSelector =
             serde_json::from_str(r#"{"matchExpressions":[{"key":"a","operator":"In"}]}"#).unwrap();
-        assert!(sel.validate("protect.labelSelector").unwrap_err().contains("needs values"));
+        assert!(sel
+            .validate("protect.labelSelector")
+            .unwrap_err()
+            .contains("needs values"));
         assert!(serde_json::from_str::<LabelSelector>(r#"{"matchLabel":{}}"#).is_err());
     }
 }

@@ -54,8 +54,17 @@ struct ListAll<'a> {
 
 fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Value, ClusterError> {
     let msg = serde_json::to_vec(request).map_err(|e| ClusterError(e.to_string()))?;
-    let reply = wapc_guest::host_call("kubewarden", "kubernetes", operation, &msg)
-        .map_err(|e| ClusterError(e.to_string()))?;
+    // wapc-guest prefixes the host's own message with "Host error: "; the
+    // message is what policy-server said, so pass it on as it was sent.
+    let reply =
+        wapc_guest::host_call("kubewarden", "kubernetes", operation, &msg).map_err(|e| {
+            let text = e.to_string();
+            ClusterError(
+                text.strip_prefix("Host error: ")
+                    .unwrap_or(&text)
+                    .to_string(),
+            )
+        })?;
     serde_json::from_slice(&reply).map_err(|e| ClusterError(format!("unreadable reply: {e}")))
 }
 
@@ -93,7 +102,9 @@ impl Cluster for HostCluster {
             Value::Object(mut list) => match list.remove("items") {
                 Some(Value::Array(items)) => Ok(items),
                 Some(Value::Null) | None => Ok(Vec::new()),
-                Some(_) => Err(ClusterError("unreadable reply: `items` is not a list".into())),
+                Some(_) => Err(ClusterError(
+                    "unreadable reply: `items` is not a list".into(),
+                )),
             },
             _ => Err(ClusterError("unreadable reply: not a List".into())),
         }

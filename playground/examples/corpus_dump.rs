@@ -1,0 +1,30 @@
+//! Prints, as one JSON object, the AdmissionResponse the conformance crate's
+//! native evaluation gives for every corpus case (`<policy>/<case>` -> response):
+//! the playground's browser tests compare the page against it when the
+//! harness (`target/host/host-test`) has not been built.
+//!
+//!     cargo run --example corpus_dump -p playground [tests/cases]
+
+use serde_json::{Map, Value};
+
+fn main() -> std::process::ExitCode {
+    let root = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "tests/cases".into());
+    let cases = match conformance::load_cases(std::path::Path::new(&root)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let mut out = Map::new();
+    for case in &cases {
+        let policy = case.id.split('/').next().unwrap_or("");
+        if let Some(entry) = playground::engine::entry(policy) {
+            out.insert(case.id.clone(), conformance::evaluate_native(entry, case));
+        }
+    }
+    println!("{}", Value::Object(out));
+    std::process::ExitCode::SUCCESS
+}
