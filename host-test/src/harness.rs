@@ -40,8 +40,8 @@ impl Policy {
     }
 
     pub fn from_bytes(name: String, wasm: &[u8]) -> Result<Self> {
-        let metadata = metadata::read(wasm)?;
         let module = PolicyModule::new(wasm)?;
+        let metadata = metadata::read(wasm)?;
         let policy = Self {
             name,
             module,
