@@ -1,5 +1,12 @@
 //! The `host-test` command line, as users and `make` call it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

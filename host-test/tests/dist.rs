@@ -1,6 +1,13 @@
 //! The shipped modules in dist/ (made by `make build`): annotated, within
 //! their size budget, and answering as Kubewarden requires.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
 use std::path::PathBuf;
 
 use host_test::harness::Policy;

@@ -4,6 +4,13 @@
 //! Regenerate with `make scaffold` when a policy's metadata, README or
 //! questions change.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
 use std::path::{Path, PathBuf};
 
 use host_test::distribution::{

@@ -2,6 +2,13 @@
 //! with a purpose-built misbehaving module (host-test/test-policy), built by
 //! `make build` for wasm32-wasip1.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,13 @@
 //! policy in dist/, pull it back byte-identical, check the manifest as kwctl
 //! writes it, and evaluate a corpus case with each pulled module.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

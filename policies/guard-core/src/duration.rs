@@ -35,23 +35,24 @@ pub fn parse(text: &str) -> Result<i64, String> {
             .find(|(_, c)| *c == '.' || c.is_ascii_digit())
             .map_or(after.len(), |(i, _)| i);
         let (unit, after) = after.split_at(unit_len);
-        let scale: u128 =
-            match unit {
-                "ns" => 1,
-                "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-                "ms" => 1_000_000,
-                "s" => 1_000_000_000,
-                "m" => 60_000_000_000,
-                "h" => 3_600_000_000_000,
-                "" => {
-                    return Err(format!(
-                        "invalid duration {text:?}: missing unit (ns, us, ms, s, m, h)"
-                    ))
-                }
-                other => return Err(format!(
+        let scale: u128 = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            "" => {
+                return Err(format!(
+                    "invalid duration {text:?}: missing unit (ns, us, ms, s, m, h)"
+                ))
+            }
+            other => {
+                return Err(format!(
                     "invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"
-                )),
-            };
+                ))
+            }
+        };
         let int: u128 = if int_part.is_empty() {
             0
         } else {

@@ -21,8 +21,22 @@ pub fn register<P: Policy>() {
 }
 
 fn validate<P: Policy>(payload: &[u8]) -> CallResult {
-    let ctx = Context::new(jiff::Timestamp::now(), &HostCluster);
+    let ctx = Context::new(wall_clock(), &HostCluster);
     Ok(validate_json::<P>(payload, &ctx))
+}
+
+/// The WASI wall clock (policy-server's real clock; the harness pins it).
+/// Not `Timestamp::now()`: its `expect` would link every jiff error message
+/// into the module, about 100 KB for a clock read that cannot fail here.
+fn wall_clock() -> jiff::Timestamp {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| {
+            let secs = i64::try_from(d.as_secs()).ok()?;
+            jiff::Timestamp::new(secs, i32::try_from(d.subsec_nanos()).ok()?).ok()
+        })
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
 fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
