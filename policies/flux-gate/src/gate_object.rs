@@ -88,7 +88,7 @@ pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
         view.metadata
             .annotation(key)
             .map(|v| {
-                v.trim().parse::<Timestamp>().map_err(|_| {
+                guard_core::rfc3339::parse(v.trim()).map_err(|_| {
                     format!(
                         "annotation {key}: {} is not an RFC 3339 instant; write the current time in UTC, \
                          e.g. 2026-11-20T10:00:00Z ($(date -u +%Y-%m-%dT%H:%M:%SZ))",
@@ -128,10 +128,12 @@ pub fn check_write(
         };
         let ahead = at.duration_since(now);
         return Err(format!(
-            "annotation {key}: {at} is {} ahead of the policy's clock ({now}; tolerance {}); \
+            "annotation {key}: {} is {} ahead of the policy's clock ({}; tolerance {}); \
              write the current time: kubectl -n {namespace} annotate --overwrite gate/{} \
              {key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"",
+            guard_core::rfc3339::format(at),
             duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
+            guard_core::rfc3339::format(now),
             duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
             gate.name,
         ));

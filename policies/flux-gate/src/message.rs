@@ -59,13 +59,15 @@ pub fn why_closed(gate: &Gate<'_>, state: &State<'_>) -> String {
         }
         (Why::Freeze(f), _) => format!(
             "frozen from {} until {} ({})",
-            f.start,
-            f.end,
+            guard_core::rfc3339::format(f.start),
+            guard_core::rfc3339::format(f.end),
             guard_core::names::quote(&f.reason)
         ),
         (Why::Request { action, at, until }, _) => format!(
-            "{}.gate.fluxcd.io/requestedAt {at} holds until {until}",
-            action.verb()
+            "{}.gate.fluxcd.io/requestedAt {} holds until {}",
+            action.verb(),
+            guard_core::rfc3339::format(*at),
+            guard_core::rfc3339::format(*until)
         ),
         (Why::Default, Gate::Declared(g))
             if g.schedules.iter().any(|s| s.action == Action::Open) =>
@@ -79,7 +81,11 @@ pub fn why_closed(gate: &Gate<'_>, state: &State<'_>) -> String {
                 .and_then(|at| Some((at, at.checked_add(g.window).ok()?)));
             match expired {
                 Some((at, until)) => {
-                    format!("spec.default is closed; the open request of {at} expired at {until}")
+                    format!(
+                        "spec.default is closed; the open request of {} expired at {}",
+                        guard_core::rfc3339::format(at),
+                        guard_core::rfc3339::format(until)
+                    )
                 }
                 None => "spec.default is closed and no open request is in effect".into(),
             }

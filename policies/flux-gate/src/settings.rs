@@ -452,7 +452,7 @@ fn duration(path: &str, text: &str) -> Result<SignedDuration, String> {
 }
 
 fn instant(path: &str, text: &str) -> Result<Timestamp, String> {
-    text.parse::<Timestamp>().map_err(|_| {
+    guard_core::rfc3339::parse(text).map_err(|_| {
         format!(
             "{path}: {} is not an RFC 3339 instant; write e.g. 2026-12-24T00:00:00Z",
             names::quote(text)

@@ -405,7 +405,9 @@ fn state_warnings(
     };
     match change {
         Change::Enter => {
-            let until = expiry.map(|at| format!(", until {at}")).unwrap_or_default();
+            let until = expiry
+                .map(|at| format!(", until {}", guard_core::rfc3339::format(at)))
+                .unwrap_or_default();
             warnings.push(format!(
                 "{what} is now suspended by {} ({}{until})",
                 state.mechanisms(target.kind),
@@ -431,8 +433,9 @@ fn state_warnings(
             if let Some(Some(at)) = state.reason.map(reason::until) {
                 match at {
                     Ok(at) if at <= now => warnings.push(format!(
-                        "The suspension of {what} expired at {at}; resume it:\n  {}\nor renew the \
+                        "The suspension of {what} expired at {}; resume it:\n  {}\nor renew the \
                          until= time in annotation {SUSPEND_ANNOTATION}",
+                        guard_core::rfc3339::format(at),
                         commands::resume(target, settings)
                     )),
                     Ok(_) => {}

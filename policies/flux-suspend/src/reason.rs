@@ -1,7 +1,7 @@
 //! The suspension reason: the value of `reconcile.fluxcd.io/suspended`, with an
 //! optional expiry written inside it as `until=<RFC 3339 time>`.
 
-use guard_core::{duration, names, Timestamp};
+use guard_core::{duration, names, rfc3339, Timestamp};
 
 use crate::settings::Settings;
 
@@ -15,7 +15,7 @@ pub fn until(value: &str) -> Option<Result<Timestamp, String>> {
         return Some(Err("it has more than one until= time; keep one".to_string()));
     }
     let text = token.get(UNTIL.len()..).unwrap_or("");
-    Some(text.parse::<Timestamp>().map_err(|_| {
+    Some(rfc3339::parse(text).map_err(|_| {
         format!(
             "until={} is not an RFC 3339 time; write it like until=2026-11-22T18:00:00Z",
             names::quote(text)
@@ -94,7 +94,9 @@ pub fn check(
         ),
         None => Ok(None),
         Some(at) if at <= now => Err(format!(
-            "its expiry until={at} has already passed (now is {now})"
+            "its expiry until={} has already passed (now is {})",
+            rfc3339::format(at),
+            rfc3339::format(now)
         )),
         Some(at) => {
             if let Some(max) = settings.max_duration.nanos {
@@ -103,7 +105,8 @@ pub fn check(
                     let shown = i64::try_from(ahead)
                         .map_or_else(|_| "centuries".to_string(), duration::format);
                     return Err(format!(
-                        "its expiry until={at} is {shown} ahead, more than maxDuration ({})",
+                        "its expiry until={} is {shown} ahead, more than maxDuration ({})",
+                        rfc3339::format(at),
                         settings.max_duration.text
                     ));
                 }

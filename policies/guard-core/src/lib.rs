@@ -12,6 +12,7 @@ pub mod identity;
 pub mod names;
 pub mod policy;
 pub mod request;
+pub mod rfc3339;
 pub mod selector;
 pub mod settings;
 pub mod verdict;
