@@ -277,7 +277,14 @@ struct ServerPolicy {
     settings: Value,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     context_aware_resources: Vec<ContextAwareResourceSpec>,
+    /// policy-server denies every host capability but logging unless granted;
+    /// guard-core's adapter makes exactly these two Kubernetes calls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    host_capabilities: Vec<&'static str>,
 }
+
+/// The host capabilities a context-aware policy needs.
+const CLUSTER_LOOKUPS: [&str; 2] = ["kubernetes/get_resource", "kubernetes/list_resources_all"];
 
 /// `deploy/policies.yml`: every policy for a standalone policy-server.
 pub fn policies_yml(all: &[Sources]) -> Result<String> {
@@ -292,6 +299,11 @@ pub fn policies_yml(all: &[Sources]) -> Result<String> {
                     allowed_to_mutate: s.metadata.mutating.unwrap_or(false),
                     settings: Value::Object(Default::default()),
                     context_aware_resources: s.metadata.context_aware_resources.clone(),
+                    host_capabilities: if s.metadata.context_aware_resources.is_empty() {
+                        Vec::new()
+                    } else {
+                        CLUSTER_LOOKUPS.to_vec()
+                    },
                 },
             )
         })
