@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use guard_core::request::json_type;
 use serde_json::Value;
 
 /// eventSources beyond this many are not read (the CRD sets no bound).
@@ -141,17 +142,6 @@ impl Source<'_> {
                     .is_some_and(|v| object.labels.get(k).is_some_and(|l| l == v))
             })
         })
-    }
-}
-
-pub fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
     }
 }
 

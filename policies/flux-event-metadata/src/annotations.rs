@@ -7,8 +7,8 @@ use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde_json::Value;
 
-use crate::alert::json_type;
 use crate::kinds::PREFIX;
+use guard_core::request::json_type;
 
 /// One event annotation: the part after the prefix, its value, and whether
 /// the object carried exactly this before the change.

@@ -109,30 +109,19 @@ fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
                     return Some(format!(
                         "malformed {field}: metadata.{map}[{}] must be a string, found {}",
                         names::quote(key),
-                        kind_of(value)
+                        guard_core::request::json_type(value)
                     ));
                 }
             }
             Some(other) => {
                 return Some(format!(
                     "malformed {field}: metadata.{map} must be a map of strings, found {}",
-                    kind_of(other)
+                    guard_core::request::json_type(other)
                 ))
             }
         }
     }
     None
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The suspend state of one object, as the RFC's `get` story defines it.

@@ -132,6 +132,18 @@ pub struct AdmissionRequest {
     pub dry_run: bool,
 }
 
+/// How a JSON value's type is named in messages ("found a list").
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
 /// Which of the two objects of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {
