@@ -672,7 +672,7 @@ mod tests {
             settings.clone(),
             &Namespaces::with("shop", None),
         );
-        let object = v.mutated_object.as_ref().expect("a mutation");
+        let object = v.mutated_value().expect("a mutation");
         assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
         assert_eq!(object["spec"]["version"], "16");
         warning(
@@ -689,7 +689,7 @@ mod tests {
             &Namespaces::none(),
         );
         assert_eq!(
-            v.mutated_object.unwrap()["metadata"]["annotations"][RP],
+            v.mutated_value().unwrap()["metadata"]["annotations"][RP],
             "skip"
         );
         // Not when something else decides, nor on UPDATE.

@@ -13,6 +13,7 @@ use crate::prune;
 use crate::reason;
 use crate::settings::{Mode, Settings};
 use crate::view::{self, Object, State};
+use guard_core::edit::RawObject;
 
 /// How the request moves the object's effective suspend state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,12 +211,15 @@ fn change(
     if edits.is_empty() {
         return verdict;
     }
-    match request.object_value(Which::Object) {
-        Ok(Some(mut object)) => match mirror::apply(&edits, &mut object) {
-            Ok(()) => verdict.mutate(object),
-            Err(e) => Verdict::deny(e),
-        },
-        Ok(None) => verdict,
+    let Some(raw) = request.object.as_deref() else {
+        return verdict;
+    };
+    let mut object = match RawObject::parse(raw.get()) {
+        Ok(object) => object,
+        Err(e) => return Verdict::deny(format!("malformed object: {e}")),
+    };
+    match mirror::apply(&edits, &mut object).and_then(|()| object.to_raw()) {
+        Ok(mutated) => verdict.mutate_raw(mutated),
         Err(e) => Verdict::deny(e),
     }
 }
@@ -587,18 +591,17 @@ mod tests {
         v.message.as_deref().unwrap_or("")
     }
 
-    fn suspend_of(v: &Verdict) -> Option<&Value> {
-        v.mutated_object
-            .as_ref()
-            .and_then(|o| o.pointer("/spec/suspend"))
+    fn suspend_of(v: &Verdict) -> Option<Value> {
+        v.mutated_value()
+            .and_then(|o| o.pointer("/spec/suspend").cloned())
     }
 
-    fn annotation_of<'a>(v: &'a Verdict, key: &str) -> Option<&'a Value> {
-        v.mutated_object
-            .as_ref()?
+    fn annotation_of(v: &Verdict, key: &str) -> Option<Value> {
+        v.mutated_value()?
             .get("metadata")?
             .get("annotations")?
             .get(key)
+            .cloned()
     }
 
     #[test]
@@ -614,7 +617,7 @@ mod tests {
         );
         let v = run(&r, "{}");
         assert!(v.allowed, "{v:?}");
-        assert_eq!(suspend_of(&v), Some(&json!(true)));
+        assert_eq!(suspend_of(&v), Some(json!(true)));
         assert!(
             v.warnings
                 .iter()
@@ -756,7 +759,7 @@ mod tests {
         );
         let v = run(&r, "{}");
         assert!(v.allowed);
-        assert_eq!(suspend_of(&v), Some(&json!(false)));
+        assert_eq!(suspend_of(&v), Some(json!(false)));
         assert_eq!(
             v.audit_annotations.get("action").map(String::as_str),
             Some("resume")
@@ -770,7 +773,7 @@ mod tests {
         let v = run(&r, "{}");
         assert!(v.allowed);
         assert_eq!(
-            v.mutated_object.as_ref().unwrap()["metadata"]["annotations"],
+            v.mutated_value().unwrap()["metadata"]["annotations"],
             json!({})
         );
         assert!(v
@@ -785,7 +788,7 @@ mod tests {
             old,
         );
         let v = run(&r, "{}");
-        assert_eq!(suspend_of(&v), Some(&json!(true)));
+        assert_eq!(suspend_of(&v), Some(json!(true)));
         assert!(v.audit_annotations.is_empty(), "{:?}", v.audit_annotations);
     }
 
@@ -1002,7 +1005,7 @@ mod tests {
             ks(json!({R: "INC-1 database migration"}), json!({})),
             ks(json!({}), json!({})),
         );
-        assert_eq!(annotation_of(&run(&r, s), key), Some(&json!("alice")));
+        assert_eq!(annotation_of(&run(&r, s), key), Some(json!("alice")));
         let old = ks(
             json!({R: "INC-1 database migration", key: "alice"}),
             json!({"suspend": true}),
@@ -1016,7 +1019,7 @@ mod tests {
             ),
             old.clone(),
         );
-        assert_eq!(annotation_of(&run(&r, s), key), Some(&json!("alice")));
+        assert_eq!(annotation_of(&run(&r, s), key), Some(json!("alice")));
         let r = request(
             "UPDATE",
             "bob",
@@ -1025,7 +1028,7 @@ mod tests {
         );
         let v = run(&r, s);
         assert_eq!(annotation_of(&v, key), None);
-        assert_eq!(suspend_of(&v), Some(&json!(false)));
+        assert_eq!(suspend_of(&v), Some(json!(false)));
     }
 
     #[test]
@@ -1042,7 +1045,7 @@ mod tests {
         let v = run(&r, "{}");
         assert_eq!(
             annotation_of(&v, "source.extensions.fluxcd.io/reconcile"),
-            Some(&json!("disabled"))
+            Some(json!("disabled"))
         );
         let r = request_of(
             "source.extensions.fluxcd.io",

@@ -2,7 +2,8 @@
 //! controller honours in step, so an annotated object is suspended for every
 //! Flux release, and a resume by either mechanism resumes it fully.
 
-use serde_json::{Map, Value};
+use guard_core::edit::RawObject;
+use serde_json::Value;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::view::State;
@@ -77,45 +78,38 @@ fn honour(kind: &Kind, on: bool) -> Edit {
     }
 }
 
-/// Applies edits to the full object. Errors name the field whose shape
-/// prevents it (already refused earlier in practice).
-pub fn apply(edits: &[Edit], object: &mut Value) -> Result<(), String> {
-    let root = object
-        .as_object_mut()
-        .ok_or_else(|| "malformed object: it is not an object".to_string())?;
+/// Applies edits to the full object, expanding only the members they touch.
+/// Errors name the field whose shape prevents it (already refused earlier in
+/// practice).
+pub fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), String> {
+    let malformed = |e: String| format!("malformed object: {e}");
     for edit in edits {
         match edit {
             Edit::SpecSuspend(on) => {
-                child(root, "spec")?.insert("suspend".to_string(), Value::Bool(*on));
+                object
+                    .child("spec")
+                    .map_err(malformed)?
+                    .insert("suspend", Value::Bool(*on));
             }
             Edit::SetAnnotation(key, value) => {
-                let metadata = child(root, "metadata")?;
-                child(metadata, "annotations")?.insert(key.clone(), Value::String(value.clone()));
+                object
+                    .child("metadata")
+                    .and_then(|m| m.child("annotations"))
+                    .map_err(malformed)?
+                    .insert(key, Value::String(value.clone()));
             }
             Edit::RemoveAnnotation(key) => {
-                if let Some(Value::Object(annotations)) = root
-                    .get_mut("metadata")
-                    .and_then(|m| m.get_mut("annotations"))
-                {
-                    annotations.remove(key);
+                let metadata = object.child("metadata").map_err(malformed)?;
+                if metadata.has_object("annotations") {
+                    metadata
+                        .child("annotations")
+                        .map_err(malformed)?
+                        .remove(key);
                 }
             }
         }
     }
     Ok(())
-}
-
-/// The object under `key`, created when absent or null.
-fn child<'a>(
-    map: &'a mut Map<String, Value>,
-    key: &str,
-) -> Result<&'a mut Map<String, Value>, String> {
-    let slot = map.entry(key.to_string()).or_insert(Value::Null);
-    if slot.is_null() {
-        *slot = Value::Object(Map::new());
-    }
-    slot.as_object_mut()
-        .ok_or_else(|| format!("malformed object: {key} must be an object"))
 }
 
 #[cfg(test)]
@@ -224,9 +218,17 @@ mod tests {
         assert!(new.disabled);
     }
 
+    fn raw(v: Value) -> RawObject {
+        RawObject::parse(&v.to_string()).unwrap()
+    }
+
+    fn value(o: &RawObject) -> Value {
+        serde_json::from_str(o.to_raw().unwrap().get()).unwrap()
+    }
+
     #[test]
     fn edits_apply_to_the_full_object() {
-        let mut o = json!({"metadata": {"name": "a"}, "spec": {"path": "./"}});
+        let mut o = raw(json!({"metadata": {"name": "a"}, "spec": {"path": "./"}}));
         apply(
             &[
                 Edit::SpecSuspend(true),
@@ -237,20 +239,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            o,
+            value(&o),
             json!({"metadata": {"name": "a", "annotations": {"k": "v"}}, "spec": {"path": "./", "suspend": true}})
         );
-        let mut no_spec = json!({"metadata": {"annotations": null}});
+        let mut no_spec = raw(json!({"metadata": {"annotations": null}}));
         apply(
             &[Edit::SpecSuspend(true), Edit::RemoveAnnotation("x".into())],
             &mut no_spec,
         )
         .unwrap();
         assert_eq!(
-            no_spec,
+            value(&no_spec),
             json!({"metadata": {"annotations": null}, "spec": {"suspend": true}})
         );
-        let mut bad = json!({"metadata": {}, "spec": "x"});
+        let mut bad = raw(json!({"metadata": {}, "spec": "x"}));
         assert_eq!(
             apply(&[Edit::SpecSuspend(true)], &mut bad).unwrap_err(),
             "malformed object: spec must be an object"

@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod duration;
+pub mod edit;
 pub mod identity;
 pub mod names;
 pub mod policy;

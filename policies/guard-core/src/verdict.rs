@@ -3,19 +3,32 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Allow or deny, plus what the person behind the request should know.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Verdict {
     pub allowed: bool,
     pub message: Option<String>,
     pub code: Option<u16>,
     pub warnings: Vec<String>,
     pub audit_annotations: BTreeMap<String, String>,
-    /// The whole object as the policy wants it stored; the host turns it into
-    /// a JSONPatch against `request.object`.
-    pub mutated_object: Option<Value>,
+    /// The whole object as the policy wants it stored, as JSON text (see
+    /// [`crate::edit::RawObject`]); the host turns it into a JSONPatch
+    /// against `request.object`.
+    pub mutated_object: Option<Box<RawValue>>,
+}
+
+impl PartialEq for Verdict {
+    fn eq(&self, other: &Self) -> bool {
+        self.allowed == other.allowed
+            && self.message == other.message
+            && self.code == other.code
+            && self.warnings == other.warnings
+            && self.audit_annotations == other.audit_annotations
+            && self.mutated_value() == other.mutated_value()
+    }
 }
 
 impl Verdict {
@@ -55,9 +68,25 @@ impl Verdict {
         self
     }
 
-    pub fn mutate(mut self, object: Value) -> Self {
+    pub fn mutate(self, object: Value) -> Self {
+        match serde_json::value::to_raw_value(&object) {
+            Ok(raw) => self.mutate_raw(raw),
+            Err(e) => {
+                Self::deny_with_code(format!("cannot serialize the mutated object: {e}"), 500)
+            }
+        }
+    }
+
+    pub fn mutate_raw(mut self, object: Box<RawValue>) -> Self {
         self.mutated_object = Some(object);
         self
+    }
+
+    /// The mutated object parsed back, for tests and hosts that inspect it.
+    pub fn mutated_value(&self) -> Option<Value> {
+        self.mutated_object
+            .as_ref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
 
     /// The waPC `validate` reply, in the SDK's `ValidationResponse` shape.
@@ -67,7 +96,7 @@ impl Verdict {
             accepted: bool,
             message: Option<&'a str>,
             code: Option<u16>,
-            mutated_object: Option<&'a Value>,
+            mutated_object: Option<&'a RawValue>,
             audit_annotations: Option<&'a BTreeMap<String, String>>,
             warnings: Option<&'a [String]>,
         }
@@ -75,7 +104,7 @@ impl Verdict {
             accepted: self.allowed,
             message: self.message.as_deref(),
             code: self.code,
-            mutated_object: self.mutated_object.as_ref(),
+            mutated_object: self.mutated_object.as_deref(),
             audit_annotations: (!self.audit_annotations.is_empty())
                 .then_some(&self.audit_annotations),
             warnings: (!self.warnings.is_empty()).then_some(self.warnings.as_slice()),

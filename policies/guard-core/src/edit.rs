@@ -1,0 +1,196 @@
+//! Editing an object without parsing all of it.
+//!
+//! A mutating policy must hand back the whole object, yet it changes a field
+//! or two (`spec.suspend`, one annotation). Parsing a 5 KB object with its
+//! managed fields into a `serde_json::Value` and printing it again costs more
+//! than every rule together; [`RawObject`] keeps each member as raw JSON text
+//! and expands only the objects on the path to an edit.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A JSON object whose members stay unparsed until an edit reaches them.
+#[derive(Debug, Default)]
+pub struct RawObject {
+    members: Vec<(String, Member)>,
+}
+
+#[derive(Debug)]
+enum Member {
+    Raw(Box<RawValue>),
+    Object(RawObject),
+    Value(Value),
+}
+
+impl RawObject {
+    /// Parses an object's top level; `Err` names what it is when not an object.
+    pub fn parse(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|_| "it is not a JSON object".to_string())
+    }
+
+    /// The object under `key`, expanded for editing; created when absent or
+    /// null. `Err` when the member is something other than an object.
+    pub fn child(&mut self, key: &str) -> Result<&mut RawObject, String> {
+        let index = match self.members.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.members
+                    .push((key.to_string(), Member::Object(RawObject::default())));
+                self.members.len() - 1
+            }
+        };
+        let Some((_, member)) = self.members.get_mut(index) else {
+            return Err(format!("{key} is missing"));
+        };
+        let expanded = match member {
+            Member::Object(_) => None,
+            Member::Raw(raw) if raw.get() == "null" => Some(RawObject::default()),
+            Member::Raw(raw) => {
+                Some(RawObject::parse(raw.get()).map_err(|_| format!("{key} must be an object"))?)
+            }
+            Member::Value(Value::Null) => Some(RawObject::default()),
+            Member::Value(v) => Some(
+                RawObject::parse(&v.to_string()).map_err(|_| format!("{key} must be an object"))?,
+            ),
+        };
+        if let Some(object) = expanded {
+            *member = Member::Object(object);
+        }
+        match member {
+            Member::Object(object) => Ok(object),
+            _ => Err(format!("{key} must be an object")),
+        }
+    }
+
+    /// Sets `key` to `value`, replacing what was there.
+    pub fn insert(&mut self, key: &str, value: Value) {
+        match self.members.iter_mut().find(|(k, _)| k == key) {
+            Some((_, member)) => *member = Member::Value(value),
+            None => self.members.push((key.to_string(), Member::Value(value))),
+        }
+    }
+
+    /// Removes `key`; false when it was not there.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let before = self.members.len();
+        self.members.retain(|(k, _)| k != key);
+        self.members.len() != before
+    }
+
+    /// The member under `key` is an object (as opposed to absent, null or other).
+    pub fn has_object(&self, key: &str) -> bool {
+        self.members.iter().any(|(k, m)| {
+            k == key
+                && match m {
+                    Member::Object(_) => true,
+                    Member::Raw(raw) => raw.get().trim_start().starts_with('{'),
+                    Member::Value(v) => v.is_object(),
+                }
+        })
+    }
+
+    /// The edited object as JSON text.
+    pub fn to_raw(&self) -> Result<Box<RawValue>, String> {
+        serde_json::value::to_raw_value(self).map_err(|e| e.to_string())
+    }
+}
+
+impl Serialize for RawObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.members.len()))?;
+        for (key, member) in &self.members {
+            match member {
+                Member::Raw(raw) => map.serialize_entry(key, raw)?,
+                Member::Object(object) => map.serialize_entry(key, object)?,
+                Member::Value(value) => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = RawObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<RawObject, A::Error> {
+                let mut members = Vec::new();
+                while let Some((key, value)) = access.next_entry::<String, Box<RawValue>>()? {
+                    // Later duplicates win, as in every JSON decoder Kubernetes uses.
+                    members.retain(|(k, _): &(String, Member)| *k != key);
+                    members.push((key, Member::Raw(value)));
+                }
+                Ok(RawObject { members })
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn edited(json: &str, f: impl FnOnce(&mut RawObject)) -> Value {
+        let mut o = RawObject::parse(json).unwrap();
+        f(&mut o);
+        serde_json::from_str(o.to_raw().unwrap().get()).unwrap()
+    }
+
+    #[test]
+    fn edits_reach_only_their_path() {
+        let v = edited(
+            r#"{"metadata":{"name":"a","annotations":{"x":"1","gone":"2"},"managedFields":[{"f":{"g":1}}]},"spec":{"path":"./"},"status":{"n":1.50}}"#,
+            |o| {
+                o.child("spec").unwrap().insert("suspend", json!(true));
+                let annotations = o.child("metadata").unwrap().child("annotations").unwrap();
+                annotations.insert("k", json!("v"));
+                assert!(annotations.remove("gone"));
+                assert!(!annotations.remove("never"));
+            },
+        );
+        assert_eq!(
+            v,
+            json!({"metadata":{"name":"a","annotations":{"x":"1","k":"v"},"managedFields":[{"f":{"g":1}}]},
+                   "spec":{"path":"./","suspend":true},"status":{"n":1.50}})
+        );
+    }
+
+    #[test]
+    fn absent_and_null_children_are_created_other_shapes_refused() {
+        let v = edited(r#"{"metadata":{"annotations":null}}"#, |o| {
+            o.child("spec").unwrap().insert("suspend", json!(true));
+            o.child("metadata")
+                .unwrap()
+                .child("annotations")
+                .unwrap()
+                .insert("k", json!("v"));
+        });
+        assert_eq!(
+            v,
+            json!({"metadata":{"annotations":{"k":"v"}},"spec":{"suspend":true}})
+        );
+        let mut bad = RawObject::parse(r#"{"spec":"x"}"#).unwrap();
+        assert_eq!(bad.child("spec").unwrap_err(), "spec must be an object");
+        assert!(RawObject::parse("[1]").is_err());
+        assert!(
+            bad.has_object("spec") == false
+                && RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a")
+        );
+    }
+
+    #[test]
+    fn untouched_objects_print_as_they_came() {
+        let text = r#"{"b":1,"a":{"z":[1,2,{"q":null}]},"c":"\u00e9"}"#;
+        let o = RawObject::parse(text).unwrap();
+        assert_eq!(o.to_raw().unwrap().get(), text);
+    }
+}
