@@ -181,10 +181,8 @@ mod tests {
         let mut bad = RawObject::parse(r#"{"spec":"x"}"#).unwrap();
         assert_eq!(bad.child("spec").unwrap_err(), "spec must be an object");
         assert!(RawObject::parse("[1]").is_err());
-        assert!(
-            bad.has_object("spec") == false
-                && RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a")
-        );
+        assert!(!bad.has_object("spec"));
+        assert!(RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a"));
     }
 
     #[test]
