@@ -371,7 +371,7 @@ fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
     }
     println!(
         "\n{:<20} {:>6} {:>8} {:>8} {:>8} {:>7} {:>11} {:>12}",
-        "policy", "cases", "allowed", "mutated", "denied", "failed", "module KiB", "median µs"
+        "policy", "cases", "allowed", "mutated", "denied", "failed", "module KiB", "µs/request"
     );
     for (policy, list) in by_policy {
         let count = |v: &str| list.iter().filter(|o| o.verdict() == v).count();
@@ -389,7 +389,11 @@ fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
             median(&times)
         );
     }
-    println!();
+    println!(
+        "µs/request: median over every case, each on a fresh instance as policy-server runs it, \
+         including the host's share (payload, AdmissionResponse, JSONPatch); `make bench` times \
+         the module alone, warm and fresh, against native.\n"
+    );
 }
 
 fn bench_cmd(
