@@ -40,6 +40,29 @@ impl<'a> RecordedCluster<'a> {
     }
 }
 
+impl RecordedCluster<'_> {
+    /// The recorded objects of a kind, in one namespace or (`None`) in all;
+    /// the first recorded error fails the whole list, as a failed API list does.
+    pub fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let mut items = Vec::new();
+        for r in self
+            .of_kind(api_version, kind)
+            .filter(|r| namespace.is_none_or(|ns| r.namespace == ns))
+        {
+            if let Some(e) = &r.error {
+                return Err(ClusterError(e.clone()));
+            }
+            items.extend(r.object.clone());
+        }
+        Ok(items)
+    }
+}
+
 impl Cluster for RecordedCluster<'_> {
     fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
         match self
@@ -53,13 +76,6 @@ impl Cluster for RecordedCluster<'_> {
     }
 
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
-        let mut items = Vec::new();
-        for r in self.of_kind(api_version, kind) {
-            if let Some(e) = &r.error {
-                return Err(ClusterError(e.clone()));
-            }
-            items.extend(r.object.clone());
-        }
-        Ok(items)
+        self.list(api_version, kind, None)
     }
 }

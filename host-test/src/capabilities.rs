@@ -7,6 +7,8 @@
 //! refused with a clear error.
 
 use conformance::cluster::Recorded;
+use conformance::RecordedCluster;
+use guard_core::context::{Cluster as _, ObjectRef};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -95,6 +97,8 @@ impl Host {
     }
 }
 
+/// Answers from recorded objects through conformance's [`RecordedCluster`],
+/// the same lookups the native evaluation uses, in policy-server's reply shapes.
 fn answer_recorded(
     objects: &[Recorded],
     operation: &str,
@@ -103,39 +107,33 @@ fn answer_recorded(
     kind: &str,
 ) -> Result<Vec<u8>, String> {
     let field = |k: &str| request.get(k).and_then(Value::as_str).unwrap_or("");
-    let of_kind = objects
-        .iter()
-        .filter(|r| r.api_version == api_version && r.kind == kind);
-    let list = |items: Vec<&Recorded>| -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        for r in items {
-            if let Some(e) = &r.error {
-                return Err(e.clone());
-            }
-            out.extend(r.object.clone());
-        }
+    let cluster = RecordedCluster::new(objects);
+    let list = |namespace: Option<&str>| -> Result<Vec<u8>, String> {
+        let mut items = cluster
+            .list(api_version, kind, namespace)
+            .map_err(|e| e.0)?;
         let selector = field("label_selector");
-        out.retain(|o| selector_matches(selector, o));
+        items.retain(|o| selector_matches(selector, o));
         Ok(serde_json::to_vec(&json!({
             "apiVersion": api_version,
             "kind": format!("{kind}List"),
             "metadata": {"resourceVersion": ""},
-            "items": out,
+            "items": items,
         }))
         .unwrap_or_default())
     };
     match operation {
         "get_resource" => {
             let (name, namespace) = (field("name"), field("namespace"));
-            match of_kind
-                .clone()
-                .find(|r| r.name == name && r.namespace == namespace)
-            {
-                Some(Recorded { error: Some(e), .. }) => Err(e.clone()),
-                Some(Recorded {
-                    object: Some(o), ..
-                }) => Ok(serde_json::to_vec(o).unwrap_or_default()),
-                _ => Err(format!(
+            let object = ObjectRef {
+                api_version,
+                kind,
+                namespace,
+                name,
+            };
+            match cluster.get(&object).map_err(|e| e.0)? {
+                Some(o) => Ok(serde_json::to_vec(&o).unwrap_or_default()),
+                None => Err(format!(
                     "Cannot find {kind} {}{name}: {} \"{name}\" not found (404)",
                     if namespace.is_empty() {
                         String::new()
@@ -146,11 +144,8 @@ fn answer_recorded(
                 )),
             }
         }
-        "list_resources_all" => list(of_kind.collect()),
-        "list_resources_by_namespace" => {
-            let namespace = field("namespace");
-            list(of_kind.filter(|r| r.namespace == namespace).collect())
-        }
+        "list_resources_all" => list(None),
+        "list_resources_by_namespace" => list(Some(field("namespace"))),
         other => Err(format!(
             "kubernetes/{other} is not supported by this harness"
         )),
