@@ -1,18 +1,19 @@
 //! Kubernetes name rules (apimachinery `validation`), so policies refuse what
 //! the API server would, with a message that says which rule.
+//!
+//! Lengths are in bytes, as Kubernetes counts them: k8s.io/apimachinery
+//! `pkg/api/validate/content` `IsLabelKey`, `IsLabelValue`, `IsDNS1123Subdomain`
+//! compare Go's `len(value)` and say "must be no more than N bytes" (`MaxLenError`,
+//! commit 52d6a1804554ed8f4c716d3ff0cb69923ea29937). Only ASCII passes the
+//! character rules, so bytes and characters differ only for a name refused anyway.
 
-/// A qualified name's name part: at most 63 characters, alphanumeric at both
+/// A qualified name's name part: at most 63 bytes, alphanumeric at both
 /// ends, `-`, `_` and `.` inside (`[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).
 pub fn check_name_part(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("must not be empty".into());
     }
-    if name.len() > 63 {
-        return Err(format!(
-            "must be at most 63 characters (it has {})",
-            name.chars().count()
-        ));
-    }
+    too_long(name, 63)?;
     let bytes = name.as_bytes();
     let alnum = |b: &u8| b.is_ascii_alphanumeric();
     if !bytes.first().is_some_and(alnum) || !bytes.last().is_some_and(alnum) {
@@ -29,18 +30,13 @@ pub fn check_name_part(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A DNS-1123 subdomain: at most 253 characters of lower-case alphanumerics,
+/// A DNS-1123 subdomain: at most 253 bytes of lower-case alphanumerics,
 /// `-` and `.`, alphanumeric at both ends (namespaced object names, key prefixes).
 pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("must not be empty".into());
     }
-    if name.len() > 253 {
-        return Err(format!(
-            "must be at most 253 characters (it has {})",
-            name.chars().count()
-        ));
-    }
+    too_long(name, 253)?;
     let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let bytes = name.as_bytes();
     if !bytes.first().is_some_and(lower_alnum) || !bytes.last().is_some_and(lower_alnum) {
@@ -55,18 +51,24 @@ pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A DNS-1123 label: a subdomain of at most 63 characters without dots
+/// A DNS-1123 label: a subdomain of at most 63 bytes without dots
 /// (namespace names).
 pub fn check_dns1123_label(name: &str) -> Result<(), String> {
     check_dns1123_subdomain(name)?;
-    if name.len() > 63 {
-        return Err(format!(
-            "must be at most 63 characters (it has {})",
-            name.len()
-        ));
-    }
+    too_long(name, 63)?;
     if name.contains('.') {
         return Err("may not contain '.'".into());
+    }
+    Ok(())
+}
+
+/// The length rule, in the unit Kubernetes counts: bytes.
+fn too_long(name: &str, max: usize) -> Result<(), String> {
+    if name.len() > max {
+        return Err(format!(
+            "must be at most {max} bytes (it has {})",
+            name.len()
+        ));
     }
     Ok(())
 }
@@ -108,6 +110,28 @@ mod tests {
         assert!(check_name_part("a_").is_err());
         assert!(check_name_part("a b").is_err());
         assert!(check_name_part("é").is_err());
+    }
+
+    #[test]
+    fn lengths_are_counted_and_reported_in_bytes() {
+        let e_acute = "é".repeat(32);
+        assert_eq!(e_acute.chars().count(), 32);
+        assert_eq!(
+            check_name_part(&e_acute).unwrap_err(),
+            "must be at most 63 bytes (it has 64)"
+        );
+        assert_eq!(
+            check_name_part(&"a".repeat(64)).unwrap_err(),
+            "must be at most 63 bytes (it has 64)"
+        );
+        assert_eq!(
+            check_dns1123_subdomain(&"ü".repeat(127)).unwrap_err(),
+            "must be at most 253 bytes (it has 254)"
+        );
+        assert_eq!(
+            check_dns1123_label(&"a".repeat(64)).unwrap_err(),
+            "must be at most 63 bytes (it has 64)"
+        );
     }
 
     #[test]
