@@ -119,23 +119,38 @@ impl<'a> Alert<'a> {
             .collect()
     }
 
-    /// Does this Alert receive the events of `object`? notification-controller:
-    /// same kind, the source's namespace (the Alert's own when unset), and
-    /// the exact name, or `*` with every `matchLabels` entry present.
-    pub fn selects(&self, object: &Emitter<'_>) -> bool {
-        !self.suspended() && self.sources().any(|s| s.selects(self.namespace, object))
+    /// Does this Alert receive the events of `object`, as notification-controller
+    /// decides (fluxcd/notification-controller `internal/server/event_handlers.go`,
+    /// `filterAlertsForEvent` and `eventMatchesAlertSource`, commit
+    /// 2e46958a67f3af0e3e755a4fcaf7397d5803725e): not suspended; a source of the
+    /// object's kind and namespace (the Alert's own when unset); the exact name
+    /// or `*`; and, whenever `matchLabels` is set, every entry among the
+    /// object's labels, whatever the name. With `--no-cross-namespace-refs`
+    /// (`same_namespace_only`), `getNotificationParams` discards events from
+    /// other namespaces before metadata is combined.
+    pub fn selects(&self, object: &Emitter<'_>, same_namespace_only: bool) -> bool {
+        if self.suspended() || (same_namespace_only && self.namespace != object.namespace) {
+            return false;
+        }
+        self.sources().any(|s| s.selects(self.namespace, object))
     }
 }
 
 impl Source<'_> {
+    /// The namespace whose objects this source names.
+    pub fn namespace_or<'b>(&'b self, alert_namespace: &'b str) -> &'b str {
+        self.namespace.unwrap_or(alert_namespace)
+    }
+
     fn selects(&self, alert_namespace: &str, object: &Emitter<'_>) -> bool {
-        if self.kind != object.kind || self.namespace.unwrap_or(alert_namespace) != object.namespace
-        {
+        if self.kind != object.kind || self.namespace_or(alert_namespace) != object.namespace {
             return false;
         }
-        if self.name != "*" {
-            return self.name == object.name;
+        if self.name != "*" && self.name != object.name {
+            return false;
         }
+        // A requirement with an invalid key or value fails LabelSelectorAsSelector
+        // upstream (no match); valid object labels can never equal it here either.
         self.match_labels.is_none_or(|wanted| {
             wanted.iter().all(|(k, v)| {
                 v.as_str()
@@ -174,29 +189,55 @@ mod tests {
         let none = BTreeMap::new();
         let by_name = alert(json!({"eventSources": [{"kind": "HelmRelease", "name": "podinfo"}]}));
         let a = Alert::from_object(&by_name);
-        assert!(a.selects(&emitter(&none, "flux-system", "podinfo")));
-        assert!(!a.selects(&emitter(&none, "apps", "podinfo")));
-        assert!(!a.selects(&emitter(&none, "flux-system", "other")));
+        assert!(a.selects(&emitter(&none, "flux-system", "podinfo"), false));
+        assert!(!a.selects(&emitter(&none, "apps", "podinfo"), false));
+        assert!(!a.selects(&emitter(&none, "flux-system", "other"), false));
 
         let star = alert(
             json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "apps"}]}),
         );
         let a = Alert::from_object(&star);
-        assert!(a.selects(&emitter(&none, "apps", "anything")));
-        assert!(!a.selects(&emitter(&none, "flux-system", "anything")));
+        assert!(a.selects(&emitter(&none, "apps", "anything"), false));
+        assert!(!a.selects(&emitter(&none, "flux-system", "anything"), false));
 
         let labelled = alert(json!({"eventSources": [
             {"kind": "HelmRelease", "name": "*", "namespace": "apps", "matchLabels": {"team": "payments"}}]}));
         let a = Alert::from_object(&labelled);
-        assert!(a.selects(&emitter(&labels, "apps", "x")));
-        assert!(!a.selects(&emitter(&none, "apps", "x")));
+        assert!(a.selects(&emitter(&labels, "apps", "x"), false));
+        assert!(!a.selects(&emitter(&none, "apps", "x"), false));
 
         let other_kind = alert(json!({"eventSources": [{"kind": "Kustomization", "name": "*"}]}));
-        assert!(!Alert::from_object(&other_kind).selects(&emitter(&none, "flux-system", "x")));
+        assert!(
+            !Alert::from_object(&other_kind).selects(&emitter(&none, "flux-system", "x"), false)
+        );
+
+        // A name and matchLabels: both must hold (the name alone selected it before).
+        let named = alert(json!({"eventSources": [
+            {"kind": "HelmRelease", "name": "x", "namespace": "apps", "matchLabels": {"team": "payments"}}]}));
+        let a = Alert::from_object(&named);
+        assert!(a.selects(&emitter(&labels, "apps", "x"), false));
+        assert!(!a.selects(&emitter(&none, "apps", "x"), false));
+        assert!(!a.selects(&emitter(&labels, "apps", "y"), false));
+        let empty = alert(json!({"eventSources": [
+            {"kind": "HelmRelease", "name": "*", "namespace": "apps", "matchLabels": {}}]}));
+        assert!(Alert::from_object(&empty).selects(&emitter(&none, "apps", "x"), false));
 
         let suspended =
             alert(json!({"suspend": true, "eventSources": [{"kind": "HelmRelease", "name": "*"}]}));
-        assert!(!Alert::from_object(&suspended).selects(&emitter(&none, "flux-system", "x")));
+        assert!(!Alert::from_object(&suspended).selects(&emitter(&none, "flux-system", "x"), false));
+    }
+
+    #[test]
+    fn no_cross_namespace_refs_keeps_alerts_to_their_namespace() {
+        let none = BTreeMap::new();
+        let elsewhere = alert(
+            json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "apps"}]}),
+        );
+        let a = Alert::from_object(&elsewhere);
+        assert!(a.selects(&emitter(&none, "apps", "x"), false));
+        assert!(!a.selects(&emitter(&none, "apps", "x"), true));
+        let own = alert(json!({"eventSources": [{"kind": "HelmRelease", "name": "*"}]}));
+        assert!(Alert::from_object(&own).selects(&emitter(&none, "flux-system", "x"), true));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use guard_core::identity::describe;
 use guard_core::names::{check_name_part, quote};
+use guard_core::UserInfo;
 
 use crate::alert::Alert;
 use crate::kinds;
@@ -20,6 +22,7 @@ pub fn check(
     old: Option<&Alert<'_>>,
     target: &Target<'_>,
     settings: &Settings,
+    user: &UserInfo,
     findings: &mut Findings,
 ) {
     let (summary, metadata) = match (alert.summary(), alert.event_metadata()) {
@@ -38,7 +41,7 @@ pub fn check(
     let unchanged =
         |key: &str, value: &str| old_metadata.iter().any(|&(k, v)| k == key && v == value);
 
-    let overridden = controller_overrides(alert);
+    let overridden = controller_overrides(alert, settings.no_cross_namespace_refs);
     for &(key, value) in &metadata {
         let same = unchanged(key, value);
         if let Err(e) = check_name_part(key) {
@@ -53,6 +56,20 @@ pub fn check(
         }
         let field = format!("spec.eventMetadata.{key}");
         check_value(&field, key, value, same, settings, findings);
+        // The Alert's value beats every selected object's annotation, so the
+        // routing keys' setters are the same people here as on objects.
+        let setters = &settings.routing_key_setters;
+        if values::is_routing_key(key) && !same && !setters.is_empty() && !setters.matches(user) {
+            findings.report(Action::Deny, false, || {
+                format!(
+                    "{field} chooses {} for every event of the objects this Alert selects, so only \
+                     the identities in the policy setting routingKeySetters may set or change it, and \
+                     {} is not one of them. Leave it to them, or remove it from the Alert.",
+                    values::routing_purpose(key),
+                    describe(user)
+                )
+            });
+        }
         if let Some((group, kind)) = overridden
             .iter()
             .find(|(g, _)| kinds::controller_keys(g).contains(&key))
@@ -136,10 +153,15 @@ fn check_value(
 }
 
 /// The (group, kind) pairs of the Alert's sources, whose controller keys
-/// override the Alert's metadata.
-fn controller_overrides<'a>(alert: &Alert<'a>) -> BTreeSet<(&'static str, &'a str)> {
+/// override the Alert's metadata. With `--no-cross-namespace-refs` a source
+/// in another namespace delivers no events, so it overrides nothing.
+fn controller_overrides<'a>(
+    alert: &Alert<'a>,
+    same_namespace_only: bool,
+) -> BTreeSet<(&'static str, &'a str)> {
     alert
         .sources()
+        .filter(|s| !same_namespace_only || s.namespace_or(alert.namespace) == alert.namespace)
         .filter_map(|s| kinds::group_of_kind(s.kind).map(|g| (g, s.kind)))
         .collect()
 }
@@ -168,6 +190,10 @@ mod tests {
     use serde_json::{json, Value};
 
     fn run(settings: &str, spec: Value, old: Option<Value>) -> guard_core::Verdict {
+        run_as(settings, spec, old, "alice@example.com")
+    }
+
+    fn run_as(settings: &str, spec: Value, old: Option<Value>, who: &str) -> guard_core::Verdict {
         let settings = parse::<Settings>(settings.as_bytes()).unwrap();
         let alert = Alert::new("slack", "flux-system", Some(&spec));
         let old = old
@@ -180,8 +206,19 @@ mod tests {
             name: "slack",
             exists: old.is_some(),
         };
+        let user = UserInfo {
+            username: who.into(),
+            ..UserInfo::default()
+        };
         let mut findings = Findings::default();
-        check(&alert, old.as_ref(), &target, &settings, &mut findings);
+        check(
+            &alert,
+            old.as_ref(),
+            &target,
+            &settings,
+            &user,
+            &mut findings,
+        );
         findings.into_verdict(&target)
     }
 
@@ -224,6 +261,40 @@ mod tests {
             None,
         );
         assert!(v.allowed && v.warnings.len() == 1);
+    }
+
+    #[test]
+    fn routing_keys_need_a_setter() {
+        let s = r#"{"routingKeySetters":{"serviceAccounts":["ci:release-bot"]}}"#;
+        let sha = "4f2a6c1d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49";
+        let spec = json!({"eventSources": sources(), "eventMetadata": {"change_request": "42", "commit": sha}});
+        let v = run(s, spec.clone(), None);
+        let m = v.message.unwrap();
+        assert!(m.starts_with("2 problems"), "{m}");
+        assert!(m.contains(
+            "spec.eventMetadata.change_request chooses which pull request receives the comment"
+        ));
+        assert!(m.contains("and alice@example.com is not one of them"));
+        assert!(
+            run_as(
+                s,
+                spec.clone(),
+                None,
+                "system:serviceaccount:ci:release-bot"
+            )
+            .allowed
+        );
+        // Unchanged values are not set by this request; anyone may edit the rest of the Alert.
+        assert!(run(s, spec.clone(), Some(spec)).allowed);
+        assert!(run("{}", json!({"eventMetadata": {"commit": sha}}), None).allowed);
+    }
+
+    #[test]
+    fn no_cross_namespace_refs_drops_overrides_from_other_namespaces() {
+        let spec = json!({"eventSources": [{"kind": "Kustomization", "name": "*", "namespace": "apps"}],
+                          "eventMetadata": {"revision": "x"}});
+        assert!(!run("{}", spec.clone(), None).allowed);
+        assert!(run(r#"{"noCrossNamespaceRefs":true}"#, spec, None).allowed);
     }
 
     #[test]

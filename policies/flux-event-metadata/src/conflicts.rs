@@ -22,7 +22,10 @@ pub fn check(
     cluster: &dyn Cluster,
     findings: &mut Findings,
 ) {
-    if settings.alert_conflicts == Action::Ignore || entries.is_empty() {
+    // Only an added or changed annotation is a new decision to check against
+    // the Alerts; an edit that leaves them alone (`flux suspend`, a finalizer)
+    // must not depend on the lookup, nor fail with it.
+    if settings.alert_conflicts == Action::Ignore || entries.iter().all(|e| e.unchanged) {
         return;
     }
     let alerts = match cluster.list_all(ALERT_API_VERSION, "Alert") {
@@ -41,7 +44,7 @@ pub fn check(
     };
     for object in alerts.iter().take(MAX_ALERTS) {
         let alert = Alert::from_object(object);
-        if !alert.selects(&emitter) {
+        if !alert.selects(&emitter, settings.no_cross_namespace_refs) {
             continue;
         }
         // A malformed Alert cannot exist past its CRD schema; skip what cannot be read.
@@ -165,6 +168,7 @@ mod tests {
             },
             meta: &meta,
             old: old.as_ref(),
+            origin: None,
         };
         let entries: Vec<Entry<'_>> =
             crate::annotations::entries(subject.meta, subject.old).collect();
@@ -193,14 +197,14 @@ mod tests {
         ), "{:?}", v.warnings);
         let v = run(r#"{"alertConflicts":"deny"}"#, Ok(alerts.clone()), None);
         assert!(v.message.unwrap().contains("MetadataAppendFailed"));
-        // Unchanged: only a warning even when denying.
-        assert!(
+        // Unchanged: not looked up again, so neither refused nor warned.
+        assert_eq!(
             run(
                 r#"{"alertConflicts":"deny"}"#,
                 Ok(alerts.clone()),
                 Some("dev")
-            )
-            .allowed
+            ),
+            guard_core::Verdict::allow()
         );
         assert!(run(r#"{"alertConflicts":"ignore"}"#, Ok(alerts), None)
             .warnings
@@ -242,5 +246,22 @@ mod tests {
         );
         let v = run(r#"{"alertLookupFailure":"deny"}"#, err(), None);
         assert!(v.message.unwrap().contains("alertLookupFailure is deny"));
+        // Annotations left as they were: no lookup, so nothing can fail.
+        let v = run(r#"{"alertLookupFailure":"deny"}"#, err(), Some("dev"));
+        assert_eq!(v, guard_core::Verdict::allow());
+    }
+
+    #[test]
+    fn no_cross_namespace_refs_ignores_alerts_elsewhere() {
+        let mut elsewhere = slack(
+            json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "flux-system"}],
+                   "eventMetadata": {"env": "production"}}),
+        );
+        elsewhere["metadata"]["namespace"] = json!("monitoring");
+        let alerts = vec![elsewhere];
+        assert_eq!(run("{}", Ok(alerts.clone()), None).warnings.len(), 1);
+        assert!(run(r#"{"noCrossNamespaceRefs":true}"#, Ok(alerts), None)
+            .warnings
+            .is_empty());
     }
 }

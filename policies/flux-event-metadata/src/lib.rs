@@ -24,6 +24,7 @@ pub mod alert;
 pub mod alert_rules;
 pub mod annotations;
 pub mod conflicts;
+pub mod generated;
 pub mod kinds;
 pub mod object_rules;
 pub mod report;
@@ -84,6 +85,7 @@ impl Policy for FluxEventMetadata {
                 target,
                 meta: &meta,
                 old: old.as_ref(),
+                origin: generated::origin(request, &meta, settings),
             };
             let entries =
                 object_rules::check(&subject, settings, &request.user_info, &mut findings);
@@ -119,7 +121,14 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         settings,
         &mut findings,
     );
-    alert_rules::check(&alert, old_alert.as_ref(), &target, settings, &mut findings);
+    alert_rules::check(
+        &alert,
+        old_alert.as_ref(),
+        &target,
+        settings,
+        &request.user_info,
+        &mut findings,
+    );
     findings.into_verdict(&target)
 }
 

@@ -8,6 +8,7 @@ use guard_core::names::{check_name_part, quote};
 use guard_core::{Metadata, UserInfo};
 
 use crate::annotations::{entries, Entry};
+use crate::generated::Origin;
 use crate::kinds::{self, PREFIX};
 use crate::report::{Findings, Target};
 use crate::settings::{Action, Settings};
@@ -19,6 +20,8 @@ pub struct Subject<'a> {
     pub target: Target<'a>,
     pub meta: &'a Metadata,
     pub old: Option<&'a Metadata>,
+    /// Set when a Flux controller generated the object from a template.
+    pub origin: Option<Origin>,
 }
 
 /// Applies every per-key and per-object rule. Returns the entries whose key
@@ -148,14 +151,6 @@ fn check_entry(
     true
 }
 
-fn routing_purpose(key: &str) -> &'static str {
-    if key == values::COMMIT {
-        "which Git commit receives the commit status"
-    } else {
-        "which pull request receives the comment"
-    }
-}
-
 fn check_routing(
     subject: &Subject<'_>,
     settings: &Settings,
@@ -174,7 +169,7 @@ fn check_routing(
                 "annotation {PREFIX}{key}={} is not {expected}; notification-controller uses `{key}` \
                  to choose {}.",
                 quote(value),
-                routing_purpose(key)
+                values::routing_purpose(key)
             )
         });
     }
@@ -186,7 +181,7 @@ fn check_routing(
                 "annotation {PREFIX}{key} chooses {}, so only the identities in the policy setting \
                  routingKeySetters may set or change it, and {} is not one of them. Leave it to \
                  them, or {}.",
-                routing_purpose(key),
+                values::routing_purpose(key),
                 describe(user),
                 subject.target.removal(key, false)
             )
@@ -215,6 +210,21 @@ fn check_required(subject: &Subject<'_>, settings: &Settings, findings: &mut Fin
     for key in settings.required_for(target.kind) {
         let full = format!("{PREFIX}{key}");
         if subject.meta.annotations.contains_key(&full) {
+            continue;
+        }
+        if let Some(origin) = &subject.origin {
+            findings.warn(format!(
+                "{} lacks the annotation {full} (requiredKeys), but {} generates it from {}, so it is \
+                 accepted rather than stalling the {}; {} copies only {} of the {} onto it, so add \
+                 the key there.",
+                target.describe(),
+                origin.controller,
+                origin.owner(),
+                origin.owner_kind,
+                origin.controller,
+                origin.template,
+                origin.owner_kind,
+            ));
             continue;
         }
         let was_missing = subject
@@ -296,6 +306,7 @@ mod tests {
             },
             meta: &new,
             old: old.as_ref(),
+            origin: None,
         };
         let mut findings = Findings::default();
         check(&subject, &settings, &user(who), &mut findings);

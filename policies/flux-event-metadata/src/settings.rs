@@ -63,7 +63,18 @@ pub struct Settings {
     pub inert_annotations: Action,
     /// An Alert's deprecated `.spec.summary`.
     pub deprecated_summary: Action,
+    /// The Flux controllers that generate objects (helm-controller's
+    /// HelmCharts, source-watcher's ExternalArtifacts); such an object is
+    /// never refused for a missing key, which would stall its owner.
+    pub flux_controllers: Identities,
+    /// Mirrors notification-controller's `--no-cross-namespace-refs`: an
+    /// Alert then receives only the events of objects in its own namespace.
+    pub no_cross_namespace_refs: bool,
 }
+
+/// Flux's own service accounts (flux2 `manifests/bases/*/patch.yaml`,
+/// namespace `flux-system` from `manifests/install/kustomization.yaml`).
+const FLUX_GENERATORS: [&str; 2] = ["flux-system:helm-controller", "flux-system:source-watcher"];
 
 impl Default for Settings {
     fn default() -> Self {
@@ -83,6 +94,11 @@ impl Default for Settings {
             alert_lookup_failure: Action::Warn,
             inert_annotations: Action::Warn,
             deprecated_summary: Action::Warn,
+            flux_controllers: Identities {
+                service_accounts: FLUX_GENERATORS.map(String::from).to_vec(),
+                ..Identities::default()
+            },
+            no_cross_namespace_refs: false,
         }
     }
 }
@@ -209,7 +225,8 @@ impl guard_core::Settings for Settings {
                 self.max_keys
             ));
         }
-        self.routing_key_setters.validate("routingKeySetters")
+        self.routing_key_setters.validate("routingKeySetters")?;
+        self.flux_controllers.validate("fluxControllers")
     }
 }
 
@@ -304,6 +321,29 @@ mod tests {
             .contains("maxValueLength: 0 is out of range; accepted: 1 to 262144"));
         assert!(err(r#"{"maxKeys":0}"#).contains("maxKeys: 0 is out of range"));
         assert!(err(r#"{"maxKeys":-1}"#).contains("invalid value"));
+    }
+
+    #[test]
+    fn flux_controllers_default_to_flux_service_accounts() {
+        let s = parse::<Settings>(b"{}").unwrap();
+        assert_eq!(
+            s.flux_controllers.service_accounts,
+            ["flux-system:helm-controller", "flux-system:source-watcher"]
+        );
+        assert!(!s.no_cross_namespace_refs);
+        let s = parse::<Settings>(
+            br#"{"fluxControllers":{"serviceAccounts":["flux:helm-controller"]},"noCrossNamespaceRefs":true}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.flux_controllers.service_accounts,
+            ["flux:helm-controller"]
+        );
+        assert!(s.no_cross_namespace_refs);
+        assert!(
+            err(r#"{"fluxControllers":{"serviceAccounts":["helm-controller"]}}"#)
+                .contains("fluxControllers.serviceAccounts")
+        );
     }
 
     #[test]

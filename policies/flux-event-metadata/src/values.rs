@@ -10,6 +10,15 @@ pub fn is_routing_key(key: &str) -> bool {
     key == COMMIT || key == CHANGE_REQUEST
 }
 
+/// What a routing key chooses, for messages.
+pub fn routing_purpose(key: &str) -> &'static str {
+    if key == COMMIT {
+        "which Git commit receives the commit status"
+    } else {
+        "which pull request receives the comment"
+    }
+}
+
 /// The first control character a provider would mangle, if any. A line feed
 /// passes only when `allow_newlines` is set.
 pub fn control_character(value: &str, allow_newlines: bool) -> Option<char> {

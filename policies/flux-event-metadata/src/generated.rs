@@ -1,0 +1,157 @@
+//! Objects that Flux controllers generate for a user's object: the HelmChart
+//! helm-controller applies for each HelmRelease, the ExternalArtifacts
+//! source-watcher applies for each ArtifactGenerator. Their annotations come
+//! only from a template in the owner, so refusing one for a missing key would
+//! stall the owner forever; the fix belongs in the owner's template.
+//!
+//! An object counts as generated when both hold: the requester is one of the
+//! `fluxControllers` identities, and the object carries the ownership marks
+//! that controller writes. Neither alone is enough (anyone can copy labels; a
+//! controller identity also writes objects it does not generate).
+
+use guard_core::{AdmissionRequest, Metadata, Which};
+use serde::Deserialize;
+
+use crate::settings::Settings;
+
+const SOURCE: &str = "source.toolkit.fluxcd.io";
+
+/// helm-controller marks the HelmChart with its owner's name and namespace
+/// (`internal/reconcile/helmchart_template.go` `Reconcile` calls fluxcd/pkg
+/// `ssa.ResourceManager.SetOwnerLabels` with group `helm.toolkit.fluxcd.io`).
+const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
+const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
+/// source-watcher labels each ExternalArtifact with its generator's UID and
+/// points `spec.sourceRef` at the generator (`reconcileExternalArtifact`).
+const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
+
+/// Where a generated object comes from, for messages.
+pub struct Origin {
+    pub controller: &'static str,
+    pub owner_kind: &'static str,
+    pub owner_namespace: String,
+    pub owner_name: String,
+    /// The owner's field whose annotations the controller copies.
+    pub template: &'static str,
+}
+
+impl Origin {
+    pub fn owner(&self) -> String {
+        format!(
+            "{} {}/{}",
+            self.owner_kind, self.owner_namespace, self.owner_name
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct ExternalArtifactHead {
+    #[serde(default)]
+    spec: Option<ExternalArtifactSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExternalArtifactSpec {
+    #[serde(default)]
+    source_ref: Option<SourceRef>,
+}
+
+#[derive(Deserialize)]
+struct SourceRef {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+}
+
+/// The origin of the object under review, when a Flux controller generated it.
+pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) -> Option<Origin> {
+    if request.kind.group != SOURCE || !settings.flux_controllers.matches(&request.user_info) {
+        return None;
+    }
+    match request.kind.kind.as_str() {
+        "HelmChart" => {
+            let name = meta.labels.get(HELM_OWNER_NAME)?;
+            let namespace = meta.labels.get(HELM_OWNER_NAMESPACE)?;
+            Some(Origin {
+                controller: "helm-controller",
+                owner_kind: "HelmRelease",
+                owner_namespace: namespace.clone(),
+                owner_name: name.clone(),
+                template: "spec.chart.metadata.annotations",
+            })
+        }
+        "ExternalArtifact" => {
+            meta.labels.get(GENERATOR_LABEL)?;
+            let head = request
+                .object_as::<ExternalArtifactHead>(Which::Object)
+                .ok()??;
+            let source = head.spec?.source_ref?;
+            if source.kind != "ArtifactGenerator" || source.name.is_empty() {
+                return None;
+            }
+            // source-watcher writes the generator's namespace; an empty one is the object's own.
+            let owner_namespace = if source.namespace.is_empty() {
+                meta.namespace.clone()
+            } else {
+                source.namespace
+            };
+            Some(Origin {
+                controller: "source-watcher",
+                owner_kind: "ArtifactGenerator",
+                owner_namespace,
+                owner_name: source.name,
+                template: "spec.commonMetadata.annotations",
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(kind: &str, user: &str, labels: serde_json::Value) -> AdmissionRequest {
+        serde_json::from_value(json!({
+            "uid": "1", "name": "x", "namespace": "apps", "operation": "CREATE",
+            "kind": {"group": SOURCE, "version": "v1", "kind": kind},
+            "userInfo": {"username": user},
+            "object": {"metadata": {"name": "x", "namespace": "apps", "labels": labels},
+                       "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}},
+        }))
+        .unwrap()
+    }
+
+    fn origin_of(r: &AdmissionRequest) -> Option<Origin> {
+        let meta = r.metadata(Which::Object).unwrap().unwrap();
+        origin(r, &meta, &Settings::default())
+    }
+
+    const HELM: &str = "system:serviceaccount:flux-system:helm-controller";
+    const WATCHER: &str = "system:serviceaccount:flux-system:source-watcher";
+
+    #[test]
+    fn helm_charts_need_the_controller_and_its_owner_labels() {
+        let owned = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
+        let o = origin_of(&request("HelmChart", HELM, owned.clone())).unwrap();
+        assert_eq!(o.owner(), "HelmRelease apps/podinfo");
+        assert_eq!(o.template, "spec.chart.metadata.annotations");
+        assert!(origin_of(&request("HelmChart", "bob", owned)).is_none());
+        assert!(origin_of(&request("HelmChart", HELM, json!({HELM_OWNER_NAME: "p"}))).is_none());
+    }
+
+    #[test]
+    fn external_artifacts_need_source_watcher_and_a_generator() {
+        let owned = json!({GENERATOR_LABEL: "4e5f6a7b"});
+        let o = origin_of(&request("ExternalArtifact", WATCHER, owned.clone())).unwrap();
+        assert_eq!(o.owner(), "ArtifactGenerator apps/gen");
+        assert!(origin_of(&request("ExternalArtifact", HELM, json!({}))).is_none());
+        assert!(origin_of(&request("ExternalArtifact", "bob", owned.clone())).is_none());
+        assert!(origin_of(&request("GitRepository", WATCHER, owned)).is_none());
+    }
+}
