@@ -1,6 +1,8 @@
 //! Which gates hold a request: the settings' bindings, and the gates an
 //! object names itself in its `gating.toolkit.fluxcd.io/gates` annotation.
 
+use std::collections::BTreeMap;
+
 use guard_core::names;
 use guard_core::{AdmissionRequest, Metadata};
 
@@ -56,15 +58,87 @@ pub fn parse_ref(
     }
 }
 
+/// The labels Flux's controllers put on every object they apply, naming the
+/// Kustomization or HelmRelease it comes from (`<group>/name`,
+/// `<group>/namespace`): fluxcd/pkg ssa `ResourceManager.SetOwnerLabels`, as
+/// kustomize-controller calls it with its API group, and helm-controller's
+/// post-renderer `OriginLabels`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FluxOwnerKind {
+    Kustomization,
+    HelmRelease,
+}
+
+impl FluxOwnerKind {
+    pub fn parse(kind: &str) -> Option<Self> {
+        match kind {
+            "Kustomization" => Some(FluxOwnerKind::Kustomization),
+            "HelmRelease" => Some(FluxOwnerKind::HelmRelease),
+            _ => None,
+        }
+    }
+
+    pub fn kind(self) -> &'static str {
+        match self {
+            FluxOwnerKind::Kustomization => "Kustomization",
+            FluxOwnerKind::HelmRelease => "HelmRelease",
+        }
+    }
+
+    /// The version context-aware lookups read it in.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            FluxOwnerKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
+            FluxOwnerKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
+        }
+    }
+
+    fn group(self) -> &'static str {
+        match self {
+            FluxOwnerKind::Kustomization => "kustomize.toolkit.fluxcd.io",
+            FluxOwnerKind::HelmRelease => "helm.toolkit.fluxcd.io",
+        }
+    }
+
+    /// The `(namespace, name)` of the object of this kind that applied an
+    /// object with these labels.
+    pub fn owner_of(self, labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
+        let group = self.group();
+        let get = |key: &str| labels.get(&format!("{group}/{key}")).map(String::as_str);
+        Some((get("namespace")?, get("name")?))
+    }
+}
+
+/// Flux objects whose applied objects a binding selects; an empty
+/// namespace or name stands for any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FluxOwner {
+    pub kind: FluxOwnerKind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl FluxOwner {
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.kind.owner_of(labels).is_some_and(|(ns, name)| {
+            (self.namespace.is_empty() || self.namespace == ns)
+                && (self.name.is_empty() || self.name == name)
+        })
+    }
+}
+
 /// The gates bound to one object (its metadata as in the request), in order,
-/// without repeats.
-pub fn gates_for(
-    settings: &Compiled,
-    request: &AdmissionRequest,
-    meta: &Metadata,
-) -> Result<Vec<GateRef>, String> {
-    let mut gates: Vec<GateRef> = Vec::new();
-    let mut add = |r: &GateRef| {
+/// without repeats, and what was wrong with its gates annotation, if anything.
+#[derive(Debug, Default, PartialEq)]
+pub struct Bound {
+    pub gates: Vec<GateRef>,
+    /// The annotation could not be read; only the bindings' gates are listed.
+    pub malformed: Option<String>,
+}
+
+pub fn gates_for(settings: &Compiled, request: &AdmissionRequest, meta: &Metadata) -> Bound {
+    let mut bound = Bound::default();
+    let add = |gates: &mut Vec<GateRef>, r: &GateRef| {
         if !gates.contains(r) {
             gates.push(r.clone());
         }
@@ -76,30 +150,44 @@ pub fn gates_for(
                     .iter()
                     .any(|k| k.is(&request.kind.group, &request.kind.kind)))
             && (b.namespaces.is_empty() || b.namespaces.contains(&request.namespace))
-            && b.selector.matches(&meta.labels);
+            && b.selector.matches(&meta.labels)
+            && (b.requested_by.is_empty() || b.requested_by.matches(&request.user_info))
+            && (b.applied_by.is_empty() || b.applied_by.iter().any(|o| o.matches(&meta.labels)));
         if matches {
-            b.gates.iter().for_each(&mut add);
+            for r in &b.gates {
+                add(&mut bound.gates, r);
+            }
         }
     }
     if let Some(value) = meta.annotation(GATES_ANNOTATION) {
-        let entries: Vec<&str> = value
-            .split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .collect();
-        if entries.len() > MAX_ANNOTATED {
-            return Err(format!(
-                "annotation {GATES_ANNOTATION} names {} gates; at most {MAX_ANNOTATED} are allowed",
-                entries.len()
-            ));
-        }
-        for entry in entries {
-            let r = parse_ref(entry, &settings.gates, &settings.gate_namespace)
-                .map_err(|e| format!("annotation {GATES_ANNOTATION}: {e}, separated by commas"))?;
-            add(&r);
+        match annotated(value, settings) {
+            Ok(refs) => refs.iter().for_each(|r| add(&mut bound.gates, r)),
+            Err(e) => bound.malformed = Some(e),
         }
     }
-    Ok(gates)
+    bound
+}
+
+/// The gates an annotation value names.
+fn annotated(value: &str, settings: &Compiled) -> Result<Vec<GateRef>, String> {
+    let entries: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect();
+    if entries.len() > MAX_ANNOTATED {
+        return Err(format!(
+            "annotation {GATES_ANNOTATION} names {} gates; at most {MAX_ANNOTATED} are allowed",
+            entries.len()
+        ));
+    }
+    entries
+        .into_iter()
+        .map(|entry| {
+            parse_ref(entry, &settings.gates, &settings.gate_namespace)
+                .map_err(|e| format!("annotation {GATES_ANNOTATION}: {e}, separated by commas"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -178,10 +266,7 @@ mod tests {
         let prod = meta(&[("tier", "prod")], None);
         let k = "kustomize.toolkit.fluxcd.io";
         let hit = request("UPDATE", k, "Kustomization", "flux-system");
-        assert_eq!(
-            gates_for(c, &hit, &prod).unwrap(),
-            vec![GateRef::Declared(0)]
-        );
+        assert_eq!(gates_for(c, &hit, &prod).gates, vec![GateRef::Declared(0)]);
         for miss in [
             request("CREATE", k, "Kustomization", "flux-system"),
             request(
@@ -192,10 +277,10 @@ mod tests {
             ),
             request("UPDATE", k, "Kustomization", "apps"),
         ] {
-            assert!(gates_for(c, &miss, &prod).unwrap().is_empty());
+            assert!(gates_for(c, &miss, &prod).gates.is_empty());
         }
         assert!(gates_for(c, &hit, &meta(&[("tier", "dev")], None))
-            .unwrap()
+            .gates
             .is_empty());
     }
 
@@ -212,10 +297,9 @@ mod tests {
             c,
             &req,
             &meta(&[], Some("sre-approval, qa/qa-approval,freeze,")),
-        )
-        .unwrap();
+        );
         assert_eq!(
-            got,
+            got.gates,
             vec![
                 GateRef::Declared(0),
                 GateRef::Object {
@@ -228,7 +312,9 @@ mod tests {
                 },
             ]
         );
-        let err = gates_for(c, &req, &meta(&[], Some("sre approval"))).unwrap_err();
+        let bad = gates_for(c, &req, &meta(&[], Some("sre approval")));
+        assert_eq!(bad.gates, vec![GateRef::Declared(0)]);
+        let err = bad.malformed.unwrap();
         assert!(
             err.starts_with(
                 "annotation gating.toolkit.fluxcd.io/gates: \"sre approval\" is not a gate name"
@@ -237,7 +323,8 @@ mod tests {
         );
         let many = vec!["g"; 17].join(",");
         assert!(gates_for(c, &req, &meta(&[], Some(&many)))
-            .unwrap_err()
+            .malformed
+            .unwrap()
             .contains("names 17 gates"));
     }
 }

@@ -1,15 +1,19 @@
 //! Five-field cron expressions (`minute hour day-of-month month day-of-week`)
 //! and the next matching wall-clock minute.
 //!
-//! The grammar is Vixie cron's, which Flux Operator schedules and Argo CD sync
-//! windows also accept: numbers, names (`JAN`-`DEC`, `SUN`-`SAT`, any case),
-//! `*`, ranges `a-b`, steps `*/n`, `a-b/n` and `a/n` (from `a` to the field's
-//! end), lists `a,b-c`, day of week 0-7 with both 0 and 7 meaning Sunday, and the
+//! The grammar is Vixie cron's: numbers, names (`JAN`-`DEC`, `SUN`-`SAT`,
+//! any case), `*` (and `?`, read as `*` like robfig/cron v3 does), ranges
+//! `a-b`, steps `*/n`, `a-b/n` and `a/n` (from `a` to the field's end), lists
+//! `a,b-c`, day of week 0-7 with both 0 and 7 meaning Sunday, and the
 //! `@yearly`, `@monthly`, `@weekly`, `@daily`, `@hourly` shorthands.
 //!
 //! Day of month and day of week combine as in Vixie cron: when both are
-//! restricted (neither field starts with `*`), a day matches if either
-//! matches; otherwise both must match.
+//! restricted (neither field starts with `*` or `?`), a day matches if either
+//! matches; otherwise both must match. robfig/cron v3 (parser.go `getRange`,
+//! spec.go `dayMatches`, v3.0.1) differs: a step above 1 (`*/10`) makes its
+//! field restricted, so `0 0 */10 * FRI` fires on the 1st, 11th, 21st and 31st
+//! and on Fridays there, on Fridays that are one of those days here; it also
+//! refuses day of week 7 and accepts shorthands in lower case only.
 //!
 //! [`Cron::next_match`] jumps field by field (month, day, hour, minute), so a
 //! schedule that fires once every four years (`0 0 29 2 *`) costs a few dozen
@@ -124,7 +128,7 @@ impl Cron {
             days: parse_field(dom, f_dom)? as u32,
             months: parse_field(month, f_month)? as u16,
             weekdays,
-            days_or: !dom.starts_with('*') && !dow.starts_with('*'),
+            days_or: !unrestricted(dom) && !unrestricted(dow),
         };
         if !cron.ever_fires() {
             return Err(
@@ -240,6 +244,12 @@ impl Cron {
     }
 }
 
+/// Vixie cron's test for a day field that does not restrict: it starts with
+/// `*` (`*/2` included); `?` is `*`.
+fn unrestricted(field: &str) -> bool {
+    field.starts_with('*') || field.starts_with('?')
+}
+
 /// The lowest set bit at or above `from`, up to `max`.
 fn next_bit(bits: u64, from: u8, max: u8) -> Option<u8> {
     (from..=max).find(|&b| bits & (1 << b) != 0)
@@ -289,7 +299,8 @@ fn parse_item(item: &str, field: &Field) -> Result<u64, String> {
         }
         None => (item, None),
     };
-    let (lo, hi) = if range == "*" {
+    // `?` is `*`, as robfig/cron v3 reads it (parser.go, getRange).
+    let (lo, hi) = if range == "*" || range == "?" {
         (field.min, field.max)
     } else if let Some((a, b)) = range.split_once('-') {
         let (lo, hi) = (parse_value(a, field)?, parse_value(b, field)?);
@@ -443,6 +454,15 @@ mod tests {
             next("0 0 13 * */7", "2026-11-01T00:00"),
             "2026-12-13T00:00:00"
         );
+    }
+
+    #[test]
+    fn a_question_mark_is_a_star() {
+        assert_eq!(Cron::parse("0 0 ? * FRI"), Cron::parse("0 0 * * FRI"));
+        assert_eq!(Cron::parse("0 0 13 * ?"), Cron::parse("0 0 13 * *"));
+        assert_eq!(Cron::parse("? ? ? ? ?"), Cron::parse("* * * * *"));
+        assert_eq!(Cron::parse("0 0 ?/10 * FRI"), Cron::parse("0 0 */10 * FRI"));
+        assert!(Cron::parse("0 0 ?-3 * *").is_err());
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! CEST, not again at 02:30 CET). Wall time to instant is therefore monotonic,
 //! which is what lets [`next_after`] search wall times in order.
 
+use std::cell::Cell;
+
 use jiff::civil::DateTime;
 use jiff::tz::{AmbiguousOffset, TimeZone};
 use jiff::Timestamp;
@@ -43,6 +45,27 @@ pub fn next_after(cron: &Cron, tz: &TimeZone, after: Timestamp) -> Option<Timest
         wall = cron.next_match_after(wall)?;
     }
     None
+}
+
+/// The last answer of [`next_after`] for one schedule, reused while it still
+/// holds: if the first firing after `q0` is `a`, it is also the first firing
+/// after any `q` in `[q0, a)`. Searches move forward in time, so most
+/// questions during one evaluation are answered without a cron search.
+#[derive(Debug, Clone, Default)]
+pub struct Memo(Cell<Option<(Timestamp, Option<Timestamp>)>>);
+
+impl Memo {
+    /// The first firing strictly after `q`, as [`next_after`] gives it.
+    pub fn next_after(&self, cron: &Cron, tz: &TimeZone, q: Timestamp) -> Option<Timestamp> {
+        if let Some((q0, answer)) = self.0.get() {
+            if q0 <= q && answer.is_none_or(|a| q < a) {
+                return answer;
+            }
+        }
+        let answer = next_after(cron, tz, q);
+        self.0.set(Some((q, answer)));
+        answer
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +159,27 @@ mod tests {
                 "2026-10-25T02:20:00Z"
             ]
         );
+    }
+
+    #[test]
+    fn the_memo_answers_like_the_search() {
+        let tz = TimeZone::get("Europe/Berlin").unwrap();
+        let cron = Cron::parse("*/20 1-3 * * *").unwrap();
+        let memo = Memo::default();
+        let mut rng = crate::testrand::Rng::new(5);
+        let mut t = ts("2026-10-24T00:00:00Z");
+        for _ in 0..300 {
+            // Mostly forward, sometimes back, as the searches ask.
+            let step = i64::try_from(rng.below(4 * 3600)).unwrap() - 1800;
+            t = t
+                .checked_add(jiff::SignedDuration::from_secs(step))
+                .unwrap();
+            assert_eq!(
+                memo.next_after(&cron, &tz, t),
+                next_after(&cron, &tz, t),
+                "{t}"
+            );
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::cron::Cron;
-use crate::firing;
+use crate::firing::Memo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -54,24 +54,46 @@ pub struct Schedule {
     pub zone: Zone,
     pub window: SignedDuration,
     pub action: Action,
+    /// Answers for "the first firing after t - window" and "after t".
+    active: Memo,
+    next: Memo,
 }
 
 impl Schedule {
+    pub fn new(
+        cron_text: String,
+        cron: Cron,
+        zone: Zone,
+        window: SignedDuration,
+        action: Action,
+    ) -> Self {
+        Schedule {
+            cron_text,
+            cron,
+            zone,
+            window,
+            action,
+            active: Memo::default(),
+            next: Memo::default(),
+        }
+    }
+
     /// The firing whose window holds `t` (start inclusive, end exclusive).
     /// The earliest such firing: its window ends first.
     fn active_since(&self, t: Timestamp) -> Option<Timestamp> {
         let from = t.checked_sub(self.window).ok()?;
-        let fired = firing::next_after(&self.cron, &self.zone.tz, from)?;
+        let fired = self.active.next_after(&self.cron, &self.zone.tz, from)?;
         (fired <= t).then_some(fired)
     }
 
-    /// The next instant after `t` at which this schedule's activity may change.
-    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
-        let next_start = firing::next_after(&self.cron, &self.zone.tz, t);
-        let end = self
-            .active_since(t)
-            .and_then(|f| f.checked_add(self.window).ok());
-        earliest(next_start, end)
+    /// The end of the window holding `t`, if one does.
+    fn active_until(&self, t: Timestamp) -> Option<Timestamp> {
+        self.active_since(t)
+            .map(|f| f.checked_add(self.window).unwrap_or(Timestamp::MAX))
+    }
+
+    fn next_firing_after(&self, t: Timestamp) -> Option<Timestamp> {
+        self.next.next_after(&self.cron, &self.zone.tz, t)
     }
 }
 
@@ -171,22 +193,37 @@ impl DeclaredGate {
         }
     }
 
-    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
-        let freezes = self
-            .freezes
-            .iter()
-            .flat_map(|f| [f.start, f.end])
-            .filter(|x| *x > t)
-            .min();
-        self.schedules
-            .iter()
-            .map(|s| s.next_change_after(t))
-            .fold(freezes, earliest)
-    }
-
-    /// Closed by default with nothing that opens it: it never opens on its own.
-    fn can_open(&self) -> bool {
-        self.default_open || self.schedules.iter().any(|s| s.action == Action::Open)
+    /// The first instant at or after `t` at which the gate is open. Each
+    /// turn jumps over a whole closed stretch: to the end of the freezes and
+    /// close windows holding `t`, or, closed by default, to the next firing
+    /// of an open schedule.
+    fn open_from(&self, mut t: Timestamp, search: &Search) -> Next {
+        loop {
+            let frozen = self
+                .freezes
+                .iter()
+                .filter(|f| f.start <= t && t < f.end)
+                .map(|f| f.end);
+            let closing = self
+                .schedules
+                .iter()
+                .filter(|s| s.action == Action::Close)
+                .filter_map(|s| s.active_until(t));
+            let opens = self.schedules.iter().filter(|s| s.action == Action::Open);
+            t = match frozen.chain(closing).max() {
+                Some(end) => end,
+                None if self.default_open || opens.clone().any(|s| s.active_since(t).is_some()) => {
+                    return Next::At(t)
+                }
+                None => match opens.filter_map(|s| s.next_firing_after(t)).min() {
+                    Some(next) => next,
+                    None => return Next::Never,
+                },
+            };
+            if let Some(stop) = search.jump(t) {
+                return stop;
+            }
+        }
     }
 }
 
@@ -220,7 +257,24 @@ impl ObjectGate {
         }
     }
 
-    fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+    /// The first instant at or after `t` at which the gate is open.
+    fn open_from(&self, mut t: Timestamp, search: &Search) -> Next {
+        loop {
+            if self.state_at(t).open {
+                return Next::At(t);
+            }
+            match self.next_change_after(t) {
+                Some(next) => t = next,
+                None => return Next::Never,
+            }
+            if let Some(stop) = search.jump(t) {
+                return stop;
+            }
+        }
+    }
+
+    /// The next instant after `t` at which a request takes or loses effect.
+    pub fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
         [self.open_at, self.close_at]
             .into_iter()
             .flatten()
@@ -262,13 +316,11 @@ impl Gate<'_> {
         self.state_at(t).open
     }
 
-    /// The next instant after `t` at which the state may change; `None` when
-    /// it never changes again.
-    pub fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
+    /// The first instant at or after `t` at which the gate is open.
+    pub fn open_from(&self, t: Timestamp, search: &Search) -> Next {
         match self {
-            Gate::Declared(g) if !g.can_open() => None,
-            Gate::Declared(g) => g.next_change_after(t),
-            Gate::Object(g) => g.next_change_after(t),
+            Gate::Declared(g) => g.open_from(t, search),
+            Gate::Object(g) => g.open_from(t, search),
         }
     }
 
@@ -281,10 +333,43 @@ impl Gate<'_> {
     }
 }
 
-pub fn earliest(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// When a gate (or a set of gates) is next open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Open at this instant.
+    At(Timestamp),
+    /// Closed from here on, for good.
+    Never,
+    /// Not open anywhere before this instant; the search stopped there.
+    NotBefore(Timestamp),
+}
+
+/// The bounds every search for an opening shares: a horizon in time and a
+/// number of closed stretches to jump over.
+pub struct Search {
+    horizon: Timestamp,
+    steps: std::cell::Cell<usize>,
+}
+
+impl Search {
+    pub fn new(horizon: Timestamp, steps: usize) -> Self {
+        Search {
+            horizon,
+            steps: std::cell::Cell::new(steps),
+        }
+    }
+
+    /// Counts one jump to `t`; says where to stop when a bound is reached.
+    fn jump(&self, t: Timestamp) -> Option<Next> {
+        if t > self.horizon {
+            return Some(Next::NotBefore(self.horizon));
+        }
+        let left = self.steps.get();
+        if left == 0 {
+            return Some(Next::NotBefore(t));
+        }
+        self.steps.set(left - 1);
+        None
     }
 }
 
@@ -297,16 +382,20 @@ pub(crate) mod tests {
     }
 
     pub fn schedule(cron: &str, zone: &str, window: &str, action: Action) -> Schedule {
-        Schedule {
-            cron_text: cron.into(),
-            cron: Cron::parse(cron).unwrap(),
-            zone: Zone {
+        Schedule::new(
+            cron.into(),
+            Cron::parse(cron).unwrap(),
+            Zone {
                 name: zone.into(),
                 tz: crate::zones::get(zone).unwrap(),
             },
-            window: SignedDuration::from_nanos(guard_core::duration::parse(window).unwrap()),
+            SignedDuration::from_nanos(guard_core::duration::parse(window).unwrap()),
             action,
-        }
+        )
+    }
+
+    pub fn search() -> Search {
+        Search::new(ts("2040-01-01T00:00:00Z"), 10_000)
     }
 
     pub fn no_deploy_friday(zone: &str) -> DeclaredGate {
@@ -376,8 +465,13 @@ pub(crate) mod tests {
         ));
         assert!(g.state_at(ts("2026-12-28T09:00:00Z")).open);
         assert_eq!(
-            Gate::Declared(&g).next_change_after(ts("2026-11-19T12:30:00Z")),
-            Some(ts("2026-11-19T13:00:00Z"))
+            Gate::Declared(&g).open_from(ts("2026-11-19T12:30:00Z"), &search()),
+            Next::At(ts("2026-11-19T13:00:00Z"))
+        );
+        // Over the freeze, then to the next weekday morning.
+        assert_eq!(
+            Gate::Declared(&g).open_from(ts("2026-12-24T09:00:00Z"), &search()),
+            Next::At(ts("2026-12-28T08:00:00Z"))
         );
     }
 
@@ -419,13 +513,10 @@ pub(crate) mod tests {
         assert!(!m.state_at(ts("2026-03-27T09:59:59Z")).open);
         assert!(m.state_at(ts("2026-03-27T10:00:00Z")).open);
         assert_eq!(
-            Gate::Object(m.clone()).next_change_after(ts("2026-03-26T12:00:00Z")),
+            m.next_change_after(ts("2026-03-26T12:00:00Z")),
             Some(ts("2026-03-27T10:00:00Z"))
         );
-        assert_eq!(
-            Gate::Object(m).next_change_after(ts("2026-03-27T10:00:00Z")),
-            None
-        );
+        assert_eq!(m.next_change_after(ts("2026-03-27T10:00:00Z")), None);
     }
 
     #[test]
@@ -437,8 +528,8 @@ pub(crate) mod tests {
             freezes: vec![],
         };
         assert_eq!(
-            Gate::Declared(&g).next_change_after(ts("2026-01-01T00:00:00Z")),
-            None
+            Gate::Declared(&g).open_from(ts("2026-01-01T00:30:00Z"), &search()),
+            Next::Never
         );
     }
 }

@@ -141,8 +141,30 @@ pub fn check_write(
     Ok(gate)
 }
 
+/// Why a Gate object could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    /// The cluster answered that it does not exist.
+    NotFound,
+    /// The lookup failed, or the object is malformed; the text says which.
+    Unusable(String),
+}
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LookupError::NotFound => f.write_str("does not exist"),
+            LookupError::Unusable(e) => f.write_str(e),
+        }
+    }
+}
+
 /// Looks a Gate object up; the error says why it could not be used.
-pub fn lookup(cluster: &dyn Cluster, namespace: &str, name: &str) -> Result<ObjectGate, String> {
+pub fn lookup(
+    cluster: &dyn Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<ObjectGate, LookupError> {
     let object = ObjectRef {
         api_version: GATE_API_VERSION,
         kind: GATE_KIND,
@@ -151,14 +173,15 @@ pub fn lookup(cluster: &dyn Cluster, namespace: &str, name: &str) -> Result<Obje
     };
     match cluster.get(&object) {
         Ok(Some(value)) => {
+            let malformed = |e: String| LookupError::Unusable(format!("is malformed: {e}"));
             let view: GateView =
-                serde_json::from_value(value).map_err(|e| format!("is malformed: {e}"))?;
-            let mut gate = read(&view, namespace).map_err(|e| format!("is malformed: {e}"))?;
+                serde_json::from_value(value).map_err(|e| malformed(e.to_string()))?;
+            let mut gate = read(&view, namespace).map_err(malformed)?;
             name.clone_into(&mut gate.name);
             Ok(gate)
         }
-        Ok(None) => Err("does not exist".into()),
-        Err(e) => Err(format!("cannot be read: {e}")),
+        Ok(None) => Err(LookupError::NotFound),
+        Err(e) => Err(LookupError::Unusable(format!("cannot be read: {e}"))),
     }
 }
 
@@ -260,11 +283,11 @@ mod tests {
         assert!(lookup(&found, "flux-system", "g").unwrap().default_open);
         assert_eq!(
             lookup(&One(Ok(None)), "a", "g").unwrap_err(),
-            "does not exist"
+            LookupError::NotFound
         );
         let down = One(Err(guard_core::ClusterError("connection refused".into())));
         assert_eq!(
-            lookup(&down, "a", "g").unwrap_err(),
+            lookup(&down, "a", "g").unwrap_err().to_string(),
             "cannot be read: connection refused"
         );
         let bad = One(Ok(Some(
@@ -272,10 +295,12 @@ mod tests {
         )));
         assert!(lookup(&bad, "a", "g")
             .unwrap_err()
+            .to_string()
             .starts_with("is malformed: spec.default"));
         let worse = One(Ok(Some(json!({"metadata": 5}))));
         assert!(lookup(&worse, "a", "g")
             .unwrap_err()
+            .to_string()
             .starts_with("is malformed: "));
     }
 }

@@ -30,13 +30,13 @@ pub mod zones;
 
 use guard_core::identity;
 use guard_core::names::quote;
-use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
+use guard_core::{AdmissionRequest, Context, Metadata, ObjectRef, Operation, Verdict, Which};
 
-use crate::binding::GateRef;
+use crate::binding::{FluxOwnerKind, GateRef};
 use crate::change::Change;
 use crate::gate::Gate;
-use crate::gate_object::GateView;
-use crate::opening::next_opening;
+use crate::gate_object::{GateView, LookupError};
+use crate::opening::{next_opening, Opening};
 use crate::settings::Compiled;
 pub use crate::settings::Settings;
 
@@ -110,9 +110,9 @@ fn admit_gate(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Ve
     match gate_object::check_write(&view, namespace, ctx.now, c.clock_skew) {
         Err(e) => Verdict::deny(format!("Gate {label}: {e}")),
         Ok(g) => {
+            let until = g.next_change_after(ctx.now);
             let gate = Gate::Object(g);
             let state = gate.state_at(ctx.now);
-            let until = gate.next_change_after(ctx.now);
             let mut text = format!(
                 "gate '{label}' is {}",
                 if state.open { "open" } else { "closed" }
@@ -134,7 +134,7 @@ fn admit_gate(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Ve
 /// A gate of the request, resolved, or why it could not be.
 struct Resolved<'a> {
     label: String,
-    gate: Result<Gate<'a>, String>,
+    gate: Result<Gate<'a>, LookupError>,
 }
 
 fn resolve<'a>(r: &GateRef, c: &'a Compiled, ctx: &Context<'_>) -> Resolved<'a> {
@@ -146,7 +146,7 @@ fn resolve<'a>(r: &GateRef, c: &'a Compiled, ctx: &Context<'_>) -> Resolved<'a> 
             },
             None => Resolved {
                 label: format!("#{i}"),
-                gate: Err("is not declared".into()),
+                gate: Err(LookupError::Unusable("is not declared".into())),
             },
         },
         GateRef::Object { namespace, name } => Resolved {
@@ -156,8 +156,33 @@ fn resolve<'a>(r: &GateRef, c: &'a Compiled, ctx: &Context<'_>) -> Resolved<'a> 
     }
 }
 
+/// What an UPDATE, CREATE or DELETE does, as gates see it.
+fn classify(
+    request: &AdmissionRequest,
+    old_meta: Option<&Metadata>,
+    new_meta: Option<&Metadata>,
+    who: &str,
+) -> Result<Change, String> {
+    Ok(match request.operation {
+        Operation::Create => Change::Held("creates it".into()),
+        Operation::Delete => Change::Held("deletes it".into()),
+        _ => match (&request.old_object, &request.object, old_meta, new_meta) {
+            (Some(old), Some(new), Some(om), Some(nm)) => {
+                match change::classify_update(old, new, om, nm)? {
+                    Change::Held(field) => Change::Held(format!("changes {field}")),
+                    other => other,
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "{who}: the UPDATE request lacks object or oldObject"
+                ))
+            }
+        },
+    })
+}
+
 fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<Verdict, String> {
-    let describe = |meta: &Metadata| subject(request, meta);
     let new_meta = request.metadata(Which::Object)?;
     let old_meta = match request.operation {
         Operation::Create => None,
@@ -171,70 +196,80 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
             request.operation.as_str()
         ));
     };
-    let who = describe(meta);
-    let mut refs = binding::gates_for(c, request, meta).map_err(|e| format!("{who}: {e}"))?;
-    // Gates the old object was bound to still count, so that dropping a label
-    // or an annotation cannot slip a change past them; dropping them is itself held.
-    let mut dropped = Vec::new();
-    if let (Some(old), Some(_)) = (&old_meta, &new_meta) {
-        for r in binding::gates_for(c, request, old).unwrap_or_default() {
-            if !refs.contains(&r) {
-                dropped.push(r.clone());
-                refs.push(r);
-            }
-        }
+    let who = subject(request, meta);
+    if let Some(refusal) =
+        guard_override_annotation(request, c, old_meta.as_ref(), new_meta.as_ref())
+    {
+        return Ok(refusal);
     }
-    if refs.is_empty() {
-        return Ok(Verdict::allow());
-    }
-    let change = match (
-        request.operation,
-        &request.old_object,
-        &request.object,
-        &old_meta,
-        &new_meta,
-    ) {
-        (Operation::Create, ..) => Change::Held("creates it".into()),
-        (Operation::Delete, ..) => Change::Held("deletes it".into()),
-        (_, Some(old), Some(new), Some(om), Some(nm)) => {
-            match change::classify_update(old, new, om, nm)? {
-                Change::Held(field) => Change::Held(format!("changes {field}")),
-                _ if !dropped.is_empty() => {
-                    let names: Vec<String> = dropped.iter().map(|r| resolve_label(r, c)).collect();
-                    Change::Held(format!("removes gate '{}' from it", names.join("', '")))
-                }
-                other => other,
-            }
-        }
-        _ => {
-            return Err(format!(
-                "{who}: the UPDATE request lacks object or oldObject"
-            ))
-        }
-    };
+    // What the write changes comes first: no-op, metadata-only and
+    // suspend-only writes are never held, whatever the annotations say, so
+    // that no stored object is ever locked.
+    let mut change = classify(request, old_meta.as_ref(), new_meta.as_ref(), &who)?;
     if change == Change::NoOp {
         return Ok(Verdict::allow());
     }
-
-    let resolved: Vec<Resolved<'_>> = refs.iter().map(|r| resolve(r, c, ctx)).collect();
-    let gates: Vec<&Gate<'_>> = resolved
+    let bound = binding::gates_for(c, request, meta);
+    let before = match (&old_meta, &new_meta) {
+        (Some(old), Some(_)) => Some(binding::gates_for(c, request, old)),
+        _ => None,
+    };
+    if let Some(e) = &bound.malformed {
+        let written = |m: &Option<Metadata>| {
+            m.as_ref()
+                .and_then(|m| m.annotation(GATES_ANNOTATION))
+                .map(str::to_string)
+        };
+        let rewritten = written(&old_meta) != written(&new_meta);
+        if matches!(change, Change::Held(_)) || rewritten {
+            return Err(format!(
+                "{who}: {e}; a change that only fixes or removes the annotation passes"
+            ));
+        }
+    }
+    // Gates the old object was bound to still count, so that dropping a label
+    // or an annotation cannot slip a change past them; dropping them is
+    // itself held, unless the Gate object does not exist.
+    let dropped: Vec<GateRef> = before
         .iter()
-        .filter_map(|r| r.gate.as_ref().ok())
+        .flat_map(|b| b.gates.iter())
+        .filter(|r| !bound.gates.contains(r))
+        .cloned()
         .collect();
-    let failed: Vec<(&str, &str)> = resolved
+    let mut refs = bound.gates.clone();
+    let mut resolved: Vec<Resolved<'_>>;
+    if matches!(change, Change::Held(_)) {
+        refs.extend(dropped.iter().cloned());
+        resolved = refs.iter().map(|r| resolve(r, c, ctx)).collect();
+    } else if dropped.is_empty() {
+        resolved = refs.iter().map(|r| resolve(r, c, ctx)).collect();
+    } else {
+        resolved = dropped.iter().map(|r| resolve(r, c, ctx)).collect();
+        resolved.retain(|r| !matches!(r.gate, Err(LookupError::NotFound)));
+        let names: Vec<&str> = resolved.iter().map(|r| r.label.as_str()).collect();
+        if names.is_empty() {
+            return Ok(Verdict::allow());
+        }
+        change = Change::Held(format!("removes gate '{}' from it", names.join("', '")));
+    }
+    if resolved.is_empty() {
+        return Ok(Verdict::allow());
+    }
+
+    let gates: Vec<Gate<'_>> = resolved
+        .iter()
+        .filter_map(|r| r.gate.as_ref().ok().cloned())
+        .collect();
+    let failed: Vec<(&str, String)> = resolved
         .iter()
         .filter_map(|r| {
             r.gate
                 .as_ref()
                 .err()
-                .map(|e| (r.label.as_str(), e.as_str()))
+                .map(|e| (r.label.as_str(), e.to_string()))
         })
         .collect();
-    let closed: Vec<&Gate<'_>> = gates
-        .iter()
-        .copied()
-        .filter(|g| !g.is_open(ctx.now))
-        .collect();
+    let closed: Vec<&Gate<'_>> = gates.iter().filter(|g| !g.is_open(ctx.now)).collect();
     let blocking_failures = !failed.is_empty() && !c.allow_on_lookup_error;
     let lookup_warnings = || {
         failed.iter().map(|(label, e)| {
@@ -243,16 +278,21 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
             )
         })
     };
+    let zones: Vec<_> = gates.iter().flat_map(Gate::zones).collect();
 
     let Change::Held(what) = &change else {
         // Metadata-only or suspend-only: passes; say what stays held.
-        if closed.is_empty() {
-            return Ok(Verdict::allow());
+        let mut verdict = Verdict::allow();
+        if let Some(e) = &bound.malformed {
+            verdict = verdict.warn(format!(
+                "{e}; changes to the desired state of {who} are refused until it is fixed"
+            ));
         }
-        let owned: Vec<Gate<'_>> = gates.iter().map(|g| (*g).clone()).collect();
-        let zones: Vec<_> = owned.iter().flat_map(Gate::zones).collect();
-        let until = match next_opening(&owned, ctx.now) {
-            opening::Opening::At(t) => format!("until {}", message::instant(t, &zones)),
+        if closed.is_empty() {
+            return Ok(verdict);
+        }
+        let until = match next_opening(&gates, ctx.now) {
+            Opening::At(t) => format!("until {}", message::instant(t, &zones)),
             _ => "until the gates are opened".into(),
         };
         let kind = if change == Change::SuspendOnly {
@@ -260,7 +300,7 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
         } else {
             "metadata-only"
         };
-        return Ok(Verdict::allow().warn(format!(
+        return Ok(verdict.warn(format!(
             "this {kind} change passes although {} closed; changes to the desired state of {who} are held {until}",
             gate_list(&closed)
         )));
@@ -270,7 +310,8 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
         return Ok(Verdict::allow().with_warnings(lookup_warnings()));
     }
 
-    // Exemptions: break-glass identities, then the emergency override.
+    // Exemptions: break-glass identities, then the emergency override, on
+    // the object itself or on the Flux object that applies it.
     let mut blocked: Vec<String> = closed.iter().map(|g| format!("'{}'", g.label())).collect();
     if blocking_failures {
         blocked.extend(failed.iter().map(|(l, _)| format!("'{l}'")));
@@ -296,17 +337,32 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
             quote(reason)
         );
         let resource = request.kind.kind.to_ascii_lowercase();
-        let ns = if request.namespace.is_empty() {
-            String::new()
-        } else {
-            format!("-n {} ", request.namespace)
-        };
         return Ok(Verdict::allow()
             .warn(format!(
-                "{note}; remove the override when the emergency is over: kubectl {ns}annotate {resource}/{} {OVERRIDE_ANNOTATION}-",
-                request.display_name(Some(meta))
+                "{note}; remove the override when the emergency is over: {}",
+                remove_override_command(
+                    &request.namespace,
+                    &resource,
+                    &request.display_name(Some(meta))
+                )
             ))
             .audit(AUDIT_KEY, note));
+    }
+    if !c.override_groups.is_empty() {
+        if let Some((owner, ns, name, reason)) = owner_override(meta, ctx) {
+            let note = format!(
+                "emergency override on {} {ns}/{name} passed closed gate {} for {who} ({what}, sent by {username}): {}",
+                owner.kind(),
+                blocked.join(", "),
+                quote(&reason)
+            );
+            return Ok(Verdict::allow()
+                .warn(format!(
+                    "{note}; remove the override when the emergency is over: {}",
+                    remove_override_command(&ns, &owner.kind().to_ascii_lowercase(), &name)
+                ))
+                .audit(AUDIT_KEY, note));
+        }
     }
 
     // Refused: the RFC's words, why, when it opens, how to get through.
@@ -328,11 +384,9 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
     }
     let mut text = format!("Reconciliation is waiting approval, {}.", parts.join("; "));
     if !closed.is_empty() {
-        let owned: Vec<Gate<'_>> = gates.iter().map(|g| (*g).clone()).collect();
-        let zones: Vec<_> = owned.iter().flat_map(Gate::zones).collect();
         text.push(' ');
         text.push_str(&message::opening(
-            next_opening(&owned, ctx.now),
+            next_opening(&gates, ctx.now),
             &zones,
             closed.len() > 1,
         ));
@@ -359,11 +413,92 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
         )),
         (Some(_), None) => text.push_str(&format!(
             " The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {username} is not one.",
-            if c.override_groups.is_empty() { "none configured".to_string() } else { c.override_groups.join(", ") }
+            override_groups_text(c)
         )),
         _ => {}
     }
     Ok(Verdict::deny(text))
+}
+
+fn override_groups_text(c: &Compiled) -> String {
+    if c.override_groups.is_empty() {
+        "none configured".to_string()
+    } else {
+        c.override_groups.join(", ")
+    }
+}
+
+fn remove_override_command(namespace: &str, resource: &str, name: &str) -> String {
+    let ns = if namespace.is_empty() {
+        String::new()
+    } else {
+        format!("-n {namespace} ")
+    };
+    format!("kubectl {ns}annotate {resource}/{name} {OVERRIDE_ANNOTATION}-")
+}
+
+/// An emergency override on the Kustomization or HelmRelease that applies
+/// this object, with its reason. The annotation there is trusted because
+/// this policy lets only members of emergencyOverride.groups set it.
+fn owner_override<'m>(
+    meta: &'m Metadata,
+    ctx: &Context<'_>,
+) -> Option<(FluxOwnerKind, &'m str, &'m str, String)> {
+    [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease]
+        .into_iter()
+        .find_map(|kind| {
+            let (namespace, name) = kind.owner_of(&meta.labels)?;
+            let object = ObjectRef {
+                api_version: kind.api_version(),
+                kind: kind.kind(),
+                namespace,
+                name,
+            };
+            let owner = ctx.cluster.get(&object).ok()??;
+            let reason = owner
+                .get("metadata")?
+                .get("annotations")?
+                .get(OVERRIDE_ANNOTATION)?
+                .as_str()?
+                .trim()
+                .to_string();
+            (!reason.is_empty()).then_some((kind, namespace, name, reason))
+        })
+}
+
+/// Adding or changing the emergency-override annotation on a Kustomization
+/// or HelmRelease is for members of emergencyOverride.groups only: there it
+/// lets every change applied from that object pass closed gates, so a change
+/// from Git must not be able to set it on itself.
+fn guard_override_annotation(
+    request: &AdmissionRequest,
+    c: &Compiled,
+    old: Option<&Metadata>,
+    new: Option<&Metadata>,
+) -> Option<Verdict> {
+    if c.override_groups.is_empty()
+        || FluxOwnerKind::parse(&request.kind.kind).is_none()
+        || !matches!(
+            request.kind.group.as_str(),
+            "kustomize.toolkit.fluxcd.io" | "helm.toolkit.fluxcd.io"
+        )
+    {
+        return None;
+    }
+    let value = new?.annotation(OVERRIDE_ANNOTATION)?;
+    if old.and_then(|m| m.annotation(OVERRIDE_ANNOTATION)) == Some(value)
+        || c.override_group(&request.user_info).is_some()
+    {
+        return None;
+    }
+    let name = request.display_name(new);
+    Some(Verdict::deny(format!(
+        "The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {} is not one. On {} {}/{name} it would let every change applied from it pass closed gates, so only those members may set it.",
+        override_groups_text(c),
+        identity::describe(&request.user_info),
+        request.kind.kind,
+        request.namespace,
+    )))
 }
 
 fn gate_list(closed: &[&Gate<'_>]) -> String {
@@ -371,13 +506,6 @@ fn gate_list(closed: &[&Gate<'_>]) -> String {
     match names.as_slice() {
         [one] => format!("gate {one} is"),
         _ => format!("gates {} are", names.join(", ")),
-    }
-}
-
-fn resolve_label(r: &GateRef, c: &Compiled) -> String {
-    match r {
-        GateRef::Declared(i) => c.gates.get(*i).map(|g| g.name.clone()).unwrap_or_default(),
-        GateRef::Object { namespace, name } => format!("{namespace}/{name}"),
     }
 }
 

@@ -15,7 +15,7 @@ use guard_core::{GroupKind, Operation, UserInfo};
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
-use crate::binding::{self, GateRef};
+use crate::binding::{self, FluxOwner, FluxOwnerKind, GateRef};
 use crate::cron::Cron;
 use crate::gate::{Action, DeclaredGate, Freeze, Schedule, Zone};
 use crate::{GATE_KIND, GATING_GROUP};
@@ -132,6 +132,21 @@ pub struct MatchSettings {
     pub label_selector: LabelSelector,
     #[serde(deserialize_with = "null_default")]
     pub operations: Vec<String>,
+    /// Who sends the write (exact users, groups, service accounts).
+    #[serde(deserialize_with = "null_default")]
+    pub requested_by: Identities,
+    /// The Kustomizations or HelmReleases whose applied objects match.
+    #[serde(deserialize_with = "null_default")]
+    pub applied_by: Vec<OwnerSettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct OwnerSettings {
+    /// `Kustomization` or `HelmRelease`.
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -183,6 +198,10 @@ pub struct Binding {
     pub namespaces: Vec<String>,
     pub selector: LabelSelector,
     pub operations: Vec<Operation>,
+    /// Empty: anyone.
+    pub requested_by: Identities,
+    /// Empty: any object, applied by Flux or not.
+    pub applied_by: Vec<FluxOwner>,
 }
 
 /// Bounds that keep one evaluation's work small whatever the settings say.
@@ -352,16 +371,16 @@ fn compile_schedule(path: &str, s: &ScheduleSettings) -> Result<Schedule, String
             ))
         }
     };
-    Ok(Schedule {
-        cron_text: s.cron.trim().to_string(),
+    Ok(Schedule::new(
+        s.cron.trim().to_string(),
         cron,
-        zone: Zone {
+        Zone {
             name: s.time_zone.clone(),
             tz,
         },
         window,
         action,
-    })
+    ))
 }
 
 fn compile_freeze(path: &str, f: &FreezeSettings) -> Result<Freeze, String> {
@@ -436,12 +455,43 @@ fn compile_binding(
             })
             .collect::<Result<Vec<_>, _>>()?
     };
+    m.requested_by
+        .validate(&format!("{path}.match.requestedBy"))?;
+    let applied_by = m
+        .applied_by
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let at = format!("{path}.match.appliedBy[{i}]");
+            let kind = FluxOwnerKind::parse(&o.kind).ok_or_else(|| {
+                format!(
+                    "{at}.kind: {} is not accepted; use Kustomization or HelmRelease",
+                    names::quote(&o.kind)
+                )
+            })?;
+            if !o.namespace.is_empty() {
+                names::check_dns1123_label(&o.namespace)
+                    .map_err(|e| format!("{at}.namespace: {} {e}", names::quote(&o.namespace)))?;
+            }
+            if !o.name.is_empty() {
+                names::check_dns1123_subdomain(&o.name)
+                    .map_err(|e| format!("{at}.name: {} {e}", names::quote(&o.name)))?;
+            }
+            Ok(FluxOwner {
+                kind,
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     Ok(Binding {
         gates: refs,
         kinds,
         namespaces: m.namespaces.clone(),
         selector: m.label_selector.clone(),
         operations,
+        requested_by: m.requested_by.clone(),
+        applied_by,
     })
 }
 
