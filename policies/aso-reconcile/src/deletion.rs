@@ -5,12 +5,14 @@
 
 use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Context, Verdict, Which};
+use serde_json::Value;
 
 use crate::effective::resolve;
+use crate::owners::{self, Child, Owner};
 use crate::resource::AUDIT_KEY;
 use crate::settings::Settings;
 use crate::target::Target;
-use crate::values::{ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use crate::values::{ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY};
 
 pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
     let p = &settings.deletion_protection;
@@ -18,7 +20,10 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         return Verdict::allow();
     }
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    if !p.kinds.is_empty() && !p.kinds.iter().any(|k| k.matches(group, kind)) {
+    let kind_selected = p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind));
+    // Any ASO object may own protected ones, when their kinds can be listed.
+    let may_own = owners::needed(p);
+    if !kind_selected && !may_own {
         return Verdict::allow();
     }
     let old = match request.metadata(Which::OldObject) {
@@ -26,7 +31,8 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         Err(e) => return Verdict::deny(format!("{}: {e}", Target::of(request, None).describe())),
     };
     let target = Target::of(request, old.as_ref());
-    if !p.namespaces.is_empty() && !p.namespaces.contains(&target.namespace) {
+    let namespace_selected = p.namespaces.is_empty() || p.namespaces.contains(&target.namespace);
+    if !namespace_selected {
         return Verdict::allow();
     }
     let Some(old) = old else {
@@ -36,13 +42,27 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
             target.describe()
         ));
     };
-    if p.label_selector
-        .as_ref()
-        .is_some_and(|s| !s.matches(&old.labels))
-    {
+    let who = target.describe();
+    let directly = kind_selected
+        && p.label_selector
+            .as_ref()
+            .is_none_or(|s| s.matches(&old.labels));
+    // ASO issues an Azure DELETE only for an object carrying its finalizer:
+    // without it the object goes at once and ASO never sees the deletion.
+    if !old.finalizers.iter().any(|f| f == FINALIZER) {
+        let verdict = Verdict::allow();
+        return if directly {
+            verdict.warn(format!(
+                "{who}: nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so \
+                 ASO never took it over and does not see its deletion."
+            ))
+        } else {
+            verdict
+        };
+    }
+    if !directly && !may_own {
         return Verdict::allow();
     }
-    let who = target.describe();
     let effective = match resolve(
         old.annotation(RECONCILE_POLICY),
         &target.namespace,
@@ -58,6 +78,9 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         .map(|n| format!("{who}: {n}"))
         .collect();
     if effective.policy != ReconcilePolicy::Manage {
+        if !directly {
+            return Verdict::allow().with_warnings(notes);
+        }
         return Verdict::allow()
             .with_warnings(notes)
             .warn(format!(
@@ -78,11 +101,28 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         return Verdict::allow()
             .with_warnings(notes)
             .warn(format!(
-                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well \
-                 (effective {RECONCILE_POLICY}: {}).",
+                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource, and \
+                 everything inside it, as well (effective {RECONCILE_POLICY}: {}).",
                 effective.describe()
             ))
             .audit(AUDIT_KEY, "manage (deletion confirmed)");
+    }
+    let children = if may_own {
+        let uid = stored_uid(request);
+        let owner = Owner {
+            name,
+            uid: &uid,
+            namespace: &target.namespace,
+        };
+        match owners::protected_children(&owner, p, ctx.cluster) {
+            Ok(children) => children,
+            Err(message) => return Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+        }
+    } else {
+        Vec::new()
+    };
+    if !directly && children.is_empty() {
+        return Verdict::allow().with_warnings(notes);
     }
     let mismatch = match confirmation {
         Some(v) => format!(
@@ -93,15 +133,53 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         None => String::new(),
     };
     Verdict::deny(format!(
-        "{who} is protected from deletion: ASO would delete the Azure resource as well, because \
-         its effective {RECONCILE_POLICY} is {}.{mismatch} To keep the Azure resource, detach it \
-         first: {}. To delete it in Azure too, confirm with the object's name: {}. Then delete \
-         again.",
+        "{}: ASO would delete the Azure resource as well, because its effective {RECONCILE_POLICY} \
+         is {}{}.{mismatch} To keep the Azure resource, detach it first: {}. To delete it in \
+         Azure too, confirm with the object's name: {}. Then delete again.",
+        refusal_subject(&who, directly, &children),
         effective.describe(),
+        inside(&children),
         target.annotate(RECONCILE_POLICY, ReconcilePolicy::DetachOnDelete.as_str()),
         target.annotate(key, name)
     ))
     .with_warnings(notes)
+}
+
+fn refusal_subject(who: &str, directly: bool, children: &[Child]) -> String {
+    if directly {
+        format!("{who} is protected from deletion")
+    } else {
+        format!(
+            "{who} owns protected resources ({}), so it is protected from deletion",
+            owners::describe(children)
+        )
+    }
+}
+
+/// What else Azure deletes with it, when protected resources are inside.
+fn inside(children: &[Child]) -> String {
+    if children.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", and Azure deletes what is inside it, including the protected {}",
+            owners::describe(children)
+        )
+    }
+}
+
+/// `metadata.uid` of the stored object, which ASO's owner references carry.
+fn stored_uid(request: &AdmissionRequest) -> String {
+    request
+        .object_value(Which::OldObject)
+        .ok()
+        .flatten()
+        .and_then(|o| {
+            o.pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
-//! The reconcile policy ASO will really apply, resolved the way ASO does:
-//! the object's annotation, then the same annotation on its Namespace, then
-//! the operator default (`DEFAULT_RECONCILE_POLICY`, mirrored by the setting
-//! `defaultReconcilePolicy`, itself `manage` unless set). A value ASO does not
-//! know is not an error to ASO: it logs and applies its default.
+//! The reconcile policy ASO will really apply, resolved the way ASO does
+//! (`GenericReconciler.mergeReconcilePolicy` and `ParseReconcilePolicy`, see
+//! the README's notes): the object's annotation; when it is absent or empty,
+//! the same annotation on its Namespace; then the operator default
+//! (`DEFAULT_RECONCILE_POLICY`, mirrored by `defaultReconcilePolicy`). A
+//! non-empty value ASO does not know, legacy values included, is not an error
+//! to ASO: it logs and applies the operator default without looking at the
+//! Namespace. Every rule of this policy reads the policy from here.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +15,7 @@ use guard_core::{Cluster, ObjectRef};
 use serde::Deserialize;
 
 use crate::settings::{LookupFailure, Settings};
-use crate::values::{Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use crate::values::{ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
 
 /// Where the effective policy comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +79,9 @@ pub fn resolve(
         namespace_read,
         notes,
     };
-    if let Some(value) = own {
-        if let Some(policy) =
-            Read::<ReconcilePolicy>::of(value, settings.accept_legacy_values).value()
-        {
+    // An empty annotation is no annotation to ASO.
+    if let Some(value) = own.filter(|v| !v.is_empty()) {
+        if let Some(policy) = ReconcilePolicy::parse(value) {
             return Ok(Effective {
                 policy,
                 source: Source::Object,
@@ -89,9 +91,10 @@ pub fn resolve(
         }
         // ASO falls back to its default without looking at the Namespace.
         notes.push(format!(
-            "annotation {RECONCILE_POLICY} has the value {}, which ASO does not know: it \
+            "annotation {RECONCILE_POLICY} has the value {}, which ASO does not know{}: it \
              ignores it and applies the operator default, {}",
             quote(value),
+            legacy_hint(value),
             settings.default_reconcile_policy.as_str()
         ));
         return Ok(operator_default(notes, true));
@@ -101,8 +104,10 @@ pub fn resolve(
     }
     match namespace_annotation(namespace, cluster) {
         Ok(None) => Ok(operator_default(notes, true)),
+        // ASO parses an empty Namespace annotation as the operator default.
+        Ok(Some(value)) if value.is_empty() => Ok(operator_default(notes, true)),
         Ok(Some(value)) => {
-            match Read::<ReconcilePolicy>::of(&value, settings.accept_legacy_values).value() {
+            match ReconcilePolicy::parse(&value) {
                 Some(policy) => Ok(Effective {
                     policy,
                     source: Source::Namespace(namespace.to_string()),
@@ -111,11 +116,12 @@ pub fn resolve(
                 }),
                 None => {
                     notes.push(format!(
-                        "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know: it \
+                        "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know{}: it \
                          ignores it and applies the operator default, {}; fix it with: kubectl \
                          annotate namespace {namespace} {RECONCILE_POLICY}=<{}> --overwrite",
                         quote(namespace),
                         quote(&value),
+                        legacy_hint(&value),
                         settings.default_reconcile_policy.as_str(),
                         ReconcilePolicy::ALL
                             .iter()
@@ -146,6 +152,17 @@ pub fn resolve(
                 Ok(operator_default(notes, false))
             }
         },
+    }
+}
+
+/// What a legacy value (`run`, `skip-delete`) meant to early ASO releases.
+fn legacy_hint(value: &str) -> String {
+    match ReconcilePolicy::legacy(value) {
+        Some(modern) => format!(
+            " (a legacy value of early ASO releases; write {} for what it meant)",
+            quote(modern.as_str())
+        ),
+        None => String::new(),
     }
 }
 
@@ -230,15 +247,35 @@ mod tests {
     }
 
     #[test]
-    fn legacy_values_count_only_when_accepted() {
-        let e = resolve(Some("skip-delete"), "team-a", &settings(), &ns(None)).unwrap();
-        assert_eq!(e.policy, ReconcilePolicy::Manage);
-        let s = Settings {
-            accept_legacy_values: true,
-            ..settings()
-        };
-        let e = resolve(Some("skip-delete"), "team-a", &s, &ns(None)).unwrap();
+    fn legacy_values_are_unknown_to_aso_whatever_the_setting() {
+        for accept_legacy_values in [false, true] {
+            let s = Settings {
+                accept_legacy_values,
+                ..settings()
+            };
+            let e = resolve(Some("skip-delete"), "team-a", &s, &ns(Some("skip"))).unwrap();
+            assert_eq!(
+                (e.policy, e.source),
+                (ReconcilePolicy::Manage, Source::OperatorDefault)
+            );
+            assert!(e.notes[0].contains("legacy value"), "{:?}", e.notes);
+            let e = resolve(None, "team-a", &s, &ns(Some("run"))).unwrap();
+            assert_eq!(e.source, Source::OperatorDefault);
+        }
+    }
+
+    #[test]
+    fn an_empty_value_is_no_value() {
+        let e = resolve(Some(""), "team-a", &settings(), &ns(Some("detach-on-delete"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
+        assert_eq!(e.source, Source::Namespace("team-a".into()));
+        assert!(e.notes.is_empty());
+        let e = resolve(Some(""), "team-a", &settings(), &ns(Some(""))).unwrap();
+        assert_eq!(
+            (e.policy, e.source),
+            (ReconcilePolicy::Manage, Source::OperatorDefault)
+        );
+        assert!(e.notes.is_empty());
     }
 
     #[test]

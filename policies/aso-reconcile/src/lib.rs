@@ -18,10 +18,13 @@
 
 pub mod deletion;
 pub mod effective;
+pub mod lookups;
 pub mod matrix;
 pub mod namespace;
+pub mod owners;
 pub mod resource;
 pub mod settings;
+pub mod takeover;
 pub mod target;
 pub mod values;
 

@@ -75,12 +75,16 @@ pub fn admit(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         ),
         Some(v) => match Read::<ReconcilePolicy>::of(v, settings.accept_legacy_values) {
             Read::Valid(p) => (p, "set on the Namespace".to_string()),
+            // ASO reads a legacy value as unknown: its default.
             Read::Legacy(p) => {
                 warnings.push(format!(
                     "{who}: {}",
-                    legacy_warning(RECONCILE_POLICY, v, p.as_str())
+                    legacy_warning(RECONCILE_POLICY, v, p.as_str(), default.as_str())
                 ));
-                (p, "set on the Namespace".to_string())
+                (
+                    default,
+                    "the operator default, as ASO does not know the Namespace's value".to_string(),
+                )
             }
             Read::Invalid => {
                 let consequence = format!(
@@ -192,7 +196,8 @@ mod tests {
             &Namespaces::none(),
         );
         assert!(v.allowed);
-        warning(&v, "read as \"manage\"");
+        warning(&v, "applies its default, manage");
+        warning(&v, "now follow manage (the operator default, as ASO does not know");
     }
 
     #[test]

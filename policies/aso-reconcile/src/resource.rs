@@ -13,6 +13,7 @@ use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
 use crate::settings::{Enforcement, Settings};
 use crate::target::Target;
+use crate::takeover;
 use crate::values::{
     legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY,
     FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
@@ -51,18 +52,26 @@ fn checked<V: Vocabulary>(
     meta: &Metadata,
     key: &str,
     changed: bool,
-    accept_legacy: bool,
+    settings: &Settings,
     consequence: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Option<V>, String> {
     let Some(value) = meta.annotation(key) else {
         return Ok(None);
     };
-    match Read::<V>::of(value, accept_legacy) {
+    match Read::<V>::of(value, settings.accept_legacy_values) {
         Read::Valid(v) => Ok(Some(v)),
+        // Let through, but read as current ASO reads it: not a value it knows.
+        // `reconcile-policy`'s effect is noted by `resolve`.
+        Read::Legacy(_) if key == RECONCILE_POLICY => Ok(None),
         Read::Legacy(v) => {
-            warnings.push(legacy_warning(key, value, v.as_str()));
-            Ok(Some(v))
+            warnings.push(legacy_warning(
+                key,
+                value,
+                v.as_str(),
+                settings.default_reconcile_policy.as_str(),
+            ));
+            Ok(None)
         }
         Read::Invalid if changed => Err(refusal::<V>(key, value, consequence)),
         // Stored before; `reconcile-policy`'s effect is noted by `resolve`.
@@ -92,7 +101,6 @@ fn judge(
         None => new.annotation(key).is_some(),
         Some(o) => o.annotation(key) != new.annotation(key),
     };
-    let legacy = settings.accept_legacy_values;
     let mut warnings = Vec::new();
     let default = settings.default_reconcile_policy;
     let rp_consequence = format!(
@@ -104,11 +112,14 @@ fn judge(
             ""
         }
     );
+    if new.annotation(RECONCILE_POLICY) == Some("") && changed(RECONCILE_POLICY) {
+        return Err(empty_refusal(settings, ctx, target)?);
+    }
     let rp = checked::<ReconcilePolicy>(
         new,
         RECONCILE_POLICY,
         changed(RECONCILE_POLICY),
-        legacy,
+        settings,
         &rp_consequence,
         &mut warnings,
     )?;
@@ -116,7 +127,7 @@ fn judge(
         new,
         RECONCILE_POLICY_IF_EXISTS,
         changed(RECONCILE_POLICY_IF_EXISTS),
-        legacy,
+        settings,
         "what happens to an existing Azure resource would be undefined",
         &mut warnings,
     )?;
@@ -124,7 +135,7 @@ fn judge(
         new,
         ADOPTION_POLICY,
         changed(ADOPTION_POLICY),
-        false,
+        settings,
         "how an existing Azure resource is adopted would be undefined",
         &mut warnings,
     )?;
@@ -135,11 +146,12 @@ fn judge(
         new.annotation(ADOPTION_POLICY),
     );
     let operator = settings.operator_identities.matches(&request.user_info);
-    // Judged on the stored object: a manifest cannot claim ASO's finalizer.
-    let finalized = old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER));
+    let finalized = old.is_some() && takeover::happened(request);
 
+    // Nobody, the operator included, needs both: the ADR's operator writes
+    // only `reconcile-policy`.
     if let (Some(a), Some(i)) = (ap_raw, ie_raw) {
-        if !operator && (changed(ADOPTION_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS)) {
+        if changed(ADOPTION_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS) {
             return Err(format!(
                 "annotations {ADOPTION_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are two \
                  ways of saying what happens to an existing Azure resource (ASO's ADR 2023-02, \
@@ -154,7 +166,8 @@ fn judge(
         if !operator && !finalized {
             return Err(format!(
                 "annotations {RECONCILE_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are \
-                 both set before ASO has taken over the resource (no {FINALIZER} finalizer yet). \
+                 both set before ASO has taken over the resource (its stored object has no \
+                 {FINALIZER} finalizer with status conditions written by ASO yet). \
                  The operator writes {RECONCILE_POLICY} itself from {RECONCILE_POLICY_IF_EXISTS} \
                  when the Azure resource already exists, so the two would collide (ASO's ADR \
                  2023-02). Set only one: {RECONCILE_POLICY_IF_EXISTS} to choose what happens to \
@@ -181,12 +194,12 @@ fn judge(
         };
         let message = format!(
             "annotation {RECONCILE_POLICY_IF_EXISTS} {change}, but ASO has already taken over \
-             this resource ({FINALIZER} is set) and reads it only before then, so the change has \
-             no effect.{fix}"
+             this resource ({FINALIZER} is set and ASO wrote its status) and reads it only before \
+             then, so the change has no effect.{fix}"
         );
-        match (ie_raw, settings.if_exists_change_after_finalizer) {
-            (Some(_), Enforcement::Deny) => return Err(message),
-            _ => warnings.push(message),
+        match settings.if_exists_change_after_finalizer {
+            Enforcement::Deny => return Err(message),
+            Enforcement::Warn => warnings.push(message),
         }
     }
 
@@ -267,6 +280,18 @@ fn judge(
         Some(object) => verdict.mutate(object),
         None => verdict,
     })
+}
+
+/// The refusal of a new, empty `reconcile-policy`: ASO reads it as no
+/// annotation, which is rarely what its writer meant.
+fn empty_refusal(settings: &Settings, ctx: &Context<'_>, target: &Target) -> Result<String, String> {
+    let effective = resolve(None, &target.namespace, settings, ctx.cluster)?;
+    Ok(format!(
+        "annotation {RECONCILE_POLICY} is empty; ASO reads an empty value as no annotation, so the \
+         effective policy would be {}. Remove the annotation to mean that, or set one of: {}.",
+        effective.describe(),
+        ReconcilePolicy::accepted()
+    ))
 }
 
 fn prefixed(verdict: Verdict, target: &Target, warnings: Vec<String>) -> Verdict {
@@ -381,7 +406,7 @@ mod tests {
 
     #[test]
     fn case_whitespace_and_empty_values_are_refused() {
-        for (value, hint) in [("Skip", "\"skip\""), (" manage", "\"manage\""), ("", "")] {
+        for (value, hint) in [("Skip", "\"skip\""), (" manage", "\"manage\"")] {
             let v = eval(
                 &create(json!({ RP: value })),
                 json!({}),
@@ -391,8 +416,18 @@ mod tests {
             assert!(m.contains("Accepted values (case-sensitive)"), "{m}");
             assert!(m.contains(hint), "{m}");
         }
-        let v = eval(&create(json!({ RP: "" })), json!({}), &Namespaces::none());
-        assert!(message(&v).contains("is empty"));
+        // ASO reads an empty value as none: the Namespace decides.
+        let v = eval(
+            &create(json!({ RP: "" })),
+            json!({}),
+            &Namespaces::with("shop", Some("detach-on-delete")),
+        );
+        let m = message(&v);
+        assert!(
+            m.contains("is empty; ASO reads an empty value as no annotation, so the effective \
+                        policy would be detach-on-delete (inherited from Namespace \"shop\")"),
+            "{m}"
+        );
     }
 
     #[test]
@@ -415,9 +450,12 @@ mod tests {
         assert!(v.allowed);
         warning(
             &v,
-            "legacy value of early ASO releases, read as \"detach-on-delete\"",
+            "which ASO does not know (a legacy value of early ASO releases; write \
+             \"detach-on-delete\" for what it meant): it ignores it and applies the operator \
+             default, manage",
         );
-        assert_eq!(v.audit_annotations[AUDIT_KEY], "detach-on-delete");
+        // Every part agrees with ASO: the operator default applies.
+        assert_eq!(v.audit_annotations[AUDIT_KEY], "manage");
     }
 
     #[test]
@@ -520,8 +558,17 @@ mod tests {
         );
         let v = eval(&by_aso, json!({}), &Namespaces::none());
         assert!(v.allowed, "{v:?}");
-        // Once the finalizer is stored, both may coexist.
+        // A finalizer the manifest carried is no takeover.
         let old = server(json!({ IE: "skip" }), &[FINALIZER]);
+        let upd = request(
+            "UPDATE",
+            ALICE,
+            Some(server(json!({ RP: "skip", IE: "skip" }), &[FINALIZER])),
+            Some(old),
+        );
+        assert!(!eval(&upd, json!({}), &Namespaces::none()).allowed);
+        // Once ASO took over, both may coexist.
+        let old = taken_over(server(json!({ IE: "skip" }), &[FINALIZER]));
         let upd = request(
             "UPDATE",
             ALICE,
@@ -547,11 +594,19 @@ mod tests {
                 && m.contains("remove serviceoperator.azure.com/adoption-policy"),
             "{m}"
         );
+        // The operator is not exempt: it never writes either.
+        let by_aso = request(
+            "CREATE",
+            ASO,
+            Some(server(json!({ AP: "skip-if-exists", IE: "skip" }), &[])),
+            None,
+        );
+        assert!(message(&eval(&by_aso, json!({}), &Namespaces::none())).contains("two ways"));
     }
 
     #[test]
     fn if_exists_changes_after_the_finalizer_warn_or_are_refused() {
-        let old = server(json!({ IE: "skip" }), &[FINALIZER]);
+        let old = taken_over(server(json!({ IE: "skip" }), &[FINALIZER]));
         let new = server(json!({ IE: "detach-on-delete" }), &[FINALIZER]);
         let req = request("UPDATE", ALICE, Some(new), Some(old.clone()));
         let v = eval(&req, json!({}), &Namespaces::none());
@@ -570,20 +625,21 @@ mod tests {
             &Namespaces::none(),
         );
         assert!(message(&v).contains("has no effect"));
-        // Removing it is harmless, even in deny mode.
+        // Removing it warns, and is refused in deny mode.
         let removed = request(
             "UPDATE",
             ALICE,
             Some(server(json!({}), &[FINALIZER])),
             Some(old),
         );
+        let v = eval(&removed, json!({}), &Namespaces::none());
+        warning(&v, "was removed (it was \"skip\")");
         let v = eval(
             &removed,
             json!({"ifExistsChangeAfterFinalizer": "deny"}),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(&v, "was removed (it was \"skip\")");
+        assert!(message(&v).contains("was removed (it was \"skip\")"));
     }
 
     #[test]

@@ -106,16 +106,28 @@ impl DeletionProtection {
 }
 
 /// An ASO kind by API group and kind; kind `*` is every kind of the group.
+/// With a `version` (any version the CRD serves), the kind's objects are also
+/// looked up when an owner of theirs is deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtectedKind {
     pub group: String,
     pub kind: String,
+    #[serde(default, deserialize_with = "null_default")]
+    pub version: Option<String>,
 }
 
 impl ProtectedKind {
     pub fn matches(&self, group: &str, kind: &str) -> bool {
         self.group == group && (self.kind == "*" || self.kind == kind)
+    }
+
+    /// `group/version`, when this kind's objects can be listed.
+    pub fn api_version(&self) -> Option<String> {
+        self.version
+            .as_ref()
+            .filter(|_| self.kind != "*")
+            .map(|v| format!("{}/{v}", self.group))
     }
 }
 
@@ -143,6 +155,21 @@ impl guard_core::Settings for Settings {
                      manifest (e.g. FlexibleServer) or * for every kind of the group",
                     quote(&k.kind)
                 ));
+            }
+            if let Some(v) = &k.version {
+                if k.kind == "*" {
+                    return Err(format!(
+                        "deletionProtection.kinds[{i}].version: a version needs one kind to \
+                         list, not *"
+                    ));
+                }
+                check_dns1123_label(v).map_err(|e| {
+                    format!(
+                        "deletionProtection.kinds[{i}].version: {} {e}; write a version the \
+                         CRD serves, e.g. v1api20230601preview",
+                        quote(v)
+                    )
+                })?;
             }
         }
         for (i, ns) in p.namespaces.iter().enumerate() {
@@ -281,6 +308,15 @@ mod tests {
         assert!(!s.deletion_protection.kinds[0]
             .matches("dbforpostgresql.azure.com", "FlexibleServersDatabase"));
         assert_eq!(s.explicit_defaults.get("*"), Some(&ReconcilePolicy::Manage));
+        assert_eq!(s.deletion_protection.kinds[1].api_version(), None);
+        let s = parse::<Settings>(
+            br#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com","kind":"StorageAccount","version":"v1api20230101"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.deletion_protection.kinds[0].api_version().as_deref(),
+            Some("storage.azure.com/v1api20230101")
+        );
     }
 
     #[test]
@@ -326,6 +362,14 @@ mod tests {
         assert!(e.contains("deletionProtection.kinds[0].kind"), "{e}");
         let e = err(r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com"}]}}"#);
         assert!(e.contains("missing field `kind`"), "{e}");
+        let e = err(
+            r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com","kind":"*","version":"v1"}]}}"#,
+        );
+        assert!(e.contains("deletionProtection.kinds[0].version"), "{e}");
+        let e = err(
+            r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com","kind":"StorageAccount","version":"V 1"}]}}"#,
+        );
+        assert!(e.contains("deletionProtection.kinds[0].version: \"V 1\""), "{e}");
         let e = err(r#"{"deletionProtection":{"namespaces":["Prod"]}}"#);
         assert!(
             e.contains("deletionProtection.namespaces[0]: \"Prod\""),

@@ -110,7 +110,8 @@ impl Vocabulary for AdoptionPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Read<V> {
     Valid(V),
-    /// A legacy value, read as its modern equivalent.
+    /// A legacy value let through by `acceptLegacyValues`, with its modern
+    /// equivalent; current ASO does not know it and applies its default.
     Legacy(V),
     Invalid,
 }
@@ -124,11 +125,11 @@ impl<V: Vocabulary> Read<V> {
         }
     }
 
-    /// The value ASO would act on, if it knows this one.
+    /// The value ASO acts on, if it knows this one.
     pub fn value(self) -> Option<V> {
         match self {
-            Self::Valid(v) | Self::Legacy(v) => Some(v),
-            Self::Invalid => None,
+            Self::Valid(v) => Some(v),
+            Self::Legacy(_) | Self::Invalid => None,
         }
     }
 }
@@ -161,13 +162,13 @@ pub fn refusal<V: Vocabulary>(key: &str, value: &str, consequence: &str) -> Stri
     )
 }
 
-/// The warning for a legacy value accepted by `acceptLegacyValues`.
-pub fn legacy_warning(key: &str, value: &str, modern: &str) -> String {
+/// The warning for a legacy value let through by `acceptLegacyValues`: it
+/// means what current ASO makes of it, its default.
+pub fn legacy_warning(key: &str, value: &str, modern: &str, default: &str) -> String {
     format!(
-        "annotation {key}: {} is a legacy value of early ASO releases, read as {}; current ASO \
-         releases do not know it and apply their default instead. Write {}.",
+        "annotation {key}: {} is a legacy value of early ASO releases; current ASO does not know \
+         it and applies its default, {default}, as this policy does. Write {} for what it meant.",
         quote(value),
-        quote(modern),
         quote(modern)
     )
 }
@@ -291,6 +292,8 @@ mod tests {
             Read::Legacy(DetachOnDelete)
         );
         assert_eq!(Read::<AdoptionPolicy>::of("run", true), Read::Invalid);
+        // Let through, but not a value ASO acts on.
+        assert_eq!(Read::<ReconcilePolicy>::of("skip-delete", true).value(), None);
     }
 
     #[test]

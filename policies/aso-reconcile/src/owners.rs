@@ -1,0 +1,212 @@
+//! Protected resources inside an owner being deleted. ASO deletes an owner
+//! (a ResourceGroup, a server holding databases) with one ARM DELETE, and
+//! Azure deletes everything inside it, whatever the children's own reconcile
+//! policy says. A child names its owner in `spec.owner`; once ASO has claimed
+//! the child it also records the resolved owner, with its uid, in
+//! `metadata.ownerReferences`.
+
+use std::collections::BTreeMap;
+
+use guard_core::names::quote;
+use guard_core::Cluster;
+use serde_json::Value;
+
+use crate::settings::DeletionProtection;
+
+/// A protected object that names the deleted one as its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Child {
+    pub kind: String,
+    pub name: String,
+}
+
+/// The owner being deleted, as stored.
+pub struct Owner<'a> {
+    pub name: &'a str,
+    pub uid: &'a str,
+    pub namespace: &'a str,
+}
+
+/// Whether any protected kind can be looked up, i.e. lists a version.
+pub fn needed(p: &DeletionProtection) -> bool {
+    p.kinds.iter().any(|k| k.api_version().is_some())
+}
+
+/// Every protected object in the owner's namespace that it owns. `Err`
+/// names the lookup that failed: without it the answer is unknown.
+pub fn protected_children(
+    owner: &Owner<'_>,
+    p: &DeletionProtection,
+    cluster: &dyn Cluster,
+) -> Result<Vec<Child>, String> {
+    if !p.namespaces.is_empty() && !p.namespaces.iter().any(|n| n == owner.namespace) {
+        return Ok(Vec::new());
+    }
+    let mut children = Vec::new();
+    for k in &p.kinds {
+        let Some(api_version) = k.api_version() else {
+            continue;
+        };
+        let items = cluster
+            .list(&api_version, &k.kind, Some(owner.namespace))
+            .map_err(|e| {
+                format!(
+                    "cannot list {api_version} {} in namespace {} to find protected resources it \
+                     owns ({}); grant the lookup or retry",
+                    k.kind,
+                    quote(owner.namespace),
+                    quote(&e.0)
+                )
+            })?;
+        for item in &items {
+            let labels = labels(item);
+            let selected = p.label_selector.as_ref().is_none_or(|s| s.matches(&labels));
+            if selected && owned_by(item, owner) {
+                let name = item
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                children.push(Child {
+                    kind: k.kind.clone(),
+                    name: name.to_string(),
+                });
+            }
+        }
+    }
+    Ok(children)
+}
+
+/// The owner reference ASO resolved (by uid) decides; a child not yet
+/// claimed, with no owner references, is judged by the name in `spec.owner`.
+fn owned_by(item: &Value, owner: &Owner<'_>) -> bool {
+    let refs = item
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .filter(|r| !r.is_empty());
+    match refs {
+        Some(refs) => {
+            !owner.uid.is_empty()
+                && refs
+                    .iter()
+                    .any(|r| r.get("uid").and_then(Value::as_str) == Some(owner.uid))
+        }
+        None => item.pointer("/spec/owner/name").and_then(Value::as_str) == Some(owner.name),
+    }
+}
+
+fn labels(item: &Value) -> BTreeMap<String, String> {
+    item.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `FlexibleServer "a", StorageAccount "b" and 3 more`, bounded for messages.
+pub fn describe(children: &[Child]) -> String {
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = children
+        .iter()
+        .take(SHOWN)
+        .map(|c| format!("{} {}", c.kind, quote(&c.name)))
+        .collect();
+    if children.len() > SHOWN {
+        named.push(format!("{} more", children.len() - SHOWN));
+    }
+    match named.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => named.join(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use guard_core::{ClusterError, ObjectRef};
+    use serde_json::json;
+
+    struct Listed(Result<Vec<Value>, String>);
+
+    impl Cluster for Listed {
+        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+            Ok(None)
+        }
+        fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+            self.0.clone().map_err(ClusterError)
+        }
+    }
+
+    fn protection(settings: Value) -> DeletionProtection {
+        serde_json::from_value(settings).unwrap()
+    }
+
+    fn server(name: &str, owner: &str, refs: Value, labels: Value) -> Value {
+        json!({"metadata": {"name": name, "namespace": "shop", "labels": labels,
+            "ownerReferences": refs}, "spec": {"owner": {"name": owner}}})
+    }
+
+    const OWNER: Owner<'static> = Owner {
+        name: "shop-rg",
+        uid: "9d1c",
+        namespace: "shop",
+    };
+
+    #[test]
+    fn children_by_owner_reference_or_by_name_before_the_claim() {
+        let p = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1api20230601preview"}]}));
+        let cluster = Listed(Ok(vec![
+            server("orders-db", "shop-rg", json!([{"kind": "ResourceGroup", "name": "shop-rg", "uid": "9d1c"}]), json!({})),
+            server("new-db", "shop-rg", json!(null), json!({})),
+            // Same name, another owner resolved by ASO (another kind).
+            server("other-db", "shop-rg", json!([{"kind": "VirtualNetwork", "name": "shop-rg", "uid": "77aa"}]), json!({})),
+            server("far-db", "other-rg", json!(null), json!({})),
+        ]));
+        let children = protected_children(&OWNER, &p, &cluster).unwrap();
+        let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["orders-db", "new-db"]);
+        assert_eq!(
+            describe(&children),
+            "FlexibleServer \"orders-db\" and FlexibleServer \"new-db\""
+        );
+    }
+
+    #[test]
+    fn only_kinds_with_a_version_and_the_selected_ones_count() {
+        let cluster = Listed(Ok(vec![server("a", "shop-rg", json!(null), json!({"tier": "web"}))]));
+        let no_version = protection(json!({"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}));
+        assert!(!needed(&no_version));
+        assert!(protected_children(&OWNER, &no_version, &cluster).unwrap().is_empty());
+        let labelled = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
+            "labelSelector": {"matchLabels": {"tier": "data"}}}));
+        assert!(protected_children(&OWNER, &labelled, &cluster).unwrap().is_empty());
+        let elsewhere = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
+            "namespaces": ["prod"]}));
+        assert!(protected_children(&OWNER, &elsewhere, &cluster).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_list_is_an_error() {
+        let p = protection(json!({"kinds": [
+            {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
+        let e = protected_children(&OWNER, &p, &Listed(Err("forbidden".into()))).unwrap_err();
+        assert!(
+            e.contains("cannot list storage.azure.com/v1api20230101 StorageAccount in namespace \"shop\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn long_lists_are_bounded() {
+        let many: Vec<Child> = (0..8)
+            .map(|i| Child { kind: "Vault".into(), name: format!("v{i}") })
+            .collect();
+        let d = describe(&many);
+        assert!(d.ends_with("Vault \"v4\" and 3 more"), "{d}");
+    }
+}
