@@ -33,9 +33,11 @@ test-setup: setup
 
 ## Build -----------------------------------------------------------------
 # The harness, then each policy: release wasm, wasm-opt, annotated with its
-# metadata.yml and README into dist/<policy>.wasm.
+# metadata.yml and README into dist/<policy>.wasm. `annotate` accepts what
+# kwctl accepts; `lint-metadata` adds what a published policy needs.
 build: setup
 	cargo build --profile host -p host-test
+	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
 	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy
 	@mkdir -p dist target/opt
 	@for p in $(POLICIES); do \

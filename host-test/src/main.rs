@@ -99,7 +99,8 @@ enum Command {
         /// Only these policies (default: every module in --dist).
         policies: Vec<String>,
     },
-    /// Add Kubewarden metadata to a module (like `kwctl annotate`).
+    /// Add Kubewarden metadata to a module (like `kwctl annotate`: accepts the
+    /// metadata kwctl accepts; `lint-metadata` adds reconcile-guard's own checks).
     Annotate {
         #[arg(short = 'm', long = "metadata-path")]
         metadata: PathBuf,
@@ -108,6 +109,13 @@ enum Command {
         #[arg(short = 'o', long = "output-path")]
         output: PathBuf,
         wasm: PathBuf,
+    },
+    /// Check metadata.yml files for what a published reconcile-guard policy
+    /// needs beyond kwctl's checks (io.kubewarden.policy.* annotations, semver
+    /// version, at least one rule, no unknown fields).
+    LintMetadata {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Regenerate the Artifact Hub packages, ClusterAdmissionPolicy examples and
     /// policies.yml from each policy's Cargo.toml, metadata.yml, questions-ui.yml and README.
@@ -279,7 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             wasm,
         } => {
-            let meta = Metadata::from_yaml(
+            let meta = Metadata::parse(
                 &std::fs::read_to_string(&meta_path)
                     .with_context(|| format!("cannot read {}", meta_path.display()))?,
             )
@@ -293,10 +301,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let bytes =
                 std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
-            let version = Policy::from_bytes("policy".into(), &bytes)?.protocol_version()?;
+            let version = match meta.backend(&bytes)? {
+                metadata::Backend::Wapc => {
+                    Policy::from_bytes("policy".into(), &bytes)?.protocol_version()?
+                }
+                metadata::Backend::Other => "Unknown".into(),
+            };
             let annotated = metadata::annotate(&bytes, &meta, &version, usage.as_deref())?;
             std::fs::write(&output, annotated)
                 .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::LintMetadata { files } => {
+            for path in files {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                Metadata::lint_yaml(&text).with_context(|| path.display().to_string())?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Scaffold { root } => {

@@ -1,8 +1,19 @@
 //! Kubewarden policy metadata: `metadata.yml`, its checks, and the wasm
 //! custom section `io.kubewarden.metadata` that `kwctl annotate` writes and
 //! policy-server reads (it refuses a module without one).
+//!
+//! Two levels of checks, kept apart:
+//! - [`Metadata::parse`] accepts exactly what `kwctl annotate` accepts
+//!   (kubewarden/kubewarden-controller at 3460bb71, crates/kwctl/src/annotate.rs
+//!   `prepare_metadata`: serde_yaml into policy-evaluator's `Metadata`, then its
+//!   `validator` checks, crates/policy-evaluator/src/policy_metadata.rs `Metadata`,
+//!   `Rule`, `validate_resources`, `validate_asterisk_usage`, `validate_metadata`).
+//!   `host-test annotate` uses only this.
+//! - [`Metadata::lint`] adds what a published reconcile-guard policy needs
+//!   (the io.kubewarden.policy.* annotations, a semver version, at least one
+//!   rule, no unknown fields); `make build` runs it as `host-test lint-metadata`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -11,35 +22,48 @@ use serde_json::Value;
 use crate::capabilities::ContextAwareResource;
 
 pub const SECTION: &str = "io.kubewarden.metadata";
-/// The kwctl release whose annotate output we reproduce.
-pub const KWCTL_COMPAT_VERSION: &str = "1.30.0";
 
-/// A `metadata.yml`, with kwctl's field names.
+/// kwctl annotate writes its own version here (annotate.rs `prepare_metadata`
+/// inserts `CARGO_PKG_VERSION` under `KUBEWARDEN_ANNOTATION_KWCTL_VERSION`,
+/// overwriting any value from metadata.yml). We are not kwctl, so `annotate`
+/// leaves this annotation out, and removes one that metadata.yml carries so
+/// the module never claims a kwctl version. Nothing reads it: at 3460bb71 the
+/// constant is used only by annotate.rs (policy-server, policy-evaluator and
+/// `kwctl inspect` never look at it), so leaving it out changes no behaviour.
+pub const KWCTL_VERSION_ANNOTATION: &str = "io.kubewarden.kwctl";
+pub const USAGE_ANNOTATION: &str = "io.kubewarden.policy.usage";
+
+/// A `metadata.yml`, with kwctl's field names. Like policy-evaluator's
+/// `Metadata`, unknown fields are ignored (the old `contextAware` flag among
+/// them); [`Metadata::lint`] reports them.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct Metadata {
+    /// Overwritten by annotate: asked of the module for kubewarden-wapc,
+    /// `Unknown` for the other execution modes (kwctl/src/backend.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
-    #[serde(default)]
+    /// Required (kwctl: `rules: Vec<Rule>` without a default), may be empty.
     pub rules: Vec<Rule>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
-    /// Required: kwctl refuses metadata that does not say.
+    /// Required: kwctl's `mutating: bool` has no default.
     #[serde(default)]
     pub mutating: Option<bool>,
     #[serde(default = "yes")]
     pub background_audit: bool,
-    #[serde(default)]
-    pub context_aware_resources: Vec<ContextAwareResourceSpec>,
     #[serde(default = "wapc")]
     pub execution_mode: String,
     #[serde(default = "kubernetes")]
     pub policy_type: String,
+    #[serde(default)]
+    pub context_aware_resources: Vec<ContextAwareResourceSpec>,
+    /// The host capabilities the policy uses (`namespace/operation` strings);
+    /// kwctl carries them as `Option<BTreeSet<String>>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_capabilities: Option<BTreeSet<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimum_kubewarden_version: Option<String>,
-    /// Ignored by the Kubewarden tools (only `contextAwareResources` counts); accepted for compatibility.
-    #[serde(default, skip_serializing)]
-    pub context_aware: Option<Value>,
 }
 
 fn yes() -> bool {
@@ -53,7 +77,7 @@ fn kubernetes() -> String {
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct Rule {
     pub api_groups: Vec<String>,
     pub api_versions: Vec<String>,
@@ -61,14 +85,40 @@ pub struct Rule {
     pub operations: Vec<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "camelCase")]
 pub struct ContextAwareResourceSpec {
     pub api_version: String,
     pub kind: String,
 }
 
-/// Annotations every published policy carries.
+/// policy-evaluator's `PolicyExecutionMode` (policy_evaluator.rs) serde names.
+const EXECUTION_MODES: [&str; 4] = ["kubewarden-wapc", "opa", "gatekeeper", "wasi"];
+/// policy_metadata.rs `PolicyType`.
+const POLICY_TYPES: [&str; 2] = ["kubernetes", "raw"];
+/// policy_metadata.rs `Operation`.
+const OPERATIONS: [&str; 5] = ["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
+/// kubewarden-policy-sdk `ProtocolVersion`.
+const PROTOCOL_VERSIONS: [&str; 2] = ["v1", "Unknown"];
+
+/// The fields policy-evaluator's `Metadata` knows, plus `contextAware`,
+/// which it ignores (policy_metadata.rs test `metadata_backwards_compatibility`).
+const KNOWN_FIELDS: [&str; 11] = [
+    "protocolVersion",
+    "rules",
+    "annotations",
+    "mutating",
+    "backgroundAudit",
+    "executionMode",
+    "policyType",
+    "contextAwareResources",
+    "hostCapabilities",
+    "minimumKubewardenVersion",
+    "contextAware",
+];
+
+/// Annotations every published reconcile-guard policy carries (our lint;
+/// kwctl requires none).
 const REQUIRED_ANNOTATIONS: [&str; 5] = [
     "io.kubewarden.policy.title",
     "io.kubewarden.policy.version",
@@ -77,26 +127,55 @@ const REQUIRED_ANNOTATIONS: [&str; 5] = [
     "io.kubewarden.policy.license",
 ];
 
+/// How kwctl runs a module, from its metadata and its exports
+/// (kwctl/src/backend.rs `BackendDetector::detect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// kubewarden-wapc: the protocol version is asked of the module.
+    Wapc,
+    /// opa, gatekeeper or wasi: annotate writes `protocolVersion: Unknown`.
+    Other,
+}
+
 impl Metadata {
+    /// A publishable policy's metadata.yml: what kwctl accepts and our lint.
     pub fn from_yaml(text: &str) -> Result<Self> {
+        Self::lint_yaml(text)?;
+        Self::parse(text)
+    }
+
+    /// A metadata.yml as `kwctl annotate` reads it: accepted exactly when kwctl
+    /// accepts it.
+    pub fn parse(text: &str) -> Result<Self> {
         let m: Metadata = serde_norway::from_str(text).context("metadata.yml is not valid")?;
         m.validate()?;
         Ok(m)
     }
 
-    /// The checks `kwctl annotate` makes, and the ones a publishable policy needs.
+    /// kwctl's checks (policy_metadata.rs, `#[validate]` attributes and the
+    /// functions they name; serde enum names for the fields that are enums).
     pub fn validate(&self) -> Result<()> {
         if self.mutating.is_none() {
-            bail!("metadata: `mutating` is required (true or false)");
+            bail!("metadata: missing field `mutating` (true or false)");
         }
-        if self.execution_mode != "kubewarden-wapc" {
+        if !EXECUTION_MODES.contains(&self.execution_mode.as_str()) {
             bail!(
-                "metadata: executionMode {:?} is not supported; these are kubewarden-wapc policies",
-                self.execution_mode
+                "metadata: executionMode {:?} is not one of {}",
+                self.execution_mode,
+                EXECUTION_MODES.join(", ")
             );
         }
-        if self.rules.is_empty() {
-            bail!("metadata: `rules` must list at least one rule");
+        if !POLICY_TYPES.contains(&self.policy_type.as_str()) {
+            bail!(
+                "metadata: policyType {:?} is not one of {}",
+                self.policy_type,
+                POLICY_TYPES.join(", ")
+            );
+        }
+        if let Some(v) = &self.protocol_version {
+            if !PROTOCOL_VERSIONS.contains(&v.as_str()) {
+                bail!("metadata: protocolVersion {v:?} is not one of v1, Unknown");
+            }
         }
         for (i, r) in self.rules.iter().enumerate() {
             for (field, list) in [
@@ -108,17 +187,67 @@ impl Metadata {
                 if list.is_empty() {
                     bail!("metadata: rules[{i}].{field} must not be empty");
                 }
+                // validate_asterisk_usage (and _inside_of_operations); for
+                // resources validate_resources covers it.
+                if field != "resources" && list.len() > 1 && list.iter().any(|x| x == "*") {
+                    bail!(
+                        "metadata: rules[{i}].{field}: No other elements can be defined when '*' is used"
+                    );
+                }
             }
             if let Some(op) = r
                 .operations
                 .iter()
-                .find(|o| !matches!(o.as_str(), "CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "*"))
+                .find(|o| !OPERATIONS.contains(&o.as_str()))
             {
-                bail!("metadata: rules[{i}].operations: {op:?} is not one of CREATE, UPDATE, DELETE, CONNECT, *");
+                bail!(
+                    "metadata: rules[{i}].operations: {op:?} is not one of {}",
+                    OPERATIONS.join(", ")
+                );
             }
+            check_resources(&r.resources)
+                .map_err(|e| anyhow::anyhow!("metadata: rules[{i}].resources: {e}"))?;
+        }
+        for (i, c) in self.context_aware_resources.iter().enumerate() {
+            if c.api_version.is_empty() || c.kind.is_empty() {
+                bail!("metadata: contextAwareResources[{i}] needs a non-empty apiVersion and kind");
+            }
+        }
+        if let Some(v) = &self.minimum_kubewarden_version {
+            // kwctl deserializes it as a semver::Version: strict, no `v`.
+            semver::Version::parse(v).with_context(|| {
+                format!("metadata: minimumKubewardenVersion {v:?} is not a semver version")
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Our own checks for a published policy, on top of kwctl's.
+    pub fn lint_yaml(text: &str) -> Result<()> {
+        let raw: Value = serde_norway::from_str(text).context("metadata.yml is not valid")?;
+        if let Some(map) = raw.as_object() {
+            if let Some(k) = map.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
+                bail!("metadata: unknown field `{k}` (kwctl ignores it)");
+            }
+        }
+        Self::parse(text)?.lint()
+    }
+
+    /// Our own checks on parsed metadata (see [`Metadata::lint_yaml`]).
+    pub fn lint(&self) -> Result<()> {
+        if self.execution_mode != "kubewarden-wapc" {
+            bail!(
+                "metadata: executionMode {:?}: reconcile-guard policies are kubewarden-wapc",
+                self.execution_mode
+            );
+        }
+        if self.rules.is_empty() {
+            bail!("metadata: `rules` must list at least one rule");
+        }
+        for (i, r) in self.rules.iter().enumerate() {
             if r.resources
                 .iter()
-                .any(|x| x.is_empty() || x.chars().any(char::is_uppercase))
+                .any(|x| x.chars().any(char::is_uppercase))
             {
                 bail!("metadata: rules[{i}].resources must be lower-case plural resource names");
             }
@@ -154,6 +283,86 @@ impl Metadata {
             })
             .collect()
     }
+
+    /// kwctl's backend detection: a module is Rego when it exports a symbol
+    /// starting with `opa_` (backend.rs `rego_policy_detector`); opa and
+    /// gatekeeper need a Rego module, kubewarden-wapc a non-Rego one, wasi
+    /// either. The error texts are backend.rs's.
+    pub fn backend(&self, wasm: &[u8]) -> Result<Backend> {
+        let rego = is_rego(wasm)?;
+        match (self.execution_mode.as_str(), rego) {
+            ("wasi", _) | ("opa" | "gatekeeper", true) => Ok(Backend::Other),
+            ("opa" | "gatekeeper", false) => bail!(
+                "Wrong value inside of policy's metadata for 'executionMode'. The policy has not been created using Rego"
+            ),
+            (_, true) => bail!(
+                "Wrong value inside of policy's metadata for 'executionMode'. This policy has been created using Rego"
+            ),
+            (_, false) => Ok(Backend::Wapc),
+        }
+    }
+}
+
+fn is_rego(wasm: &[u8]) -> Result<bool> {
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        if let wasmparser::Payload::ExportSection(exports) = payload? {
+            for export in exports {
+                if export?.name.starts_with("opa_") {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The resource list checks of policy_metadata.rs `validate_resources`, which
+/// transposes Kubernetes' admissionregistration validation: no empty name;
+/// `*/*` alone; `*` with no other resource that lacks a subresource; `x/*`
+/// excludes `x/y`; `*/y` excludes `x/y`.
+fn check_resources(resources: &[String]) -> Result<(), String> {
+    let mut wildcard_sub: HashSet<&str> = HashSet::new(); // x of `x/*`
+    let mut wildcard_res: HashSet<&str> = HashSet::new(); // y of `*/y`
+    let mut has_star = false;
+    let mut has_plain = false;
+    for resource in resources {
+        if resource.is_empty() {
+            return Err("empty resource is not allowed".into());
+        }
+        if resource == "*" {
+            has_star = true;
+        }
+        let Some((res, sub)) = resource.split_once('/') else {
+            // Upstream records whether the last plain entry was not `*`.
+            has_plain = resource != "*";
+            continue;
+        };
+        if wildcard_sub.contains(res) {
+            return Err(format!(
+                "if '{resource}/*' is present, must not specify {res}"
+            ));
+        }
+        if wildcard_res.contains(sub) {
+            return Err(format!(
+                "if '*/{sub}' is present, must not specify {resource}"
+            ));
+        }
+        if sub == "*" {
+            wildcard_sub.insert(res);
+        }
+        if res == "*" {
+            wildcard_res.insert(sub);
+        }
+    }
+    if resources.len() > 1 && resources.iter().any(|r| r == "*/*") {
+        return Err("if '*/*' is present, must not specify other resources".into());
+    }
+    if has_star && has_plain {
+        return Err(
+            "if '*' is present, must not specify other resources without subresources".into(),
+        );
+    }
+    Ok(())
 }
 
 /// The metadata stored in a module's `io.kubewarden.metadata` section, if any.
@@ -170,9 +379,13 @@ pub fn read(wasm: &[u8]) -> Result<Option<Metadata>> {
     Ok(None)
 }
 
-/// Writes what `kwctl annotate` writes: the module with its metadata, plus
-/// `protocolVersion` (asked of the module itself), the kwctl annotation and
-/// the README as `io.kubewarden.policy.usage`, in the custom section. An
+/// Writes what `kwctl annotate` writes (annotate.rs `prepare_metadata` and
+/// `write_annotated_wasm_file`): the module with its metadata in the custom
+/// section, `protocolVersion` set (asked of the module itself for
+/// kubewarden-wapc, `Unknown` otherwise, see [`Metadata::backend`]), the README
+/// as `io.kubewarden.policy.usage`, and `contextAwareResources` sorted and
+/// deduplicated as kwctl's `BTreeSet` serializes them. Unlike kwctl it writes no
+/// `io.kubewarden.kwctl` version (see [`KWCTL_VERSION_ANNOTATION`]). An
 /// existing section is replaced.
 pub fn annotate(
     wasm: &[u8],
@@ -182,12 +395,13 @@ pub fn annotate(
 ) -> Result<Vec<u8>> {
     let mut m = metadata.clone();
     m.protocol_version = Some(protocol_version.to_string());
-    m.annotations
-        .insert("io.kubewarden.kwctl".into(), KWCTL_COMPAT_VERSION.into());
+    m.annotations.remove(KWCTL_VERSION_ANNOTATION);
     if let Some(readme) = usage {
         m.annotations
-            .insert("io.kubewarden.policy.usage".into(), readme.to_string());
+            .insert(USAGE_ANNOTATION.into(), readme.to_string());
     }
+    m.context_aware_resources.sort();
+    m.context_aware_resources.dedup();
     let json = serde_json::to_vec(&m)?;
     let mut out = strip_section(wasm, SECTION)?;
     use wasm_encoder::{Encode as _, Section as _};

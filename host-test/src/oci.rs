@@ -50,56 +50,77 @@ fn client_for(reference: &Reference) -> Client {
     })
 }
 
-/// Credentials for a registry from the Docker config file
-/// (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`), as kwctl reads them.
+/// Credentials for a registry, as kwctl finds them: kubewarden/kubewarden-controller
+/// at 3460bb71, crates/policy-fetcher/src/registry/mod.rs `Registry::auth`, which
+/// asks the `docker_credential` crate (`get_credential(registry)`, with the
+/// registry's `host[:port]` as written in the reference) and maps a
+/// username/password to basic auth, an identity token to anonymous (with a
+/// warning) and any error (no config file, no entry, a failing helper) to
+/// anonymous. The crate reads `$DOCKER_CONFIG/config.json` or
+/// `~/.docker/config.json` and looks, in order, at `credHelpers[registry]`
+/// (runs `docker-credential-<name> get` with the registry on stdin), the
+/// `auths` entry's `identitytoken`, its base64 `auth`, its `username` and
+/// `password`, then `credsStore`. policy-fetcher pins a fork of the crate
+/// (branch fix-handle-config-without-auth-field) so that an `auths` entry
+/// without `auth` (Docker writes `{}` entries next to `credsStore`) falls
+/// through to the store; the crates.io release we use, 1.4, does the same.
 pub fn docker_auth(registry: &str) -> RegistryAuth {
-    use base64::Engine as _;
-    let dir = std::env::var_os("DOCKER_CONFIG")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".docker")));
-    let Some(text) = dir.and_then(|d| std::fs::read_to_string(d.join("config.json")).ok()) else {
-        return RegistryAuth::Anonymous;
-    };
-    let Ok(config) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return RegistryAuth::Anonymous;
-    };
-    let auths = config.get("auths").and_then(|a| a.as_object());
-    let entry = auths.and_then(|a| {
-        a.iter()
-            .find(|(k, _)| {
-                let k = k
-                    .trim_start_matches("https://")
-                    .trim_start_matches("http://");
-                k.trim_end_matches('/') == registry
-            })
-            .map(|(_, v)| v)
-    });
-    let decoded = entry
-        .and_then(|e| e.get("auth"))
-        .and_then(|a| a.as_str())
-        .and_then(|a| base64::engine::general_purpose::STANDARD.decode(a).ok())
-        .and_then(|b| String::from_utf8(b).ok());
-    match decoded.as_deref().and_then(|d| d.split_once(':')) {
-        Some((user, pass)) => RegistryAuth::Basic(user.to_string(), pass.to_string()),
-        None => RegistryAuth::Anonymous,
+    use docker_credential::DockerCredential;
+    match docker_credential::get_credential(registry) {
+        Ok(DockerCredential::UsernamePassword(user, password)) => {
+            RegistryAuth::Basic(user, password)
+        }
+        Ok(DockerCredential::IdentityToken(_)) => {
+            eprintln!(
+                "warning: {registry}: IdentityToken credential not supported. Using anonymous instead"
+            );
+            RegistryAuth::Anonymous
+        }
+        Err(_) => RegistryAuth::Anonymous,
     }
 }
 
-/// The manifest annotations kwctl writes: the metadata annotations that fit
-/// on one line, plus `org.opencontainers.image.source`.
-pub fn manifest_annotations(wasm: &[u8]) -> Result<BTreeMap<String, String>> {
-    let meta = metadata::read(wasm)?
-        .context("the module is not annotated: run `host-test annotate` (or `make build`) first")?;
-    let mut annotations: BTreeMap<String, String> = meta
-        .annotations
-        .into_iter()
-        .filter(|(_, v)| !v.contains('\n'))
-        .collect();
-    if let Some(source) = annotations.get("io.kubewarden.policy.source").cloned() {
-        annotations.insert("org.opencontainers.image.source".into(), source);
+/// The manifest annotations kwctl writes, from the module's metadata
+/// annotations: kwctl/src/push.rs `build_oci_annotations` (3460bb71) keeps a
+/// value only when `str::lines` finds at most one line in it (so a single
+/// trailing `\n` or `\r\n` is fine, a bare `\r` is not a line break, and any
+/// other newline drops the annotation with a warning), trims every kept value,
+/// and sets `org.opencontainers.image.source` to the (trimmed)
+/// `io.kubewarden.policy.source` unless the metadata already sets it.
+/// Metadata without annotations gives a manifest without annotations (`None`).
+pub fn manifest_annotations(wasm: &[u8]) -> Result<Option<BTreeMap<String, String>>> {
+    let meta = metadata::read(wasm)?.context(
+        "Cannot push a policy that is not annotated: run `host-test annotate` (or `make build`) first",
+    )?;
+    if meta.annotations.is_empty() {
+        return Ok(None);
     }
-    Ok(annotations)
+    Ok(Some(oci_annotations(meta.annotations)))
 }
+
+/// kwctl's `build_oci_annotations`, on a metadata annotation map.
+pub fn oci_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = annotations
+        .into_iter()
+        .filter(|(k, v)| {
+            let keep = v.lines().count() <= 1;
+            if !keep {
+                eprintln!(
+                    "warning: annotation {k} is a multi-line string, it will be removed from the OCI manifest"
+                );
+            }
+            keep
+        })
+        .map(|(k, v)| (k, v.trim().to_string()))
+        .collect();
+    if let Some(source) = out.get(SOURCE_ANNOTATION).cloned() {
+        out.entry(OCI_SOURCE_ANNOTATION.into()).or_insert(source);
+    }
+    out
+}
+
+pub const SOURCE_ANNOTATION: &str = "io.kubewarden.policy.source";
+pub const OCI_SOURCE_ANNOTATION: &str = "org.opencontainers.image.source";
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -114,14 +135,14 @@ pub fn push(wasm: &[u8], uri: &str) -> Result<String> {
     let reference = parse_reference(uri)?;
     let annotations = manifest_annotations(wasm)?;
     let client = client_for(&reference);
-    let auth = docker_auth(reference.resolve_registry());
+    let auth = docker_auth(reference.registry());
     let layers = vec![ImageLayer::new(
         wasm.to_vec(),
         WASM_LAYER_MEDIA_TYPE.into(),
         None,
     )];
     let config = Config::new(b"{}".to_vec(), WASM_CONFIG_MEDIA_TYPE.into(), None);
-    let manifest = OciImageManifest::build(&layers, &config, Some(annotations));
+    let manifest = OciImageManifest::build(&layers, &config, annotations);
     runtime()?.block_on(async {
         client
             .push(&reference, &layers, config, &auth, Some(manifest))
@@ -155,7 +176,7 @@ pub struct Pulled {
 pub fn pull(uri: &str) -> Result<Pulled> {
     let reference = parse_reference(uri)?;
     let client = client_for(&reference);
-    let auth = docker_auth(reference.resolve_registry());
+    let auth = docker_auth(reference.registry());
     runtime()?.block_on(async {
         let (manifest, digest) = client
             .pull_image_manifest(&reference, &auth)
