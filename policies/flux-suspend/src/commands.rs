@@ -31,27 +31,36 @@ impl Target<'_> {
     }
 }
 
-/// A reason to fill in, shaped by what the settings require.
+/// A reason to fill in, shaped by what the settings require: a ticket
+/// first, so that it also fits a ticket pattern such as `^[A-Z]+-[0-9]+ `.
 pub fn reason_template(settings: &Settings) -> String {
     if settings.expiry_required() {
-        "<ticket>: <why> until=<RFC 3339 time>".to_string()
+        "<ticket> <why> until=<RFC 3339 time>".to_string()
     } else {
-        "<ticket>: <why>".to_string()
+        "<ticket> <why>".to_string()
     }
 }
 
-/// Suspends with a reason. In mirror mode the annotation alone does it (the
-/// policy sets the rest); otherwise one merge patch sets both, so no
-/// intermediate state is refused.
-pub fn suspend(target: &Target<'_>, settings: &Settings) -> String {
-    let reason = reason_template(settings);
+/// `text` as one POSIX shell word inside single quotes.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Suspends with `reason` (the one the person gave, or a template to fill
+/// in). In mirror mode the annotation alone does it (the policy sets the
+/// rest); otherwise one merge patch sets both, so no intermediate state is
+/// refused.
+pub fn suspend(target: &Target<'_>, settings: &Settings, reason: Option<&str>) -> String {
+    let reason = reason.map_or_else(|| reason_template(settings), str::to_string);
     match settings.mode {
         Mode::Mirror => format!(
-            "kubectl annotate {} --overwrite {SUSPEND_ANNOTATION}='{reason}'",
-            target.object()
+            "kubectl annotate {} --overwrite {SUSPEND_ANNOTATION}={}",
+            target.object(),
+            shell_quoted(&reason)
         ),
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => {
-            merge_patch(target, &format!("\"{reason}\""), true)
+            let json = serde_json::Value::String(reason).to_string();
+            merge_patch(target, &json, true)
         }
     }
 }
@@ -104,7 +113,11 @@ fn merge_patch(target: &Target<'_>, reason_json: &str, on: bool) -> String {
             if on { "\"disabled\"" } else { "null" }
         ),
     };
-    format!("kubectl patch {} --type=merge -p '{body}'", target.object())
+    format!(
+        "kubectl patch {} --type=merge -p {}",
+        target.object(),
+        shell_quoted(&body)
+    )
 }
 
 #[cfg(test)]
@@ -136,14 +149,14 @@ mod tests {
     fn mirror_mode_suspends_and_resumes_with_the_annotation_alone() {
         let s = settings("{}");
         assert_eq!(
-            suspend(&ks(), &s),
-            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket>: <why>'"
+            suspend(&ks(), &s, None),
+            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>'"
         );
         assert_eq!(
             resume(&ks(), &s),
             "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended-"
         );
-        assert!(suspend(&ks(), &settings(r#"{"requireExpiry":true}"#))
+        assert!(suspend(&ks(), &settings(r#"{"requireExpiry":true}"#), None)
             .contains("until=<RFC 3339 time>'"));
     }
 
@@ -151,12 +164,25 @@ mod tests {
     fn other_modes_patch_both_in_one_request() {
         let s = settings(r#"{"mode":"deny-annotation-only"}"#);
         assert_eq!(
-            suspend(&ks(), &s),
-            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket>: <why>"}},"spec":{"suspend":true}}'"#
+            suspend(&ks(), &s, None),
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket> <why>"}},"spec":{"suspend":true}}'"#
         );
         assert_eq!(
             resume(&rs(), &s),
             r#"kubectl patch resourcesets.fluxcd.controlplane.io tenants --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null,"fluxcd.controlplane.io/reconcile":null}}}'"#
+        );
+    }
+
+    #[test]
+    fn given_reasons_are_quoted_for_the_shell_and_json() {
+        let s = settings(r#"{"mode":"annotation-only"}"#);
+        assert_eq!(
+            suspend(&ks(), &s, Some(r#"INC-1 Bob's "fix""#)),
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 Bob'\''s \"fix\""}},"spec":{"suspend":true}}'"#
+        );
+        assert_eq!(
+            suspend(&ks(), &settings("{}"), Some("it's INC-2")),
+            r#"kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='it'\''s INC-2'"#
         );
     }
 
@@ -172,7 +198,7 @@ mod tests {
         );
         assert_eq!(
             manifest(&settings("{}")),
-            "metadata:\n  annotations:\n    reconcile.fluxcd.io/suspended: \"<ticket>: <why>\""
+            "metadata:\n  annotations:\n    reconcile.fluxcd.io/suspended: \"<ticket> <why>\""
         );
         assert_eq!(ks().describe(), "Kustomization flux-system/apps");
         assert_eq!(rs().describe(), "ResourceSet tenants");

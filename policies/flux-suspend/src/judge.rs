@@ -7,7 +7,8 @@ use guard_core::{
 };
 
 use crate::commands::{self, Target};
-use crate::kinds::{self, Kind, SUSPEND_ANNOTATION};
+use crate::flux_cli;
+use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
 use crate::mirror::{self, Edit, Mirrored};
 use crate::prune;
 use crate::reason;
@@ -105,12 +106,25 @@ fn change(
         .as_ref()
         .and_then(|o| State::of(o, kind, false).ok());
     let user = &request.user_info;
+    let reconciler = settings.reconcilers.matches(user);
+    let flux_resume = kind.honours == Honours::SpecSuspend
+        && !reconciler
+        && old
+            .as_ref()
+            .is_some_and(|o| o.annotation_only() && *o == new)
+        && flux_cli::is_empty_resume(request);
 
     let mut state = new;
     let mirrored = match settings.mode {
-        Mode::Mirror => {
-            let reconciler = settings.reconcilers.matches(user);
-            mirror::mirror(kind, old.as_ref(), &mut state, reconciler)
+        Mode::Mirror => mirror::mirror(kind, old.as_ref(), &mut state, reconciler, flux_resume),
+        Mode::AnnotationOnly | Mode::DenyAnnotationOnly if flux_resume => {
+            return Verdict::deny(format!(
+                "{} is suspended only by annotation {SUSPEND_ANNOTATION}, which `flux resume` \
+                 leaves in place (spec.suspend is not set, so it sent an empty patch). Resume it \
+                 with:\n  {}",
+                target.describe(),
+                commands::resume(&target, settings)
+            ));
         }
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => None,
     };
@@ -148,20 +162,23 @@ fn change(
                 )
         })
     };
-    let hazard = |s: &State<'_>| s.annotation_only() && s.prune;
+    let hazard = |s: &State<'_>| s.annotation_only() && s.collects.is_some();
     let resuming = old.as_ref().is_some_and(State::honoured);
-    match settings.mode {
-        Mode::AnnotationOnly if hazard(&state) && !unchanged_since(hazard) => {
+    match (settings.mode, state.collects) {
+        (Mode::AnnotationOnly, Some(collects)) if hazard(&state) && !unchanged_since(hazard) => {
             return Verdict::deny(prune::hazard_message(
                 &target,
-                resuming,
-                &commands::resume(&target, settings),
+                collects,
+                &commands::suspend(&target, settings, state.reason),
+                resuming
+                    .then(|| commands::resume(&target, settings))
+                    .as_deref(),
             ));
         }
-        Mode::DenyAnnotationOnly
+        (Mode::DenyAnnotationOnly, _)
             if state.annotation_only() && !unchanged_since(|s| s.annotation_only()) =>
         {
-            return Verdict::deny(annotation_only_refused(&target, resuming, settings));
+            return Verdict::deny(annotation_only_refused(&target, resuming, &state, settings));
         }
         _ => {}
     }
@@ -224,9 +241,19 @@ fn change(
     }
 }
 
-/// `suspenders` and `resumers`: checked on UPDATE only. A CREATE stops no
-/// running reconciliation, and Kubewarden's audit scanner replays stored
-/// objects as CREATEs from its own account, which says nothing of who suspended.
+/// Kubewarden's audit scanner replays stored objects as CREATEs without any
+/// userInfo (kubewarden/audit-scanner `internal/scanner/admission_request.go`
+/// `newAdmissionRequest`, commit 8472a7cf; policy-server's `/audit` handler
+/// passes the request on as it is). kube-apiserver never sends an empty
+/// username: an unauthenticated request is `system:anonymous`
+/// (k8s.io/apiserver `pkg/authentication/request/anonymous`).
+fn audit_replay(create: bool, user: &UserInfo) -> bool {
+    create && user.username.is_empty()
+}
+
+/// `suspenders` and `resumers`, on CREATE too (deleting and re-creating an
+/// object suspended must not bypass them), except for the audit scanner's
+/// replays, which say nothing of who suspended.
 fn check_identity(
     create: bool,
     change: Change,
@@ -234,7 +261,7 @@ fn check_identity(
     user: &UserInfo,
     target: &Target<'_>,
 ) -> Option<Verdict> {
-    if create {
+    if audit_replay(create, user) {
         return None;
     }
     let (list, setting, act) = match change {
@@ -303,7 +330,7 @@ fn missing_reason(
              cluster requires one in annotation {SUSPEND_ANNOTATION}, which `flux suspend` cannot \
              write. Suspend it with:\n  {}",
             target.describe(),
-            commands::suspend(target, settings)
+            commands::suspend(target, settings, None)
         );
     }
     format!(
@@ -330,12 +357,12 @@ fn refused_reason(
     } else if change == Change::Enter {
         format!(
             "Suspend it with a reason such as:\n  {}",
-            commands::suspend(target, settings)
+            commands::suspend(target, settings, None)
         )
     } else {
         format!(
             "Suspend it with a reason such as:\n  {}\nor resume it:\n  {}",
-            commands::suspend(target, settings),
+            commands::suspend(target, settings, None),
             commands::resume(target, settings)
         )
     };
@@ -347,7 +374,12 @@ fn refused_reason(
     )
 }
 
-fn annotation_only_refused(target: &Target<'_>, resuming: bool, settings: &Settings) -> String {
+fn annotation_only_refused(
+    target: &Target<'_>,
+    resuming: bool,
+    state: &State<'_>,
+    settings: &Settings,
+) -> String {
     let honoured = target.kind.honoured_mechanism();
     if resuming {
         return format!(
@@ -361,7 +393,7 @@ fn annotation_only_refused(target: &Target<'_>, resuming: bool, settings: &Setti
         "{} would be suspended only by annotation {SUSPEND_ANNOTATION}, which no Flux release \
          honours: it would keep reconciling. Set {honoured} in the same request:\n  {}",
         target.describe(),
-        commands::suspend(target, settings)
+        commands::suspend(target, settings, state.reason)
     )
 }
 
@@ -380,6 +412,10 @@ fn mirror_note(how: Mirrored, target: &Target<'_>) -> String {
         Mirrored::ResumedByAnnotation => format!(
             "{what}: annotation {SUSPEND_ANNOTATION} removed; {honoured} unset in step, so Flux \
              reconciles it again"
+        ),
+        Mirrored::ResumedByFluxResume => format!(
+            "{what}: `flux resume` sent no change, as spec.suspend was not set; annotation \
+             {SUSPEND_ANNOTATION}, the only thing suspending it, was removed so Flux reconciles it"
         ),
         Mirrored::ResumedByMechanism => format!(
             "{what}: resumed through {}; the stale annotation {SUSPEND_ANNOTATION} was removed \
@@ -437,8 +473,8 @@ fn state_warnings(
             if let Some(Some(at)) = state.reason.map(reason::until) {
                 match at {
                     Ok(at) if at <= now => warnings.push(format!(
-                        "The suspension of {what} expired at {}; resume it:\n  {}\nor renew the \
-                         until= time in annotation {SUSPEND_ANNOTATION}",
+                        "The suspension of {what} expired at {}; resume it with `{}` or renew \
+                         the until= time in annotation {SUSPEND_ANNOTATION}",
                         guard_core::rfc3339::format(at),
                         commands::resume(target, settings)
                     )),
@@ -452,14 +488,18 @@ fn state_warnings(
         Change::Unsuspended => {}
     }
     if state.annotation_only() && !matches!(change, Change::Unsuspended) {
-        let prune = if state.prune {
-            " and deleting it would prune everything it applied (spec.prune is true)"
-        } else {
-            ""
-        };
+        let prune = state
+            .collects
+            .map(|c| {
+                format!(
+                    " and deleting it would delete everything it applied ({})",
+                    c.deciding()
+                )
+            })
+            .unwrap_or_default();
         warnings.push(format!(
             "{what} is suspended only by annotation {SUSPEND_ANNOTATION}: Flux releases that do \
-             not implement RFC-0006 keep reconciling it{prune}; to be sure, also run:\n  {}",
+             not implement RFC-0006 keep reconciling it{prune}; to be sure, also run `{}`",
             commands::honour(target)
         ));
     }
@@ -656,7 +696,7 @@ mod tests {
         assert_eq!(v.code, Some(400));
         let m = message(&v);
         assert!(m.starts_with("Kustomization flux-system/apps is being suspended (spec.suspend: true, as `flux suspend` does) without a reason"), "{m}");
-        assert!(m.contains("kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket>: <why>'"), "{m}");
+        assert!(m.contains("kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>'"), "{m}");
         assert!(run(&r, r#"{"requireReason":false}"#).allowed);
     }
 
@@ -675,7 +715,7 @@ mod tests {
         );
         assert!(
             m.ends_with(
-                "metadata:\n  annotations:\n    reconcile.fluxcd.io/suspended: \"<ticket>: <why>\""
+                "metadata:\n  annotations:\n    reconcile.fluxcd.io/suspended: \"<ticket> <why>\""
             ),
             "{m}"
         );
@@ -793,7 +833,7 @@ mod tests {
     }
 
     #[test]
-    fn identity_rules_apply_to_updates_only() {
+    fn identity_rules_apply_to_updates_and_creates_but_not_audit_replays() {
         let s = r#"{"suspenders":{"groups":["platform"]},"resumers":{"users":["bob"]}}"#;
         let r = request(
             "UPDATE",
@@ -835,6 +875,17 @@ mod tests {
             ks(json!({R: "INC-1 database migration"}), json!({})),
             Value::Null,
         );
+        assert!(message(&run(&r, s)).starts_with("alice may not suspend"));
+        // The audit scanner's replay carries no userInfo.
+        let r = request(
+            "CREATE",
+            "",
+            ks(
+                json!({R: "INC-1 database migration"}),
+                json!({"suspend": true}),
+            ),
+            Value::Null,
+        );
         assert!(run(&r, s).allowed);
     }
 
@@ -858,7 +909,7 @@ mod tests {
         );
         let v = run(&r, "{}");
         assert!(v.allowed);
-        assert!(v.warnings.iter().any(|w| w.starts_with("The suspension of Kustomization flux-system/apps expired at 2026-11-19T18:00:00Z; resume it:\n  kubectl annotate")), "{:?}", v.warnings);
+        assert!(v.warnings.iter().any(|w| w.starts_with("The suspension of Kustomization flux-system/apps expired at 2026-11-19T18:00:00Z; resume it with `kubectl annotate")), "{:?}", v.warnings);
     }
 
     #[test]
@@ -906,7 +957,12 @@ mod tests {
             old,
         );
         let v = run(&r, s);
-        assert!(v.allowed && v.warnings.iter().any(|w| w.contains("prune everything")));
+        assert!(
+            v.allowed
+                && v.warnings
+                    .iter()
+                    .any(|w| w.contains("would delete everything it applied (spec.prune is true)"))
+        );
     }
 
     #[test]

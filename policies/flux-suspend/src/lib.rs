@@ -20,6 +20,7 @@
 //! [`judge`] holds the flow; each rule lives in a module named for it.
 
 pub mod commands;
+pub mod flux_cli;
 pub mod judge;
 pub mod kinds;
 pub mod mirror;

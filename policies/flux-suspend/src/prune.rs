@@ -1,6 +1,14 @@
-//! The prune hazard: kustomize-controller garbage-collects a deleted
-//! Kustomization's objects when `spec.prune && !spec.suspend`. A suspension
-//! by annotation alone does not stop that on any Flux release.
+//! The prune hazard: what kustomize-controller deletes when a Kustomization
+//! is deleted, and a suspension by annotation alone, which does not stop it
+//! on any Flux release.
+//!
+//! The rule is kustomize-controller's `finalizerShouldDeleteResources`
+//! (fluxcd/kustomize-controller `internal/controller/kustomization_controller.go`,
+//! commit 186fb3b2, v1.9.0+36): nothing is deleted when `spec.suspend` is
+//! true or the inventory is empty; otherwise `deletionPolicy` decides:
+//! `MirrorPrune` (the default, `GetDeletionPolicy` in `api/v1/kustomization_types.go`)
+//! follows `spec.prune`, `Delete` and `WaitForTermination` always delete, and
+//! `Orphan` (or any other value) never does.
 
 use guard_core::{names, AdmissionRequest, Verdict, Which};
 use serde::de::IgnoredAny;
@@ -9,6 +17,38 @@ use serde::Deserialize;
 use crate::commands::{self, Target};
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::view::{self, State};
+
+/// Why deleting a Kustomization would delete its inventory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collects {
+    /// `deletionPolicy` MirrorPrune (or unset) with `spec.prune: true`.
+    Prune,
+    /// `deletionPolicy: Delete`.
+    Delete,
+    /// `deletionPolicy: WaitForTermination`.
+    WaitForTermination,
+}
+
+impl Collects {
+    /// The deciding field, as messages name it.
+    pub fn deciding(self) -> &'static str {
+        match self {
+            Collects::Prune => "spec.prune is true",
+            Collects::Delete => "spec.deletionPolicy is Delete",
+            Collects::WaitForTermination => "spec.deletionPolicy is WaitForTermination",
+        }
+    }
+}
+
+/// kustomize-controller's deletion policy, suspension and inventory aside.
+pub fn collects(deletion_policy: Option<&str>, prune: bool) -> Option<Collects> {
+    match deletion_policy.unwrap_or("") {
+        "" | "MirrorPrune" => prune.then_some(Collects::Prune),
+        "Delete" => Some(Collects::Delete),
+        "WaitForTermination" => Some(Collects::WaitForTermination),
+        _ => None,
+    }
+}
 
 /// `status.inventory.entries`, counted without being read.
 #[derive(Deserialize)]
@@ -35,7 +75,8 @@ fn inventory_size(request: &AdmissionRequest) -> Option<usize> {
         .map(|v| v.status.inventory.entries.len())
 }
 
-/// Judges a DELETE: refused when the object looks suspended but would prune.
+/// Judges a DELETE: refused when the object looks suspended but
+/// kustomize-controller would delete its inventory.
 pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
     if !kind.prunes() {
         return Verdict::allow();
@@ -48,53 +89,63 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
     let Ok(state) = State::of(&object, kind, false) else {
         return Verdict::allow();
     };
+    let Some(collects) = state.collects else {
+        return Verdict::allow();
+    };
+    // An empty or absent inventory: the controller deletes nothing.
+    let objects = match inventory_size(request) {
+        None | Some(0) => return Verdict::allow(),
+        Some(1) => "the 1 object in its inventory".to_string(),
+        Some(n) => format!("the {n} objects in its inventory"),
+    };
     let name = request.display_name(Some(&object.metadata));
     let target = Target {
         kind,
         name: &name,
         namespace: &request.namespace,
     };
-    if !state.prune {
-        return Verdict::allow();
-    }
     if state.spec_suspend {
         return Verdict::allow().warn(format!(
-            "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without pruning: \
-             the objects it applied stay in the cluster, unmanaged",
-            target.describe()
+            "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without \
+             deleting {objects} although {}: they stay in the cluster, unmanaged",
+            target.describe(),
+            collects.deciding()
         ));
     }
     let Some(reason) = state.reason else {
         return Verdict::allow();
     };
-    let objects = match inventory_size(request) {
-        Some(1) => "the 1 object in its inventory".to_string(),
-        Some(n) => format!("the {n} objects in its inventory"),
-        None => "every object it applied".to_string(),
-    };
     Verdict::deny(format!(
-        "Deleting {} would garbage-collect {objects}: spec.prune is true and it is suspended only by \
+        "Deleting {} would garbage-collect {objects}: {} and it is suspended only by \
          annotation {SUSPEND_ANNOTATION} ({}), which kustomize-controller does not honour. \
          To delete it and keep its objects, suspend it first:\n  {}\n\
          To delete it and its objects, remove the annotation first:\n  {}",
         target.describe(),
+        collects.deciding(),
         names::quote(reason),
         commands::honour(&target),
         commands::unannotate(&target),
     ))
 }
 
-/// Annotation-only mode's refusal: the annotation alone on a pruning
-/// Kustomization, the RFC's version-skew hazard.
-pub fn hazard_message(target: &Target<'_>, resuming: bool, resume: &str) -> String {
+/// Annotation-only mode's refusal: the annotation alone on a Kustomization
+/// whose deletion would delete its inventory, the RFC's version-skew hazard.
+/// `suspend` sets both in one request; `resume`, when the request was
+/// resuming, removes both.
+pub fn hazard_message(
+    target: &Target<'_>,
+    collects: Collects,
+    suspend: &str,
+    resume: Option<&str>,
+) -> String {
     let mut message = format!(
-        "{} would be suspended only by annotation {SUSPEND_ANNOTATION} while spec.prune is true. \
+        "{} would be suspended only by annotation {SUSPEND_ANNOTATION} while {}. \
          Flux releases that do not implement RFC-0006 keep reconciling it, and deleting it would \
-         garbage-collect everything it applied. Set spec.suspend as well:\n  {}",
+         garbage-collect everything it applied. Set spec.suspend in the same request:\n  {suspend}",
         target.describe(),
-        commands::honour(target)
+        collects.deciding(),
     );
-    if resuming {
+    if let Some(resume) = resume {
         message.push_str(&format!(
             "\nor, to resume it, remove the annotation in the same request:\n  {resume}"
         ));
@@ -130,30 +181,67 @@ mod tests {
         assert!(m.starts_with("Deleting Kustomization flux-system/apps would garbage-collect the 2 objects in its inventory"), "{m}");
         assert!(m.contains(r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"spec":{"suspend":true}}'"#), "{m}");
         assert!(m.contains("kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended-"), "{m}");
+        // Without an inventory the controller deletes nothing.
         let v = delete_of(
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 cutover"}},"spec":{"prune":true}}"#,
         );
-        assert!(v
-            .message
-            .unwrap()
-            .contains("garbage-collect every object it applied"));
+        assert_eq!(v, Verdict::allow());
+    }
+
+    const INVENTORY: &str = r#""status":{"inventory":{"entries":[{"id":"a","v":"v1"}]}}"#;
+
+    fn annotated(spec: &str) -> Verdict {
+        delete_of(&format!(
+            r#"{{"metadata":{{"annotations":{{"reconcile.fluxcd.io/suspended":"INC-1 x"}}}},"spec":{spec},{INVENTORY}}}"#
+        ))
     }
 
     #[test]
-    fn suspended_or_unannotated_or_non_pruning_deletes_are_allowed() {
-        let v = delete_of(
-            r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}},"spec":{"prune":true,"suspend":true}}"#,
-        );
-        assert!(v.allowed);
-        assert!(v.warnings[0].contains("deletes it without pruning"));
-        assert_eq!(
-            delete_of(r#"{"metadata":{},"spec":{"prune":true}}"#),
-            Verdict::allow()
-        );
-        assert_eq!(
-            delete_of(
-                r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}},"spec":{"prune":false}}"#
+    fn the_deletion_policy_decides_as_the_controller_does() {
+        for (spec, refused) in [
+            (r#"{"prune":true}"#, Some("spec.prune is true")),
+            (
+                r#"{"prune":true,"deletionPolicy":"MirrorPrune"}"#,
+                Some("spec.prune is true"),
             ),
+            (r#"{"prune":false}"#, None),
+            (
+                r#"{"prune":false,"deletionPolicy":"Delete"}"#,
+                Some("spec.deletionPolicy is Delete"),
+            ),
+            (
+                r#"{"deletionPolicy":"WaitForTermination"}"#,
+                Some("spec.deletionPolicy is WaitForTermination"),
+            ),
+            (r#"{"prune":true,"deletionPolicy":"Orphan"}"#, None),
+        ] {
+            let v = annotated(spec);
+            match refused {
+                Some(field) => {
+                    let m = v.message.unwrap_or_default();
+                    assert!(
+                        m.contains(&format!("the 1 object in its inventory: {field} and")),
+                        "{spec}: {m}"
+                    );
+                }
+                None => assert_eq!(v, Verdict::allow(), "{spec}"),
+            }
+        }
+    }
+
+    #[test]
+    fn suspended_or_unannotated_deletes_are_allowed() {
+        let v = delete_of(&format!(
+            r#"{{"metadata":{{}},"spec":{{"deletionPolicy":"Delete","suspend":true}},{INVENTORY}}}"#
+        ));
+        assert!(v.allowed);
+        assert!(v.warnings[0].contains(
+            "without deleting the 1 object in its inventory although spec.deletionPolicy is Delete"
+        ));
+        assert_eq!(
+            delete_of(&format!(
+                r#"{{"metadata":{{}},"spec":{{"prune":true}},{INVENTORY}}}"#
+            )),
             Verdict::allow()
         );
         assert_eq!(delete_of("null"), Verdict::allow());
@@ -181,11 +269,13 @@ mod tests {
             name: "apps",
             namespace: "flux-system",
         };
-        let m = hazard_message(&t, true, "RESUME");
+        let m = hazard_message(&t, Collects::Delete, "SUSPEND", Some("RESUME"));
         assert!(
-            m.contains("spec.prune is true") && m.ends_with("same request:\n  RESUME"),
+            m.contains("while spec.deletionPolicy is Delete")
+                && m.contains("same request:\n  SUSPEND\n")
+                && m.ends_with("same request:\n  RESUME"),
             "{m}"
         );
-        assert!(!hazard_message(&t, false, "RESUME").contains("RESUME"));
+        assert!(!hazard_message(&t, Collects::Prune, "SUSPEND", None).contains("RESUME"));
     }
 }

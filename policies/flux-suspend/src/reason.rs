@@ -46,6 +46,8 @@ fn is_visible(c: char) -> bool {
 
 /// Checks a reason given now (entering suspension, or a changed reason) and
 /// returns its expiry. The error says what is wrong, for the refusal message.
+/// With `requireReason: false` the value is not judged as a reason (the RFC's
+/// generic `true` passes); the length cap and the expiry rules still apply.
 pub fn check(
     value: &str,
     settings: &Settings,
@@ -59,14 +61,21 @@ pub fn check(
         ));
     }
     let expiry = until(value).transpose()?;
-    let text = text_of(value);
+    if settings.require_reason {
+        check_text(&text_of(value), settings)?;
+    }
+    check_expiry(expiry, settings, now)
+}
+
+/// Emptiness, placeholders, visible length and `reasonPattern`.
+fn check_text(text: &str, settings: &Settings) -> Result<(), String> {
     if text.is_empty() {
         return Err("it is empty; say why reconciliation is stopped".to_string());
     }
     if settings
         .placeholder_reasons
         .iter()
-        .any(|p| p.trim().eq_ignore_ascii_case(&text))
+        .any(|p| p.trim().eq_ignore_ascii_case(text))
     {
         return Err(
             "it is a placeholder that says nothing; say why reconciliation is stopped".to_string(),
@@ -80,13 +89,22 @@ pub fn check(
         ));
     }
     if let Some(regex) = &settings.reason_pattern.regex {
-        if !regex.is_match(&text) {
+        if !regex.is_match(text) {
             return Err(format!(
                 "it does not match reasonPattern {}",
                 names::quote(&settings.reason_pattern.source)
             ));
         }
     }
+    Ok(())
+}
+
+/// `requireExpiry`, `maxDuration` and an expiry already passed.
+fn check_expiry(
+    expiry: Option<Timestamp>,
+    settings: &Settings,
+    now: Timestamp,
+) -> Result<Option<Timestamp>, String> {
     match expiry {
         None if settings.expiry_required() => Err(
             "it has no expiry; this cluster requires until=<RFC 3339 time> in the reason"
@@ -229,6 +247,19 @@ mod tests {
             "{e}"
         );
         assert!(refused("INC-1 migration", r#"{"requireExpiry":true}"#).contains("no expiry"));
+    }
+
+    #[test]
+    fn without_required_reasons_only_the_cap_and_the_expiry_are_checked() {
+        let lax = r#"{"requireReason":false}"#;
+        assert_eq!(check("true", &settings(lax), now()), Ok(None));
+        assert_eq!(check("", &settings(lax), now()), Ok(None));
+        assert!(refused("x until=soon", lax).contains("is not an RFC 3339 time"));
+        assert!(refused(&"x".repeat(2000), lax).contains("longer than maxReasonLength"));
+        assert!(
+            refused("true", r#"{"requireReason":false,"requireExpiry":true}"#)
+                .contains("it has no expiry")
+        );
     }
 
     #[test]

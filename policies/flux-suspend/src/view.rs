@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
+use crate::prune::{self, Collects};
 
 /// An object reduced to metadata and the raw `spec`; status and managed
 /// fields are skipped unparsed.
@@ -24,6 +25,8 @@ struct SpecView {
     suspend: Option<Value>,
     #[serde(default)]
     prune: Option<Value>,
+    #[serde(default, rename = "deletionPolicy")]
+    deletion_policy: Option<Value>,
 }
 
 /// An object's metadata and spec, checked for the shape the rules rely on.
@@ -34,7 +37,8 @@ pub struct Object {
     pub spec_raw: Option<Box<RawValue>>,
     /// `spec.suspend` when it is a boolean; `Err` names what was found instead.
     suspend: Result<bool, String>,
-    prune: bool,
+    /// What would make kustomize-controller delete the inventory.
+    collects: Option<Collects>,
 }
 
 /// Reads `object` or `oldObject`: `Ok(None)` when the request has none, `Err`
@@ -49,15 +53,18 @@ pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, 
     let Some(metadata) = view.metadata else {
         return Err(format!("malformed {field}: it has no metadata"));
     };
-    let (suspend, prune) = match view.spec.as_deref() {
-        None => (Ok(false), false),
-        Some(raw) if raw.get() == "null" => (Ok(false), false),
+    let (suspend, collects) = match view.spec.as_deref() {
+        None => (Ok(false), None),
+        Some(raw) if raw.get() == "null" => (Ok(false), None),
         Some(raw) => {
             let spec: SpecView = serde_json::from_str(raw.get())
                 .map_err(|_| format!("malformed {field}: spec must be an object"))?;
             (
                 boolean(spec.suspend.as_ref()),
-                spec.prune == Some(Value::Bool(true)),
+                prune::collects(
+                    spec.deletion_policy.as_ref().and_then(Value::as_str),
+                    spec.prune == Some(Value::Bool(true)),
+                ),
             )
         }
     };
@@ -66,7 +73,7 @@ pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, 
         metadata,
         spec_raw,
         suspend,
-        prune,
+        collects,
     }))
 }
 
@@ -133,8 +140,9 @@ pub struct State<'a> {
     pub disabled: bool,
     /// The RFC-0006 annotation's value: the reason.
     pub reason: Option<&'a str>,
-    /// `spec.prune: true` (Kustomization).
-    pub prune: bool,
+    /// Deleting the object would delete its inventory, and why
+    /// (Kustomization only; suspension and inventory size aside).
+    pub collects: Option<Collects>,
 }
 
 impl<'a> State<'a> {
@@ -164,7 +172,7 @@ impl<'a> State<'a> {
             spec_suspend,
             disabled,
             reason: object.metadata.annotation(SUSPEND_ANNOTATION),
-            prune: kind.prunes() && object.prune,
+            collects: object.collects.filter(|_| kind.prunes()),
         })
     }
 
@@ -260,7 +268,7 @@ mod tests {
                 spec_suspend: true,
                 disabled: false,
                 reason: Some("INC-1 x"),
-                prune: true
+                collects: Some(Collects::Prune)
             }
         );
         assert!(s.honoured() && s.suspended() && !s.annotation_only());

@@ -130,6 +130,9 @@ pub struct AdmissionRequest {
     pub old_object: Option<Box<RawValue>>,
     #[serde(default, deserialize_with = "null_default")]
     pub dry_run: bool,
+    /// `CreateOptions`, `UpdateOptions` or `DeleteOptions`, read on demand.
+    #[serde(default)]
+    pub options: Option<Box<RawValue>>,
 }
 
 /// How a JSON value's type is named in messages ("found a list").
@@ -182,6 +185,22 @@ impl AdmissionRequest {
                 .map(Some)
                 .map_err(|e| format!("malformed {}: {e}", which.field())),
         }
+    }
+
+    /// `options.fieldManager`: the manager the client named, empty when it
+    /// named none (or the options are unreadable).
+    pub fn field_manager(&self) -> String {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Options {
+            #[serde(default, deserialize_with = "null_default")]
+            field_manager: String,
+        }
+        self.options
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Options>(raw.get()).ok())
+            .map(|o| o.field_manager)
+            .unwrap_or_default()
     }
 
     /// The full object as a JSON value, for policies that return a mutated copy.

@@ -1,0 +1,67 @@
+//! `flux resume` of an object suspended only by the annotation, recognised by
+//! what the request carries.
+//!
+//! `flux resume` sets `spec.suspend = false` on the typed object and sends
+//! controller-runtime's `client.MergeFrom` diff (fluxcd/flux2
+//! `cmd/flux/resume.go` `resumeCommand.patch`, `setUnsuspended` in
+//! `cmd/flux/resume_kustomization.go` and its siblings; commit da2d22d3,
+//! v2.9.0+36). `Suspend` is `omitempty`, so when the stored object has no
+//! `spec.suspend: true` the diff is `{}`: the UPDATE kube-apiserver sends
+//! has an object identical to `oldObject` (a no-op leaves managedFields,
+//! resourceVersion and generation alone). Its client names no field manager
+//! (`utils.KubeClient` in `internal/utils/utils.go` sets none), and
+//! kube-apiserver copies the PatchOptions' empty `fieldManager` into the
+//! admission `UpdateOptions` (k8s.io/apiserver
+//! `pkg/endpoints/handlers/patch.go` `patchToUpdateOptions`). kubectl, by
+//! contrast, always names one (`kubectl-annotate`, `kubectl-patch`, ...),
+//! even when its patch is empty.
+
+use guard_core::{AdmissionRequest, Operation, Which};
+
+/// Is this the empty patch `flux resume` sends: an UPDATE that changes
+/// nothing and names no field manager?
+pub fn is_empty_resume(request: &AdmissionRequest) -> bool {
+    if request.operation != Operation::Update || !request.field_manager().is_empty() {
+        return false;
+    }
+    // Only reached for objects suspended by the annotation alone, so the
+    // full parse is rare.
+    match (
+        request.object_value(Which::Object),
+        request.object_value(Which::OldObject),
+    ) {
+        (Ok(Some(new)), Ok(Some(old))) => new == old,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn request(options: Value, object: Value, old: Value) -> AdmissionRequest {
+        serde_json::from_value(json!({
+            "operation": "UPDATE", "options": options, "object": object, "oldObject": old
+        }))
+        .unwrap()
+    }
+
+    fn ks(annotations: Value) -> Value {
+        json!({"metadata": {"name": "apps", "annotations": annotations}, "spec": {"prune": true}})
+    }
+
+    #[test]
+    fn an_empty_patch_without_a_field_manager_is_flux_resume() {
+        let o = ks(json!({"reconcile.fluxcd.io/suspended": "INC-1 x"}));
+        let flux = json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"});
+        assert!(is_empty_resume(&request(
+            flux.clone(),
+            o.clone(),
+            o.clone()
+        )));
+        let kubectl = json!({"kind": "UpdateOptions", "fieldManager": "kubectl-annotate"});
+        assert!(!is_empty_resume(&request(kubectl, o.clone(), o.clone())));
+        assert!(!is_empty_resume(&request(flux, ks(json!({})), o)));
+    }
+}
