@@ -207,7 +207,7 @@ fn change(
         if view::spec_changed_besides_suspend(old_object, &new_object) {
             verdict = verdict.warn(format!(
                 "{} is suspended: the spec changes in this request are stored but not applied \
-                 until it is resumed ({})",
+                 until it is resumed (`{}`)",
                 target.describe(),
                 commands::resume(&target, settings)
             ));
