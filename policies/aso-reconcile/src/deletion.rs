@@ -101,8 +101,8 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         return Verdict::allow()
             .with_warnings(notes)
             .warn(format!(
-                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource, and \
-                 everything inside it, as well (effective {RECONCILE_POLICY}: {}).",
+                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well, \
+                 with anything inside it (effective {RECONCILE_POLICY}: {}).",
                 effective.describe()
             ))
             .audit(AUDIT_KEY, "manage (deletion confirmed)");
@@ -133,27 +133,16 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         None => String::new(),
     };
     Verdict::deny(format!(
-        "{}: ASO would delete the Azure resource as well, because its effective {RECONCILE_POLICY} \
+        "{who} is protected from deletion: ASO would delete the Azure resource as well, because \
+         its effective {RECONCILE_POLICY} \
          is {}{}.{mismatch} To keep the Azure resource, detach it first: {}. To delete it in \
          Azure too, confirm with the object's name: {}. Then delete again.",
-        refusal_subject(&who, directly, &children),
         effective.describe(),
         inside(&children),
         target.annotate(RECONCILE_POLICY, ReconcilePolicy::DetachOnDelete.as_str()),
         target.annotate(key, name)
     ))
     .with_warnings(notes)
-}
-
-fn refusal_subject(who: &str, directly: bool, children: &[Child]) -> String {
-    if directly {
-        format!("{who} is protected from deletion")
-    } else {
-        format!(
-            "{who} owns protected resources ({}), so it is protected from deletion",
-            owners::describe(children)
-        )
-    }
 }
 
 /// What else Azure deletes with it, when protected resources are inside.

@@ -164,16 +164,22 @@ fn judge(
     }
     if let (Some(r), Some(i)) = (rp_raw, ie_raw) {
         if !operator && !finalized {
+            // A finalizer without ASO's status came with a manifest.
+            let not_yet = if old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER)) {
+                format!("{FINALIZER} is set but ASO has written no status yet")
+            } else {
+                format!("no {FINALIZER} finalizer yet")
+            };
             return Err(format!(
                 "annotations {RECONCILE_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are \
-                 both set before ASO has taken over the resource (its stored object has no \
-                 {FINALIZER} finalizer with status conditions written by ASO yet). \
+                 both set before ASO has taken over the resource ({}). \
                  The operator writes {RECONCILE_POLICY} itself from {RECONCILE_POLICY_IF_EXISTS} \
                  when the Azure resource already exists, so the two would collide (ASO's ADR \
                  2023-02). Set only one: {RECONCILE_POLICY_IF_EXISTS} to choose what happens to \
                  an existing Azure resource, or {RECONCILE_POLICY} to choose it in every case.",
                 quote(r),
-                quote(i)
+                quote(i),
+                not_yet
             ));
         }
     }
