@@ -38,6 +38,21 @@ impl Input {
     }
 }
 
+/// `<bench_dir>/<policy>-worst-case.yaml`, when the policy has one: a corpus
+/// case holding the worst case its settings allow, timed beside the typical
+/// object (the policy's tests check that it uses the limits it enforces).
+pub fn worst_case(bench_dir: &Path, policy: &str) -> Result<Option<Input>> {
+    let file = bench_dir.join(format!("{policy}-worst-case.yaml"));
+    if !file.is_file() {
+        return Ok(None);
+    }
+    let cases = conformance::load_cases(&file).map_err(anyhow::Error::msg)?;
+    Ok(cases.first().map(|case| Input {
+        label: format!("worst case: {policy}-worst-case.yaml"),
+        ..Input::from_case(case)
+    }))
+}
+
 #[derive(Debug, Serialize)]
 pub struct Row {
     pub policy: String,

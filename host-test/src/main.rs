@@ -441,6 +441,8 @@ fn bench_cmd(
             now,
             context: Vec::new(),
         }];
+        let bench_dir = typical.parent().unwrap_or(Path::new("."));
+        inputs.extend(bench::worst_case(bench_dir, entry.name)?);
         let dir = cases_dir.join(entry.name);
         if dir.is_dir() {
             let cases = conformance::load_cases(&dir).map_err(anyhow::Error::msg)?;

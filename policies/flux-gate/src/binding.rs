@@ -7,6 +7,7 @@ use guard_core::names;
 use guard_core::{AdmissionRequest, Metadata};
 
 use crate::gate::DeclaredGate;
+use crate::settings::limits::MAX_ANNOTATED;
 use crate::settings::Compiled;
 use crate::GATES_ANNOTATION;
 
@@ -16,10 +17,6 @@ pub enum GateRef {
     Declared(usize),
     Object { namespace: String, name: String },
 }
-
-/// An object naming more gates than this is refused: the list is checked on
-/// every write, and no real rollout waits on more approvals.
-const MAX_ANNOTATED: usize = 16;
 
 /// `name` refers to a declared gate when one has that name; `[namespace/]name`
 /// otherwise refers to a Gate object.

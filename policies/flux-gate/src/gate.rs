@@ -5,6 +5,8 @@
 //! `default` unless a schedule or freeze is active; a Gate object follows the
 //! RFC, its latest open or close request holding for `spec.window`.
 
+use std::cell::Cell;
+
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 
@@ -80,20 +82,22 @@ impl Schedule {
 
     /// The firing whose window holds `t` (start inclusive, end exclusive).
     /// The earliest such firing: its window ends first.
-    fn active_since(&self, t: Timestamp) -> Option<Timestamp> {
+    fn active_since(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
         let from = t.checked_sub(self.window).ok()?;
-        let fired = self.active.next_after(&self.cron, &self.zone.tz, from)?;
+        let fired = self
+            .active
+            .next_after(&self.cron, &self.zone.tz, from, searches)?;
         (fired <= t).then_some(fired)
     }
 
     /// The end of the window holding `t`, if one does.
-    fn active_until(&self, t: Timestamp) -> Option<Timestamp> {
-        self.active_since(t)
+    fn active_until(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
+        self.active_since(t, searches)
             .map(|f| f.checked_add(self.window).unwrap_or(Timestamp::MAX))
     }
 
-    fn next_firing_after(&self, t: Timestamp) -> Option<Timestamp> {
-        self.next.next_after(&self.cron, &self.zone.tz, t)
+    fn next_firing_after(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
+        self.next.next_after(&self.cron, &self.zone.tz, t, searches)
     }
 }
 
@@ -174,7 +178,7 @@ impl DeclaredGate {
         }
         let mut opened = None;
         for schedule in &self.schedules {
-            let Some(fired) = schedule.active_since(t) else {
+            let Some(fired) = schedule.active_since(t, &Cell::new(0)) else {
                 continue;
             };
             let why = Why::Schedule { schedule, fired };
@@ -208,14 +212,21 @@ impl DeclaredGate {
                 .schedules
                 .iter()
                 .filter(|s| s.action == Action::Close)
-                .filter_map(|s| s.active_until(t));
+                .filter_map(|s| s.active_until(t, &search.searches));
             let opens = self.schedules.iter().filter(|s| s.action == Action::Open);
             t = match frozen.chain(closing).max() {
                 Some(end) => end,
-                None if self.default_open || opens.clone().any(|s| s.active_since(t).is_some()) => {
+                None if self.default_open
+                    || opens
+                        .clone()
+                        .any(|s| s.active_since(t, &search.searches).is_some()) =>
+                {
                     return Next::At(t)
                 }
-                None => match opens.filter_map(|s| s.next_firing_after(t)).min() {
+                None => match opens
+                    .filter_map(|s| s.next_firing_after(t, &search.searches))
+                    .min()
+                {
                     Some(next) => next,
                     None => return Next::Never,
                 },
@@ -344,18 +355,24 @@ pub enum Next {
     NotBefore(Timestamp),
 }
 
-/// The bounds every search for an opening shares: a horizon in time and a
-/// number of closed stretches to jump over.
+/// The bounds every search for an opening shares: a horizon in time, and
+/// the work it may do (jumps, and cron searches the memos could not spare).
 pub struct Search {
     horizon: Timestamp,
-    steps: std::cell::Cell<usize>,
+    jumps: Cell<usize>,
+    max_jumps: usize,
+    searches: Cell<usize>,
+    max_searches: usize,
 }
 
 impl Search {
-    pub fn new(horizon: Timestamp, steps: usize) -> Self {
+    pub fn new(horizon: Timestamp, max_jumps: usize, max_searches: usize) -> Self {
         Search {
             horizon,
-            steps: std::cell::Cell::new(steps),
+            jumps: Cell::new(0),
+            max_jumps,
+            searches: Cell::new(0),
+            max_searches,
         }
     }
 
@@ -364,12 +381,9 @@ impl Search {
         if t > self.horizon {
             return Some(Next::NotBefore(self.horizon));
         }
-        let left = self.steps.get();
-        if left == 0 {
-            return Some(Next::NotBefore(t));
-        }
-        self.steps.set(left - 1);
-        None
+        self.jumps.set(self.jumps.get() + 1);
+        (self.jumps.get() > self.max_jumps || self.searches.get() > self.max_searches)
+            .then_some(Next::NotBefore(t))
     }
 }
 
@@ -395,7 +409,7 @@ pub(crate) mod tests {
     }
 
     pub fn search() -> Search {
-        Search::new(ts("2040-01-01T00:00:00Z"), 10_000)
+        Search::new(ts("2040-01-01T00:00:00Z"), 10_000, 10_000)
     }
 
     pub fn no_deploy_friday(zone: &str) -> DeclaredGate {

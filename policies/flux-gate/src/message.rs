@@ -11,31 +11,29 @@ use crate::OPEN_ANNOTATION;
 const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
 /// `2026-11-21T08:00:00Z (Sat 00:00 PST)`: RFC 3339 UTC, then the local time
-/// in each zone (UTC when none is given).
+/// in each zone (UTC when none is given), each distinct reading once.
 pub fn instant(t: Timestamp, zones: &[&Zone]) -> String {
     let utc = Zone::utc();
-    let mut seen: Vec<&str> = Vec::new();
-    let mut local = Vec::new();
+    let mut local: Vec<String> = Vec::new();
     for zone in zones
         .iter()
         .copied()
         .chain(zones.is_empty().then_some(&utc))
     {
-        if seen.contains(&zone.name.as_str()) {
-            continue;
-        }
-        seen.push(&zone.name);
         let wall = zone.tz.to_datetime(t);
         let info = zone.tz.to_offset_info(t);
         let day = WEEKDAYS
             .get(usize::try_from(wall.weekday().to_sunday_zero_offset()).unwrap_or(0))
             .unwrap_or(&"");
-        local.push(format!(
+        let reading = format!(
             "{day} {:02}:{:02} {}",
             wall.hour(),
             wall.minute(),
             info.abbreviation()
-        ));
+        );
+        if !local.contains(&reading) {
+            local.push(reading);
+        }
     }
     format!("{t} ({})", local.join(", "))
 }
@@ -100,7 +98,14 @@ pub fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
         (Opening::At(t), true) => format!("They are all open next at {}.", instant(t, zones)),
         (Opening::Never, false) => "It does not open on its own.".into(),
         (Opening::Never, true) => "They are not all open again on their own.".into(),
-        (Opening::NotBefore(t), _) => format!("No opening found before {t}."),
+        (Opening::NotBefore(t), false) => format!(
+            "It is not open before {} (the search looks no further).",
+            instant(t, zones)
+        ),
+        (Opening::NotBefore(t), true) => format!(
+            "They are not all open at once before {} (the search looks no further).",
+            instant(t, zones)
+        ),
     }
 }
 

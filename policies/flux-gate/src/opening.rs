@@ -6,10 +6,11 @@
 //! moves t to the latest of those answers until every gate answers t itself:
 //! then all are open at t, and no earlier instant has them all open.
 //!
-//! Two bounds keep a pathological combination (gates that are never open
-//! together) from stalling an admission request: a horizon of [`HORIZON`]
-//! and [`MAX_JUMPS`] jumps. When either stops the search the answer says up
-//! to which instant the gates are known not to be open together.
+//! Bounds keep a pathological combination (gates that are never open
+//! together, minute by minute) from stalling an admission request: a horizon
+//! of [`HORIZON`], [`MAX_JUMPS`] jumps and [`MAX_SEARCHES`] cron searches.
+//! When one stops the search the answer says up to which instant the gates
+//! are known not to be open together.
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -21,12 +22,14 @@ pub use crate::gate::Next as Opening;
 /// only on February 29 is found.
 pub const HORIZON: SignedDuration = SignedDuration::from_hours(5 * 8766);
 /// Closed stretches the search may jump over, all gates together.
-pub const MAX_JUMPS: usize = 4000;
+pub const MAX_JUMPS: usize = 2000;
+/// Cron searches (firings not known yet) the search may run.
+pub const MAX_SEARCHES: usize = 2000;
 
 /// The first instant at or after `now` at which every gate is open.
 pub fn next_opening(gates: &[Gate<'_>], now: Timestamp) -> Opening {
     let horizon = now.checked_add(HORIZON).unwrap_or(Timestamp::MAX);
-    let search = Search::new(horizon, MAX_JUMPS);
+    let search = Search::new(horizon, MAX_JUMPS, MAX_SEARCHES);
     let mut t = now;
     loop {
         let mut moved = false;

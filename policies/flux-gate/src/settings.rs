@@ -204,10 +204,27 @@ pub struct Binding {
     pub applied_by: Vec<FluxOwner>,
 }
 
-/// Bounds that keep one evaluation's work small whatever the settings say.
-const MAX_GATES: usize = 64;
-const MAX_SCHEDULES: usize = 32;
-const MAX_FREEZES: usize = 256;
+/// Bounds that keep one evaluation's work small whatever the settings say:
+/// `make bench` times the worst case they allow (tests/bench/
+/// flux-gate-worst-case.yaml, checked against these by tests/worst_case.rs).
+pub mod limits {
+    /// Gates declared in settings.
+    pub const MAX_GATES: usize = 32;
+    /// Schedules of one gate, and of all gates together.
+    pub const MAX_SCHEDULES: usize = 16;
+    pub const MAX_SCHEDULES_TOTAL: usize = 64;
+    /// Freezes of one gate, and of all gates together.
+    pub const MAX_FREEZES: usize = 32;
+    pub const MAX_FREEZES_TOTAL: usize = 128;
+    /// Bindings, and the Gate objects they name all together.
+    pub const MAX_BINDINGS: usize = 32;
+    pub const MAX_BOUND_OBJECTS: usize = 16;
+    /// Gates one object may name in its annotation.
+    pub const MAX_ANNOTATED: usize = 16;
+}
+
+use limits::*;
+
 const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 const MAX_SKEW: SignedDuration = SignedDuration::from_hours(24);
 
@@ -234,9 +251,28 @@ impl Settings {
                 self.gates.len()
             ));
         }
+        let schedules: usize = self.gates.iter().map(|g| g.schedules.len()).sum();
+        if schedules > MAX_SCHEDULES_TOTAL {
+            return Err(format!(
+                "gates[*].schedules: at most {MAX_SCHEDULES_TOTAL} schedules in all gates together (found {schedules})"
+            ));
+        }
+        let freezes: usize = self.gates.iter().map(|g| g.freezes.len()).sum();
+        if freezes > MAX_FREEZES_TOTAL {
+            return Err(format!(
+                "gates[*].freezes: at most {MAX_FREEZES_TOTAL} freezes in all gates together (found {freezes})"
+            ));
+        }
+        if self.bindings.len() > MAX_BINDINGS {
+            return Err(format!(
+                "bindings: at most {MAX_BINDINGS} bindings (found {})",
+                self.bindings.len()
+            ));
+        }
+        let mut zones = ZoneCache::default();
         let mut gates: Vec<DeclaredGate> = Vec::with_capacity(self.gates.len());
         for (i, g) in self.gates.iter().enumerate() {
-            let gate = compile_gate(&format!("gates[{i}]"), g)?;
+            let gate = compile_gate(&format!("gates[{i}]"), g, &mut zones)?;
             if gates.iter().any(|other| other.name == gate.name) {
                 return Err(format!(
                     "gates[{i}].name: {:?} is declared twice",
@@ -255,6 +291,18 @@ impl Settings {
                 compile_binding(&format!("bindings[{i}]"), b, &gates, &self.gate_namespace)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut objects: Vec<&GateRef> = Vec::new();
+        for r in bindings.iter().flat_map(|b| &b.gates) {
+            if matches!(r, GateRef::Object { .. }) && !objects.contains(&r) {
+                objects.push(r);
+            }
+        }
+        if objects.len() > MAX_BOUND_OBJECTS {
+            return Err(format!(
+                "bindings[*].gates: at most {MAX_BOUND_OBJECTS} Gate objects in all bindings together (found {})",
+                objects.len()
+            ));
+        }
         let allow_on_lookup_error = match self.on_gate_lookup_error.as_str() {
             "deny" => false,
             "allow" => true,
@@ -293,7 +341,29 @@ impl Settings {
     }
 }
 
-fn compile_gate(path: &str, g: &GateSettings) -> Result<DeclaredGate, String> {
+/// Zones read once per settings, however many schedules name them.
+#[derive(Default)]
+struct ZoneCache(Vec<Zone>);
+
+impl ZoneCache {
+    fn get(&mut self, name: &str) -> Option<Zone> {
+        if let Some(z) = self.0.iter().find(|z| z.name == name) {
+            return Some(z.clone());
+        }
+        let zone = Zone {
+            name: name.to_string(),
+            tz: crate::zones::get(name)?,
+        };
+        self.0.push(zone.clone());
+        Some(zone)
+    }
+}
+
+fn compile_gate(
+    path: &str,
+    g: &GateSettings,
+    zones: &mut ZoneCache,
+) -> Result<DeclaredGate, String> {
     if g.name.contains('/') {
         return Err(format!(
             "{path}.name: {} must not contain '/'; names with a namespace refer to Gate objects",
@@ -322,7 +392,7 @@ fn compile_gate(path: &str, g: &GateSettings) -> Result<DeclaredGate, String> {
         .schedules
         .iter()
         .enumerate()
-        .map(|(i, s)| compile_schedule(&format!("{path}.schedules[{i}]"), s))
+        .map(|(i, s)| compile_schedule(&format!("{path}.schedules[{i}]"), s, zones))
         .collect::<Result<Vec<_>, _>>()?;
     let freezes = g
         .freezes
@@ -338,10 +408,14 @@ fn compile_gate(path: &str, g: &GateSettings) -> Result<DeclaredGate, String> {
     })
 }
 
-fn compile_schedule(path: &str, s: &ScheduleSettings) -> Result<Schedule, String> {
+fn compile_schedule(
+    path: &str,
+    s: &ScheduleSettings,
+    zones: &mut ZoneCache,
+) -> Result<Schedule, String> {
     let cron =
         Cron::parse(&s.cron).map_err(|e| format!("{path}.cron: {} {e}", names::quote(&s.cron)))?;
-    let tz = crate::zones::get(&s.time_zone).ok_or_else(|| {
+    let zone = zones.get(&s.time_zone).ok_or_else(|| {
         format!(
             "{path}.timeZone: {} is not a known IANA time zone; use a name such as UTC, \
              Europe/Berlin or America/Los_Angeles",
@@ -374,10 +448,7 @@ fn compile_schedule(path: &str, s: &ScheduleSettings) -> Result<Schedule, String
     Ok(Schedule::new(
         s.cron.trim().to_string(),
         cron,
-        Zone {
-            name: s.time_zone.clone(),
-            tz,
-        },
+        zone,
         window,
         action,
     ))
@@ -631,13 +702,30 @@ mod tests {
 
     #[test]
     fn bounds() {
-        let many: Vec<String> = (0..65).map(|i| format!(r#"{{"name":"g{i}"}}"#)).collect();
-        assert!(err(&format!(r#"{{"gates":[{}]}}"#, many.join(","))).contains("at most 64 gates"));
-        let scheds: Vec<&str> = vec![r#"{"cron":"0 0 * * *","window":"1h","action":"open"}"#; 33];
+        let many: Vec<String> = (0..=MAX_GATES)
+            .map(|i| format!(r#"{{"name":"g{i}"}}"#))
+            .collect();
+        assert!(err(&format!(r#"{{"gates":[{}]}}"#, many.join(",")))
+            .contains(&format!("at most {MAX_GATES} gates")));
+        let sched = r#"{"cron":"0 0 * * *","window":"1h","action":"open"}"#;
+        let scheds = vec![sched; MAX_SCHEDULES + 1].join(",");
         assert!(err(&format!(
-            r#"{{"gates":[{{"name":"g","schedules":[{}]}}]}}"#,
-            scheds.join(",")
+            r#"{{"gates":[{{"name":"g","schedules":[{scheds}]}}]}}"#
         ))
-        .contains("gates[0].schedules: at most 32"));
+        .contains(&format!("gates[0].schedules: at most {MAX_SCHEDULES}")));
+        let full = vec![sched; MAX_SCHEDULES].join(",");
+        let gates: Vec<String> = (0..=MAX_SCHEDULES_TOTAL / MAX_SCHEDULES)
+            .map(|i| format!(r#"{{"name":"g{i}","schedules":[{full}]}}"#))
+            .collect();
+        assert!(err(&format!(r#"{{"gates":[{}]}}"#, gates.join(",")))
+            .contains("schedules in all gates together"));
+        let objects: Vec<String> = (0..=MAX_BOUND_OBJECTS)
+            .map(|i| format!(r#""o{i}""#))
+            .collect();
+        assert!(err(&format!(
+            r#"{{"bindings":[{{"gates":[{}]}}]}}"#,
+            objects.join(",")
+        ))
+        .contains("Gate objects in all bindings together"));
     }
 }

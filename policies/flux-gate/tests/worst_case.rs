@@ -1,0 +1,253 @@
+//! The worst case the settings allow, as `make bench` times it.
+//!
+//! `tests/bench/flux-gate-worst-case.yaml` is built here from the limits the
+//! settings validation enforces (`flux_gate::settings::limits`): every limit
+//! used to the full, each gate bound to the request, and gates that are never
+//! open together minute by minute, so that the search for the next opening
+//! runs until its own bounds stop it. The test fails when the file and the
+//! limits drift apart; `FLUX_GATE_WRITE_BENCH=1` rewrites the file.
+
+use flux_gate::settings::limits::*;
+use guard_core::Settings as _;
+use serde_json::{json, Value};
+
+const NOW: &str = "2026-11-20T10:00:30Z";
+
+/// Zones with daylight saving time, each read once per evaluation.
+const ZONES: [&str; 64] = [
+    "Europe/Amsterdam",
+    "Europe/Andorra",
+    "Europe/Athens",
+    "Europe/Belfast",
+    "Europe/Belgrade",
+    "Europe/Berlin",
+    "Europe/Bratislava",
+    "Europe/Brussels",
+    "Europe/Bucharest",
+    "Europe/Budapest",
+    "Europe/Busingen",
+    "Europe/Chisinau",
+    "Europe/Copenhagen",
+    "Europe/Dublin",
+    "Europe/Gibraltar",
+    "Europe/Guernsey",
+    "Europe/Helsinki",
+    "Europe/Isle_of_Man",
+    "Europe/Jersey",
+    "Europe/Kiev",
+    "Europe/Kyiv",
+    "Europe/Lisbon",
+    "Europe/Ljubljana",
+    "Europe/London",
+    "Europe/Luxembourg",
+    "Europe/Madrid",
+    "Europe/Malta",
+    "Europe/Mariehamn",
+    "Europe/Monaco",
+    "Europe/Nicosia",
+    "Europe/Oslo",
+    "Europe/Paris",
+    "Europe/Podgorica",
+    "Europe/Prague",
+    "Europe/Riga",
+    "Europe/Rome",
+    "Europe/San_Marino",
+    "Europe/Sarajevo",
+    "Europe/Skopje",
+    "Europe/Sofia",
+    "Europe/Stockholm",
+    "Europe/Tallinn",
+    "Europe/Tirane",
+    "Europe/Tiraspol",
+    "Europe/Uzhgorod",
+    "Europe/Vaduz",
+    "Europe/Vatican",
+    "Europe/Vienna",
+    "Europe/Vilnius",
+    "Europe/Warsaw",
+    "Europe/Zagreb",
+    "Europe/Zaporozhye",
+    "Europe/Zurich",
+    "America/Adak",
+    "America/Anchorage",
+    "America/Atka",
+    "America/Boise",
+    "America/Cambridge_Bay",
+    "America/Chicago",
+    "America/Ciudad_Juarez",
+    "America/Denver",
+    "America/Detroit",
+    "America/Ensenada",
+    "America/Fort_Wayne",
+];
+
+fn file() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/bench/flux-gate-worst-case.yaml")
+}
+
+/// Declared gates: two that are open on alternate minutes (never together),
+/// so that the search jumps minute by minute until its bounds stop it; the
+/// others open by default, with close schedules in zones of their own and
+/// freezes in the past, all checked at every jump. (Closing them for a
+/// second every minute instead, which needs fresh firings at every jump,
+/// stops the search earlier, on its cron-search bound, and costs less.)
+fn gates() -> Vec<Value> {
+    let mut zones = ZONES.iter().cycle();
+    let mut schedules_left = MAX_SCHEDULES_TOTAL - 2;
+    let mut freezes_left = MAX_FREEZES_TOTAL;
+    let mut out = vec![
+        json!({"name": "even-minutes", "default": "closed", "schedules": [
+            {"cron": "*/2 * * * *", "timeZone": "UTC", "window": "1m", "action": "open"}]}),
+        json!({"name": "odd-minutes", "default": "closed", "schedules": [
+            {"cron": "1-59/2 * * * *", "timeZone": "UTC", "window": "1m", "action": "open"}]}),
+    ];
+    for i in 2..MAX_GATES {
+        let gates_left = MAX_GATES - i;
+        let n = schedules_left.div_ceil(gates_left).min(MAX_SCHEDULES);
+        schedules_left -= n;
+        let schedules: Vec<Value> = (0..n)
+            .map(|_| {
+                json!({"cron": "0 0 1 1 *", "timeZone": zones.next(), "window": "1s", "action": "close"})
+            })
+            .collect();
+        let f = freezes_left.min(MAX_FREEZES);
+        freezes_left -= f;
+        let freezes: Vec<Value> = (0..f)
+            .map(|k| {
+                json!({"start": format!("2025-01-01T{:02}:{:02}:00Z", k / 60, k % 60),
+                       "end": format!("2025-01-01T{:02}:{:02}:30Z", k / 60, k % 60),
+                       "reason": "past freeze"})
+            })
+            .collect();
+        out.push(json!({"name": format!("gate-{i}"), "default": "opened",
+                        "schedules": schedules, "freezes": freezes}));
+    }
+    out
+}
+
+fn settings() -> Value {
+    let declared: Vec<Value> = gates().iter().map(|g| g["name"].clone()).collect();
+    let objects: Vec<Value> = (0..MAX_BOUND_OBJECTS)
+        .map(|i| json!(format!("flux-system/bound-{i}")))
+        .collect();
+    let mut all = declared.clone();
+    all.extend(objects);
+    let bindings: Vec<Value> = (0..MAX_BINDINGS)
+        .map(|_| {
+            json!({"gates": all, "match": {"kinds": [
+            {"group": "kustomize.toolkit.fluxcd.io", "kind": "Kustomization"}]}})
+        })
+        .collect();
+    json!({"gates": gates(), "bindings": bindings,
+           "emergencyOverride": {"groups": ["sre-oncall"]}})
+}
+
+/// A Gate object, closed by a request a minute ago for an hour.
+fn gate_object(name: &str) -> Value {
+    json!({"apiVersion": "gating.toolkit.fluxcd.io/v1alpha1", "kind": "Gate",
+           "namespace": "flux-system", "name": name, "object": {
+        "apiVersion": "gating.toolkit.fluxcd.io/v1alpha1", "kind": "Gate",
+        "metadata": {"name": name, "namespace": "flux-system",
+                     "uid": "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "resourceVersion": "40100",
+                     "generation": 1, "creationTimestamp": "2026-09-01T08:00:00Z",
+                     "annotations": {"close.gate.fluxcd.io/requestedAt": "2026-11-20T09:59:30Z"}},
+        "spec": {"interval": "30s", "default": "opened", "window": "1h"}}})
+}
+
+fn kustomization(path: &str, generation: u32, annotations: &Value) -> Value {
+    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system",
+            "uid": "3f9c2b6e-8a0d-4b7e-9c1a-5d2e7f4a6b10", "resourceVersion": "918273",
+            "generation": generation, "creationTimestamp": "2026-09-01T08:00:00Z",
+            "labels": {"kustomize.toolkit.fluxcd.io/name": "flux-system",
+                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
+            "annotations": annotations, "finalizers": ["finalizers.fluxcd.io"]},
+        "spec": {"interval": "10m0s", "path": path, "prune": true, "wait": true,
+                 "timeout": "5m0s", "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}})
+}
+
+fn case() -> Value {
+    let named: Vec<String> = (0..MAX_ANNOTATED)
+        .map(|i| format!("flux-system/annotated-{i}"))
+        .collect();
+    let annotations = json!({"gating.toolkit.fluxcd.io/gates": named.join(", ")});
+    let mut context: Vec<Value> = (0..MAX_ANNOTATED)
+        .map(|i| gate_object(&format!("annotated-{i}")))
+        .collect();
+    context.extend((0..MAX_BOUND_OBJECTS).map(|i| gate_object(&format!("bound-{i}"))));
+    context.push(
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "namespace": "flux-system", "name": "flux-system",
+        "object": kustomization("./clusters/production", 3, &json!({}))}),
+    );
+    json!({
+        "description": "The worst case the settings allow: every limit used to the full, all gates bound, and two of them never open together, so the search for the next opening runs to its bounds",
+        "now": NOW,
+        "settings": settings(),
+        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e",
+            "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "requestKind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "requestResource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
+            "userInfo": {"username": "system:serviceaccount:flux-system:kustomize-controller",
+                "uid": "0d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d",
+                "groups": ["system:serviceaccounts", "system:serviceaccounts:flux-system", "system:authenticated"]},
+            "object": kustomization("./clusters/production/apps-v2", 8, &annotations),
+            "oldObject": kustomization("./clusters/production/apps", 7, &annotations),
+            "dryRun": true,
+            "options": {"kind": "PatchOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kustomize-controller", "force": true}}},
+        "context": context,
+        "expect": {"allowed": false, "code": 400,
+            "message": "^Reconciliation is waiting approval, gate 'odd-minutes' is closed: .* They are not all open at once before 2026-11-2"},
+    })
+}
+
+#[test]
+fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
+    let expected = serde_json::to_string_pretty(&case()).unwrap() + "\n";
+    if std::env::var_os("FLUX_GATE_WRITE_BENCH").is_some() {
+        std::fs::write(file(), &expected).unwrap();
+    }
+    let actual = std::fs::read_to_string(file()).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "tests/bench/flux-gate-worst-case.yaml does not use the current limits; rerun with FLUX_GATE_WRITE_BENCH=1"
+    );
+    // The verdict it records is the policy's.
+    let (count, failures) = conformance::check_native(&flux_gate::ENTRY, &file()).unwrap();
+    assert_eq!(count, 1);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every limit is reached, and the settings are accepted as they are.
+    let s = &case()["settings"];
+    let gates = s["gates"].as_array().unwrap();
+    assert_eq!(gates.len(), MAX_GATES);
+    let count = |key: &str| -> usize {
+        gates
+            .iter()
+            .map(|g| g[key].as_array().map_or(0, Vec::len))
+            .sum()
+    };
+    assert_eq!(count("schedules"), MAX_SCHEDULES_TOTAL);
+    assert_eq!(count("freezes"), MAX_FREEZES_TOTAL);
+    assert!(gates
+        .iter()
+        .any(|g| g["freezes"].as_array().map_or(0, Vec::len) == MAX_FREEZES));
+    assert_eq!(s["bindings"].as_array().unwrap().len(), MAX_BINDINGS);
+    let parsed: flux_gate::Settings =
+        guard_core::settings::parse(s.to_string().as_bytes()).unwrap();
+    assert!(parsed.validate().is_ok());
+    // One more of anything is refused.
+    let mut more = s.clone();
+    more["bindings"]
+        .as_array_mut()
+        .unwrap()
+        .push(s["bindings"][0].clone());
+    assert!(
+        guard_core::settings::parse::<flux_gate::Settings>(more.to_string().as_bytes())
+            .unwrap_err()
+            .contains(&format!("at most {MAX_BINDINGS} bindings"))
+    );
+}
