@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cluster::Recorded;
+use crate::deployment::{self, ContextAwareResource};
 use crate::response::{PolicyMode, ServerOptions};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -28,18 +29,19 @@ pub struct Case {
     /// policy-server's `policyMode` for this case (default `protect`).
     #[serde(default)]
     pub policy_mode: PolicyMode,
-    /// policy-server's `allowedToMutate` (default true).
-    #[serde(default = "yes")]
-    pub allowed_to_mutate: bool,
+    /// policy-server's `allowedToMutate`; by default the generated
+    /// ClusterAdmissionPolicy's `spec.mutating` (see [`crate::deployment`]).
+    #[serde(default)]
+    pub allowed_to_mutate: Option<bool>,
+    /// The `contextAwareResources` granted; by default the generated
+    /// ClusterAdmissionPolicy's.
+    #[serde(default)]
+    pub context_aware_resources: Option<Vec<ContextAwareResource>>,
     pub expect: Expect,
 }
 
 fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// What the AdmissionResponse must say. Omitted fields are not checked;
@@ -70,11 +72,22 @@ impl Case {
         unwrap_review(&self.request)
     }
 
-    pub fn server_options(&self, policy_id: &str) -> ServerOptions {
-        ServerOptions {
-            policy_id: policy_id.to_string(),
+    /// policy-server's options for this case's policy, deployed as the
+    /// repository's ClusterAdmissionPolicy with the case's overrides.
+    pub fn server_options(&self, policy: &str) -> Result<ServerOptions, String> {
+        let deployed = deployment::of(policy)?;
+        Ok(ServerOptions {
+            policy_id: deployed.policy_id,
             mode: self.policy_mode,
-            allowed_to_mutate: self.allowed_to_mutate,
+            allowed_to_mutate: self.allowed_to_mutate.unwrap_or(deployed.allowed_to_mutate),
+        })
+    }
+
+    /// The Kubernetes kinds policy-server lets this case's policy read.
+    pub fn granted_resources(&self, policy: &str) -> Result<Vec<ContextAwareResource>, String> {
+        match &self.context_aware_resources {
+            Some(granted) => Ok(granted.clone()),
+            None => Ok(deployment::of(policy)?.context_aware_resources),
         }
     }
 }

@@ -13,11 +13,21 @@ pub struct Recorded {
     #[serde(default)]
     pub namespace: String,
     pub name: String,
-    /// The object; `error` instead makes every lookup of it fail with that message.
+    /// The object; `error` instead makes every lookup of it fail with that
+    /// message (what the Kubernetes side said; the policy sees it as
+    /// policy-server passes it on, see [`callback_failure`]).
     #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
     pub error: Option<String>,
+}
+
+/// How policy-server passes an error of its Kubernetes side on to the policy
+/// (kubewarden/kubewarden-controller 3460bb71,
+/// `crates/policy-evaluator/src/runtimes/callback.rs`,
+/// `send_request_and_wait_for_response`).
+pub fn callback_failure(message: &str) -> ClusterError {
+    ClusterError(format!("Callback evaluation failure: {message}"))
 }
 
 pub struct RecordedCluster<'a> {
@@ -55,7 +65,7 @@ impl RecordedCluster<'_> {
             .filter(|r| namespace.is_none_or(|ns| r.namespace == ns))
         {
             if let Some(e) = &r.error {
-                return Err(ClusterError(e.clone()));
+                return Err(callback_failure(e));
             }
             items.extend(r.object.clone());
         }
@@ -70,12 +80,21 @@ impl Cluster for RecordedCluster<'_> {
             .find(|r| r.namespace == o.namespace && r.name == o.name)
         {
             None => Ok(None),
-            Some(Recorded { error: Some(e), .. }) => Err(ClusterError(e.clone())),
+            Some(Recorded { error: Some(e), .. }) => Err(callback_failure(e)),
             Some(r) => Ok(r.object.clone()),
         }
     }
 
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
-        self.list(api_version, kind, None)
+        RecordedCluster::list(self, api_version, kind, None)
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        RecordedCluster::list(self, api_version, kind, namespace)
     }
 }

@@ -48,6 +48,10 @@ pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|w| w.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let owned: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    for problem in crate::apiserver::warning_problems(&owned) {
+        fail(problem);
+    }
     if let Some(expected) = &expect.warnings {
         if expected.is_empty() && !warnings.is_empty() {
             fail(format!("expected no warnings, got {warnings:?}"));

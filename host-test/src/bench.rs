@@ -12,7 +12,7 @@ use guard_core::{Context, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::capabilities::{Host, Source};
+use crate::capabilities::{Grants, Host, Source};
 use crate::harness::Policy;
 use crate::host::Limits;
 use crate::replay::{median, percentile};
@@ -110,10 +110,12 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
     let allowed = policy.context_aware_resources();
     let mut rows = Vec::new();
     for input in inputs {
-        let payload = conformance::validate_payload(&input.request, &input.settings);
+        let request = conformance::as_policy_server_sends(&input.request)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
+        let payload = conformance::validate_payload(&request, &input.settings);
         let host = || {
             Box::new(Host::new(
-                allowed.clone(),
+                Grants::all_capabilities(allowed.clone()),
                 Source::Recorded(input.context.clone()),
             ))
         };

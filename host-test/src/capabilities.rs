@@ -1,14 +1,29 @@
-//! The host side of waPC host calls: what a policy may ask policy-server for.
+//! The host side of waPC host calls, in the order and with the texts of
+//! policy-server's `host_callback` (kubewarden/kubewarden-controller 3460bb71,
+//! `crates/policy-evaluator/src/runtimes/callback.rs`):
 //!
-//! Logging is always accepted. Kubernetes lookups are answered from recorded
-//! cluster objects, or from a kwctl session recording, and only for the
-//! `(apiVersion, kind)` pairs the module's metadata lists in
-//! `contextAwareResources`, as policy-server enforces. Everything else is
-//! refused with a clear error.
+//! 1. a binding other than `kubewarden` is `unknown binding: …`;
+//! 2. every namespace but `tracing` must be allowed by the policy's
+//!    `hostCapabilities` (`{namespace}/{operation}`, `*` and `prefix/*`
+//!    patterns, `host_capabilities.rs`, `HostCapabilities::is_allowed`);
+//!    a ClusterAdmissionPolicy gets `*`, and so does `kwctl run` by default;
+//! 3. a Kubernetes call must name an `(apiVersion, kind)` of the policy's
+//!    `contextAwareResources` as policy-server was configured (policies.yml or
+//!    the ClusterAdmissionPolicy), never the module's metadata; `kwctl run`
+//!    grants the metadata's list only with `--allow-context-aware`;
+//! 4. the answer comes back; an error from the Kubernetes side reaches the
+//!    policy as `Callback evaluation failure: …` (`send_request_and_wait_for_response`),
+//!    a missing object as [`guard_core::context::not_found_message`].
+//!
+//! Answers come from recorded cluster objects or from a kwctl session
+//! recording. The harness does not know which kinds are cluster-scoped, so it
+//! does not reproduce policy-server's refusal of a namespaced lookup of a
+//! cluster-scoped kind.
 
 use conformance::cluster::Recorded;
+pub use conformance::deployment::ContextAwareResource;
 use conformance::RecordedCluster;
-use guard_core::context::{Cluster as _, ObjectRef};
+use guard_core::context::{not_found_message, Cluster as _, ObjectRef};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -25,14 +40,6 @@ pub trait Capabilities: Send {
     fn logs(&self) -> Vec<String>;
 }
 
-/// A `contextAwareResources` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextAwareResource {
-    pub api_version: String,
-    pub kind: String,
-}
-
 /// Where Kubernetes answers come from.
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -42,18 +49,52 @@ pub enum Source {
     Session(Vec<Exchange>),
 }
 
+/// What policy-server lets one policy use.
+#[derive(Debug, Clone)]
+pub struct Grants {
+    /// `hostCapabilities` patterns; policy-server's default for a missing
+    /// list is none at all (`HostCapabilities::DenyAll`).
+    pub host_capabilities: Vec<String>,
+    pub context_aware_resources: Vec<ContextAwareResource>,
+}
+
+impl Grants {
+    /// What a ClusterAdmissionPolicy, or `kwctl run --allow-context-aware`, grants.
+    pub fn all_capabilities(context_aware_resources: Vec<ContextAwareResource>) -> Self {
+        Self {
+            host_capabilities: vec!["*".into()],
+            context_aware_resources,
+        }
+    }
+
+    fn allows_capability(&self, path: &str) -> bool {
+        self.host_capabilities.iter().any(|pattern| {
+            let pattern = pattern.trim();
+            pattern == "*"
+                || pattern == path
+                || pattern
+                    .strip_suffix('*')
+                    .is_some_and(|prefix| prefix.ends_with('/') && path.starts_with(prefix))
+        })
+    }
+}
+
 /// Host capabilities of one evaluation.
 pub struct Host {
-    allowed: Vec<ContextAwareResource>,
+    grants: Grants,
     source: Source,
     next_exchange: usize,
     logs: Vec<String>,
 }
 
+fn callback_failure(message: &str) -> String {
+    conformance::cluster::callback_failure(message).0
+}
+
 impl Host {
-    pub fn new(allowed: Vec<ContextAwareResource>, source: Source) -> Self {
+    pub fn new(grants: Grants, source: Source) -> Self {
         Self {
-            allowed,
+            grants,
             source,
             next_exchange: 0,
             logs: Vec::new(),
@@ -61,8 +102,15 @@ impl Host {
     }
 
     fn kubernetes(&mut self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
-        let request: Value = serde_json::from_slice(payload)
-            .map_err(|e| format!("malformed kubernetes/{operation} request: {e}"))?;
+        if !matches!(
+            operation,
+            "get_resource" | "list_resources_all" | "list_resources_by_namespace"
+        ) {
+            return Err(format!(
+                "kubernetes/{operation} is not supported by this harness"
+            ));
+        }
+        let request: Value = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let field = |k: &str| {
             request
                 .get(k)
@@ -72,23 +120,26 @@ impl Host {
         };
         let (api_version, kind) = (field("api_version"), field("kind"));
         if !self
-            .allowed
+            .grants
+            .context_aware_resources
             .iter()
             .any(|r| r.api_version == api_version && r.kind == kind)
         {
             return Err(format!(
-                "Policy has not been granted access to Kubernetes {kind} resources \
-                 (apiVersion {api_version}): add it to the policy's contextAwareResources. \
+                "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. \
                  The violation has been reported."
             ));
         }
         match &self.source {
             Source::Session(exchanges) => {
-                let exchange = exchanges.get(self.next_exchange).cloned().ok_or_else(|| {
-                    format!("replay: no recorded exchange left for kubernetes/{operation}")
-                })?;
+                let exchange = exchanges.get(self.next_exchange).cloned();
                 self.next_exchange += 1;
-                exchange.answer(operation, &request)
+                match exchange {
+                    Some(e) => e
+                        .answer(operation, &request)
+                        .map_err(|m| callback_failure(&m)),
+                    None => Err(callback_failure("the list of recorded responses is empty")),
+                }
             }
             Source::Recorded(objects) => {
                 answer_recorded(objects, operation, &request, &api_version, &kind)
@@ -124,24 +175,17 @@ fn answer_recorded(
     };
     match operation {
         "get_resource" => {
-            let (name, namespace) = (field("name"), field("namespace"));
+            let name = field("name");
+            let namespace = request.get("namespace").and_then(Value::as_str);
             let object = ObjectRef {
                 api_version,
                 kind,
-                namespace,
+                namespace: namespace.unwrap_or(""),
                 name,
             };
             match cluster.get(&object).map_err(|e| e.0)? {
                 Some(o) => Ok(serde_json::to_vec(&o).unwrap_or_default()),
-                None => Err(format!(
-                    "Cannot find {kind} {}{name}: {} \"{name}\" not found (404)",
-                    if namespace.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{namespace}/")
-                    },
-                    kind.to_lowercase()
-                )),
+                None => Err(not_found_message(&object, namespace)),
             }
         }
         "list_resources_all" => list(None),
@@ -181,15 +225,26 @@ impl Capabilities for Host {
         operation: &str,
         payload: &[u8],
     ) -> Result<Vec<u8>, String> {
-        match (binding, namespace, operation) {
-            ("kubewarden", "tracing", "log") => {
+        if binding != "kubewarden" {
+            return Err(format!("unknown binding: {binding}"));
+        }
+        let path = format!("{namespace}/{operation}");
+        if namespace != "tracing" && !self.grants.allows_capability(&path) {
+            return Err(format!(
+                "Policy has not been granted access to the '{path}' host capability. \
+                 The violation has been reported."
+            ));
+        }
+        match (namespace, operation) {
+            ("tracing", "log") => {
                 self.logs
                     .push(String::from_utf8_lossy(payload).into_owned());
                 Ok(Vec::new())
             }
-            ("kubewarden", "kubernetes", op) => self.kubernetes(op, payload),
-            _ => Err(format!(
-                "host capability {binding}/{namespace}/{operation} is not granted to this policy"
+            ("tracing", _) => Err(format!("unknown operation: {operation}")),
+            ("kubernetes", op) => self.kubernetes(op, payload),
+            (_, _) => Err(format!(
+                "{path}: this harness answers only tracing and kubernetes host calls"
             )),
         }
     }

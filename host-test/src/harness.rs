@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
-use conformance::response::{admission_response, server_error, ServerOptions};
+use conformance::response::{admission_response, failure_response, CallFailure, ServerOptions};
 use guard_core::Timestamp;
 use serde_json::Value;
 
-use crate::capabilities::{Host, Source};
+use crate::capabilities::{Grants, Host, Source};
 use crate::host::{CallError, Limits, PolicyModule};
 use crate::metadata::{self, Metadata};
 
@@ -23,7 +23,28 @@ pub struct Evaluation {
     pub now: Timestamp,
     pub limits: Limits,
     pub source: Source,
+    pub grants: Grants,
     pub server: ServerOptions,
+}
+
+/// policy-server answered the webhook call itself, with an HTTP error
+/// instead of an AdmissionResponse: the API server then applies the webhook's
+/// `failurePolicy`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpFailure {
+    pub status: u16,
+    pub reason: String,
+}
+
+impl std::fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "policy-server answers HTTP {} instead of an AdmissionResponse ({}); \
+             the webhook's failurePolicy decides",
+            self.status, self.reason
+        )
+    }
 }
 
 impl Policy {
@@ -39,19 +60,42 @@ impl Policy {
         Self::from_bytes(name, &wasm).with_context(|| format!("policy module {}", path.display()))
     }
 
+    /// What `kwctl annotate` asks an unannotated module: its waPC
+    /// `protocol_version` answer.
+    pub fn protocol_version_of(wasm: &[u8]) -> Result<String> {
+        let policy = Self {
+            name: "policy".into(),
+            module: PolicyModule::new(wasm)?,
+            metadata: None,
+        };
+        policy.protocol_version()
+    }
+
     pub fn from_bytes(name: String, wasm: &[u8]) -> Result<Self> {
         let module = PolicyModule::new(wasm)?;
         let metadata = metadata::read(wasm)?;
-        let policy = Self {
+        // policy-server reads the protocol version from the annotation, not
+        // from the module, and refuses to start without it
+        // (`crates/policy-server/src/evaluation/precompiled_policy.rs`,
+        // `has_valid_protocol_version`).
+        match metadata
+            .as_ref()
+            .and_then(|m| m.protocol_version.as_deref())
+        {
+            Some("v1") => {}
+            Some(other) => {
+                bail!("Policy uses protocol version {other:?} but only V1 is supported")
+            }
+            None => bail!(
+                "Policy is missing protocol version, which is required for KubewardenWapc \
+                 execution mode (annotate the module first)"
+            ),
+        }
+        Ok(Self {
             name,
             module,
             metadata,
-        };
-        let version = policy.protocol_version()?;
-        if version != "v1" {
-            bail!("the module answers protocol_version {version:?}; only \"v1\" is supported");
-        }
-        Ok(policy)
+        })
     }
 
     pub fn module(&self) -> &PolicyModule {
@@ -59,7 +103,10 @@ impl Policy {
     }
 
     fn call_once(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, CallError> {
-        let host = Host::new(Vec::new(), Source::Recorded(Vec::new()));
+        let host = Host::new(
+            Grants::all_capabilities(Vec::new()),
+            Source::Recorded(Vec::new()),
+        );
         let mut instance =
             self.module
                 .instantiate(Timestamp::UNIX_EPOCH, &Limits::default(), Box::new(host))?;
@@ -104,16 +151,26 @@ impl Policy {
             .unwrap_or_default()
     }
 
-    /// One `validate` call on a fresh instance, answered as policy-server would.
-    /// `request` is the AdmissionRequest (not the review).
+    /// One `validate` call on a fresh instance, answered as policy-server
+    /// would. `request` is the AdmissionRequest as the review carries it.
     pub fn evaluate(
         &self,
         request: &Value,
         settings: &Value,
         eval: &Evaluation,
-    ) -> (Value, Vec<String>) {
-        let payload = conformance::validate_payload(request, settings);
-        let host = Host::new(self.context_aware_resources(), eval.source.clone());
+    ) -> (Result<Value, HttpFailure>, Vec<String>) {
+        let request = match conformance::as_policy_server_sends(request) {
+            Ok(r) => r,
+            Err(reason) => {
+                let failure = HttpFailure {
+                    status: 422,
+                    reason: format!("the AdmissionReview does not deserialize: {reason}"),
+                };
+                return (Err(failure), Vec::new());
+            }
+        };
+        let payload = conformance::validate_payload(&request, settings);
+        let host = Host::new(eval.grants.clone(), eval.source.clone());
         let mut logs = Vec::new();
         let reply = self
             .module
@@ -123,13 +180,35 @@ impl Policy {
                 logs = instance.logs();
                 reply
             });
-        let response = match reply {
-            Ok(bytes) => admission_response(request, &bytes, &eval.server),
-            Err(CallError::Guest(m)) => {
-                server_error(request, format!("internal server error: {m}"))
+        let failure = match reply {
+            Ok(bytes) => return (Ok(admission_response(&request, &bytes, &eval.server)), logs),
+            Err(CallError::Guest(m)) => CallFailure::GuestError(m),
+            Err(CallError::Timeout) => CallFailure::Timeout,
+            Err(e @ (CallError::Trap(_) | CallError::MemoryExhausted(_))) => {
+                CallFailure::Trap(e.to_string())
             }
-            Err(e) => server_error(request, e.to_string()),
+            // An init timeout is answered before the policy's mode is looked
+            // at (`crates/policy-server/src/api/service.rs`, `evaluate`)...
+            Err(CallError::InitTimeout) => {
+                let protect = ServerOptions {
+                    mode: conformance::response::PolicyMode::Protect,
+                    ..eval.server.clone()
+                };
+                return (
+                    Ok(failure_response(&request, &CallFailure::Timeout, &protect)),
+                    logs,
+                );
+            }
+            // ...and any other failure to instantiate is an HTTP 500
+            // (`crates/policy-server/src/api/handlers.rs`, `handle_evaluation_error`).
+            Err(CallError::InitFailed(m)) => {
+                let failure = HttpFailure {
+                    status: 500,
+                    reason: format!("cannot rehydrate PolicyEvaluatorPre: {m}"),
+                };
+                return (Err(failure), logs);
+            }
         };
-        (response, logs)
+        (Ok(failure_response(&request, &failure, &eval.server)), logs)
     }
 }

@@ -1,8 +1,9 @@
 //! A waPC host on wasmtime that runs a policy module as Kubewarden's
 //! policy-server does: one Engine and one pre-instantiated Module per policy,
 //! a fresh Store and instance for every call, `_start` and `wapc_init` run
-//! after instantiation, an epoch deadline, a memory cap, and the WASI clock
-//! pinned to the instant under test.
+//! after instantiation, an epoch deadline ticking once a second, and the WASI
+//! clock pinned to the instant under test. A memory cap is a harness option:
+//! policy-server sets none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,27 +21,30 @@ use wasmtime_wasi::{HostWallClock, WasiCtxBuilder};
 
 use crate::capabilities::Capabilities;
 
-/// The epoch advances this often; deadlines are whole numbers of ticks.
-const TICK: Duration = Duration::from_millis(10);
+/// policy-server increments the engine's epoch once a second and sets a
+/// deadline of `--policy-timeout` ticks (kubewarden/kubewarden-controller
+/// 3460bb71, `crates/policy-server/src/lib.rs`, `PolicyServer::new_from_config`;
+/// wasmtime-provider 2.19.0 `WasmtimeEngineProvider::call`), so a call is cut
+/// between N-1 and N seconds after it starts.
+const TICK: Duration = Duration::from_secs(1);
 
-/// policy-server's answer to a call that ran out of time.
-pub const TIMEOUT_MESSAGE: &str =
-    "Policy execution interrupted because it exceeded the allowed execution time";
+pub use conformance::response::TIMEOUT_MESSAGE;
 
 /// How each evaluation is bounded.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// policy-server's `--policy-timeout` (default 2 s).
-    pub timeout: Duration,
-    /// Linear memory a single instance may grow to.
-    pub memory_bytes: usize,
+    /// policy-server's `--policy-timeout` in whole seconds (default 2); `None`
+    /// runs without a deadline, as `kwctl run` does.
+    pub timeout_seconds: Option<u64>,
+    /// A cap on one instance's linear memory. Harness-only: policy-server has none.
+    pub memory_bytes: Option<usize>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            timeout: Duration::from_secs(2),
-            memory_bytes: 256 << 20,
+            timeout_seconds: Some(2),
+            memory_bytes: None,
         }
     }
 }
@@ -51,9 +55,14 @@ pub enum CallError {
     /// The guest reported an error through `__guest_error`.
     Guest(String),
     Timeout,
+    /// The harness' own memory cap was hit.
     MemoryExhausted(usize),
     /// The module trapped or broke the waPC protocol.
     Trap(String),
+    /// `_start` or `wapc_init` ran out of time.
+    InitTimeout,
+    /// `_start` or `wapc_init` trapped, or the module could not be instantiated.
+    InitFailed(String),
 }
 
 impl std::error::Error for CallError {}
@@ -68,7 +77,9 @@ impl std::fmt::Display for CallError {
                 "Policy execution aborted: the policy exceeded its memory limit of {} MiB",
                 limit >> 20
             ),
-            CallError::Trap(m) => write!(f, "policy trapped: {m}"),
+            CallError::Trap(m) => f.write_str(m),
+            CallError::InitTimeout => f.write_str("policy initialization ran out of time"),
+            CallError::InitFailed(m) => write!(f, "policy initialization failed: {m}"),
         }
     }
 }
@@ -88,7 +99,7 @@ impl HostWallClock for FixedClock {
 /// Caps linear memory, remembering whether the cap was hit so that the
 /// resulting trap (Rust aborts when an allocation fails) can be named.
 struct MemoryCap {
-    limit: usize,
+    limit: Option<usize>,
     hit: bool,
 }
 
@@ -99,7 +110,7 @@ impl ResourceLimiter for MemoryCap {
         desired: usize,
         _max: Option<usize>,
     ) -> Result<bool> {
-        if desired > self.limit {
+        if self.limit.is_some_and(|limit| desired > limit) {
             self.hit = true;
             return Ok(false);
         }
@@ -108,10 +119,10 @@ impl ResourceLimiter for MemoryCap {
     fn table_growing(
         &mut self,
         _current: usize,
-        desired: usize,
+        _desired: usize,
         _max: Option<usize>,
     ) -> Result<bool> {
-        Ok(desired <= 1_000_000)
+        Ok(true)
     }
 }
 
@@ -204,13 +215,14 @@ impl PolicyModule {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
-        let ticks = limits.timeout.as_millis().div_ceil(TICK.as_millis()).max(1);
-        let ticks = u64::try_from(ticks).unwrap_or(u64::MAX);
+        // No deadline is one no epoch reaches (about 35,000 years of ticks;
+        // not u64::MAX, which wasmtime adds to the current epoch).
+        let ticks = limits.timeout_seconds.unwrap_or(1 << 40);
         store.set_epoch_deadline(ticks);
         let instance = self
             .pre
             .instantiate(&mut store)
-            .map_err(|e| classify(&store, e))?;
+            .map_err(|e| CallError::InitFailed(e.to_string()))?;
         let mut inst = Instance {
             store,
             instance,
@@ -220,8 +232,15 @@ impl PolicyModule {
         for init in ["_start", "wapc_init"] {
             if let Some(f) = inst.instance.get_func(&mut inst.store, init) {
                 inst.store.set_epoch_deadline(ticks);
-                f.call(&mut inst.store, &[], &mut [])
-                    .map_err(|e| classify(&inst.store, e))?;
+                // wasmtime-provider's `initialize` tells an interrupt from
+                // any other failure; policy-server answers the first with its
+                // timeout rejection and the second with HTTP 500.
+                f.call(&mut inst.store, &[], &mut []).map_err(|e| {
+                    match classify(&inst.store, e) {
+                        CallError::Timeout => CallError::InitTimeout,
+                        other => CallError::InitFailed(other.to_string()),
+                    }
+                })?;
             }
         }
         Ok(inst)
@@ -277,12 +296,15 @@ fn len_i32(n: usize) -> Result<i32, CallError> {
 }
 
 fn classify(store: &Store<HostState>, error: wasmtime::Error) -> CallError {
-    if store.data().memory.hit {
-        return CallError::MemoryExhausted(store.data().memory.limit);
+    let memory = &store.data().memory;
+    if let (true, Some(limit)) = (memory.hit, memory.limit) {
+        return CallError::MemoryExhausted(limit);
     }
+    // wasmtime-provider keeps `err.to_string()` as the guest error
+    // (`WasmtimeEngineProvider::call`), so the Display form, not `{:#}`.
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => CallError::Timeout,
-        _ => CallError::Trap(format!("{error:#}")),
+        _ => CallError::Trap(error.to_string()),
     }
 }
 

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -15,7 +14,7 @@ use guard_core::Timestamp;
 use serde_json::Value;
 
 use host_test::bench::{self, Input};
-use host_test::capabilities::{load_session, Source};
+use host_test::capabilities::{load_session, Grants, Source};
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
@@ -140,21 +139,31 @@ enum Command {
     },
 }
 
-/// policy-server's per-policy options.
+/// The per-policy options of a policy-server `policies.yml` entry. Defaults
+/// are kwctl run's (`crates/kwctl/src/config/policy_definition.rs`,
+/// `PolicyDefinition::from_cli`: protect mode, allowed to mutate, all host
+/// capabilities); policy-server's own default for `allowedToMutate` is false.
 #[derive(clap::Args)]
 struct ServerArgs {
     /// policy-server `policyMode`.
     #[arg(long, value_enum, default_value = "protect")]
     policy_mode: Mode,
-    /// policy-server `allowedToMutate`.
+    /// policy-server `allowedToMutate` (kwctl run: true; a policies.yml entry without it: false).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     allowed_to_mutate: bool,
-    /// Seconds a call may run (policy-server `--policy-timeout`).
-    #[arg(long, default_value_t = 2.0)]
-    policy_timeout: f64,
-    /// Linear memory one instance may use, in MiB.
-    #[arg(long, default_value_t = 256)]
-    memory_limit_mib: usize,
+    /// Grant the Kubernetes kinds the module's metadata lists in
+    /// contextAwareResources (kwctl's flag); without it every lookup is refused.
+    #[arg(long)]
+    allow_context_aware: bool,
+    /// Whole seconds a call may run (policy-server `--policy-timeout`, default 2;
+    /// kwctl run has no deadline). The epoch ticks once a second, so a call is
+    /// cut between N-1 and N seconds.
+    #[arg(long, default_value_t = 2)]
+    policy_timeout: u64,
+    /// Cap one instance's linear memory, in MiB. A harness option only:
+    /// policy-server sets no memory limit.
+    #[arg(long)]
+    memory_limit_mib: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -182,12 +191,12 @@ fn read_document(source: &str) -> Result<Value> {
 }
 
 fn limits(args: &ServerArgs) -> Result<Limits> {
-    if !(args.policy_timeout > 0.0 && args.policy_timeout.is_finite()) {
-        bail!("--policy-timeout must be a positive number of seconds");
+    if args.policy_timeout == 0 {
+        bail!("--policy-timeout must be at least one second");
     }
     Ok(Limits {
-        timeout: Duration::from_secs_f64(args.policy_timeout),
-        memory_bytes: args.memory_limit_mib.saturating_mul(1 << 20),
+        timeout_seconds: Some(args.policy_timeout),
+        memory_bytes: args.memory_limit_mib.map(|m| m.saturating_mul(1 << 20)),
     })
 }
 
@@ -236,12 +245,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 (None, None) => Source::Recorded(Vec::new()),
             };
+            let granted = if server.allow_context_aware {
+                policy.context_aware_resources()
+            } else {
+                Vec::new()
+            };
             let eval = Evaluation {
                 now: now.unwrap_or_else(Timestamp::now),
                 limits: limits(&server)?,
                 source,
+                grants: Grants::all_capabilities(granted),
                 server: ServerOptions {
-                    policy_id: policy.name.clone(),
+                    // kwctl run's policy id.
+                    policy_id: "policy-from-cli".into(),
                     mode: match server.policy_mode {
                         Mode::Protect => PolicyMode::Protect,
                         Mode::Monitor => PolicyMode::Monitor,
@@ -255,8 +271,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     eprintln!("{line}");
                 }
             }
-            println!("{response}");
-            Ok(ExitCode::SUCCESS)
+            match response {
+                Ok(response) => {
+                    println!("{response}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(failure) => {
+                    eprintln!("error: {failure}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
         }
         Command::Replay {
             paths,
@@ -302,9 +326,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let bytes =
                 std::fs::read(&wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
             let version = match meta.backend(&bytes)? {
-                metadata::Backend::Wapc => {
-                    Policy::from_bytes("policy".into(), &bytes)?.protocol_version()?
-                }
+                metadata::Backend::Wapc => Policy::protocol_version_of(&bytes)?,
                 metadata::Backend::Other => "Unknown".into(),
             };
             let annotated = metadata::annotate(&bytes, &meta, &version, usage.as_deref())?;

@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use conformance::{expect, Case};
 use serde_json::Value;
 
-use crate::capabilities::Source;
+use crate::capabilities::{Grants, Source};
 use crate::harness::{Evaluation, Policy};
 use crate::host::Limits;
 
@@ -92,22 +92,39 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
     // invalid settings still gets the policy's own refusal from `validate`.
     let _ = policy.validate_settings(&case.settings);
     let request = case.admission_request();
+    let options = case
+        .server_options(&policy_name)
+        .and_then(|server| Ok((server, case.granted_resources(&policy_name)?)));
+    let (server, granted) = match options {
+        Ok(o) => o,
+        Err(e) => {
+            outcome.problems.push(e);
+            return outcome;
+        }
+    };
     let eval = Evaluation {
         now: case.now,
         limits: limits.clone(),
         source: Source::Recorded(case.context.clone()),
-        server: case.server_options(&policy_name),
+        grants: Grants::all_capabilities(granted),
+        server,
     };
     for _ in 0..repeat.max(1) {
         let start = Instant::now();
         let (response, _) = policy.evaluate(&request, &case.settings, &eval);
         outcome.micros.push(start.elapsed().as_secs_f64() * 1e6);
-        outcome.response = response;
+        match response {
+            Ok(r) => outcome.response = r,
+            Err(failure) => {
+                outcome.problems.push(failure.to_string());
+                return outcome;
+            }
+        }
     }
     outcome.problems = expect::check(&case.expect, &outcome.response);
     match crate::native(&policy_name) {
         Some(entry) => {
-            let native = conformance::evaluate_native(entry, case);
+            let native = conformance::evaluate_native(entry, case).unwrap_or_else(Value::String);
             if native != outcome.response {
                 outcome.problems.push(format!(
                     "wasm and native disagree:\n      wasm:   {}\n      native: {native}",

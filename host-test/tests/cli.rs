@@ -17,11 +17,38 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The test module, annotated as policy-server requires (it refuses modules
+/// without a protocol version), through the CLI's own `annotate`.
 fn test_module() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
+    let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("wasm32-wasip1/release/test_policy.wasm")
+        .unwrap_or_else(|| root().join("target"));
+    let raw = target.join("wasm32-wasip1/release/test_policy.wasm");
+    let dir = target.join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let metadata = dir.join("metadata.yml");
+    std::fs::write(&metadata, "rules: []\nmutating: true\n").unwrap();
+    // One file per test thread, so that parallel tests never read a half-written module.
+    let out = dir
+        .join(format!(
+            "test_policy-{:?}.wasm",
+            std::thread::current().id()
+        ))
+        .to_string_lossy()
+        .replace(['(', ')'], "");
+    let status = Command::new(env!("CARGO_BIN_EXE_host-test"))
+        .args([
+            "annotate",
+            "-m",
+            metadata.to_str().unwrap(),
+            "-o",
+            &out,
+            raw.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success(), "annotate {}", raw.display());
+    PathBuf::from(out)
 }
 
 fn host_test(args: &[&str], stdin: &str) -> (i32, String, String) {
@@ -32,12 +59,9 @@ fn host_test(args: &[&str], stdin: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // The command may exit before it reads stdin (invalid settings): a
+    // closed pipe is then expected, not a failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -52,6 +76,7 @@ kind: AdmissionReview
 request:
   uid: abc
   kind: {group: "", version: v1, kind: ConfigMap}
+  resource: {group: "", version: v1, resource: configmaps}
   operation: CREATE
   userInfo: {username: alice}
   object: {apiVersion: v1, kind: ConfigMap, metadata: {name: cm}}

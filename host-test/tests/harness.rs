@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use conformance::cluster::Recorded;
 use conformance::response::{decoded_patch, PolicyMode, ServerOptions};
 use guard_core::Timestamp;
-use host_test::capabilities::{load_session, Source};
+use host_test::capabilities::{load_session, ContextAwareResource, Grants, Source};
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::{Limits, TIMEOUT_MESSAGE};
 use host_test::metadata::{self, Metadata};
@@ -73,6 +73,10 @@ fn eval_with(
         now: now(),
         limits,
         source,
+        grants: Grants::all_capabilities(vec![ContextAwareResource {
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+        }]),
         server: ServerOptions {
             policy_id: "test-policy".into(),
             mode,
@@ -119,7 +123,7 @@ fn request() -> Value {
 }
 
 fn run(p: &Policy, settings: Value, e: &Evaluation) -> Value {
-    p.evaluate(&request(), &settings, e).0
+    p.evaluate(&request(), &settings, e).0.unwrap()
 }
 
 fn status(r: &Value) -> (bool, u64, String) {
@@ -134,6 +138,15 @@ fn status(r: &Value) -> (bool, u64, String) {
 fn answers_protocol_version_v1_and_validates_settings() {
     let p = policy();
     assert_eq!(p.protocol_version().unwrap(), "v1");
+    // Like policy-server, the harness reads the version from the annotation.
+    let err = Policy::from_bytes("bare".into(), &test_module())
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .starts_with("Policy is missing protocol version"),
+        "{err}"
+    );
     assert!(p.validate_settings(&json!({})).is_ok());
     let err = p
         .validate_settings(&json!({"behaviour": "invalid-settings"}))
@@ -145,13 +158,14 @@ fn answers_protocol_version_v1_and_validates_settings() {
 fn an_endless_loop_is_interrupted_at_the_deadline() {
     let p = policy();
     let limits = Limits {
-        timeout: Duration::from_millis(300),
+        timeout_seconds: Some(1),
         ..Limits::default()
     };
     let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
     let start = Instant::now();
     let r = run(&p, json!({"behaviour": "loop"}), &e);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // One tick a second: a one-second deadline cuts the call within a second.
+    assert!(start.elapsed() < Duration::from_secs(3));
     assert_eq!(status(&r), (false, 500, TIMEOUT_MESSAGE.to_string()));
     assert_eq!(r["uid"], "0001");
 }
@@ -159,8 +173,13 @@ fn an_endless_loop_is_interrupted_at_the_deadline() {
 #[test]
 fn unbounded_allocation_stops_at_the_memory_cap() {
     let p = policy();
+    assert_eq!(
+        Limits::default().memory_bytes,
+        None,
+        "policy-server has no cap"
+    );
     let limits = Limits {
-        memory_bytes: 32 << 20,
+        memory_bytes: Some(32 << 20),
         ..Limits::default()
     };
     let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
@@ -176,7 +195,10 @@ fn after_a_trap_the_next_evaluation_works() {
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "panic"}), &eval()));
     assert!(!allowed);
     assert_eq!(code, 500);
-    assert!(message.starts_with("policy trapped"), "{message}");
+    assert!(
+        message.starts_with("internal server error: Guest call failure: "),
+        "{message}"
+    );
     let r = run(&p, json!({"behaviour": "deny"}), &eval());
     assert_eq!(status(&r), (false, 403, "denied on purpose".to_string()));
     assert_eq!(r["warnings"], json!(["a warning"]));
@@ -192,12 +214,15 @@ fn guest_errors_and_garbage_replies_are_internal_errors() {
         (
             false,
             500,
-            "internal server error: the test policy fails on purpose".to_string()
+            "internal server error: Guest call failure: the test policy fails on purpose"
+                .to_string()
         )
     );
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "garbage"}), &eval()));
     assert!(
-        !allowed && code == 500 && message.starts_with("internal server error: "),
+        !allowed
+            && code == 500
+            && message.starts_with("internal server error: invalid response from policy: "),
         "{message}"
     );
 }
@@ -223,17 +248,25 @@ fn mutations_are_refused_when_not_allowed_or_on_delete() {
         Limits::default(),
         Source::Recorded(vec![]),
     );
-    let (allowed, code, message) = status(&run(&p, json!({"behaviour": "mutate"}), &e));
-    assert!(!allowed && code == 500);
-    assert!(message.contains("not allow mutations"), "{message}");
+    let r = run(&p, json!({"behaviour": "mutate"}), &e);
+    assert_eq!(
+        r["status"],
+        json!({"message": "Request rejected by policy test-policy. The policy attempted to \
+            mutate the request, but it is currently configured to not allow mutations."}),
+        "no code: the API server reports 400"
+    );
+    assert_eq!(r["allowed"], false);
 
     let mut delete = request();
     delete["operation"] = json!("DELETE");
     delete["oldObject"] = delete["object"].take();
     let (r, _) = p.evaluate(&delete, &json!({"behaviour": "mutate"}), &eval());
-    let (allowed, code, message) = status(&r);
-    assert!(!allowed && code == 500, "{r}");
-    assert!(message.contains("DELETE"), "{message}");
+    let r = r.unwrap();
+    assert_eq!(
+        r["status"],
+        json!({"message": "Incoming object is null, which happens only with DELETE operations, \
+            but the policy is attempting a mutation. This is not allowed"})
+    );
 }
 
 #[test]
@@ -251,16 +284,33 @@ fn monitor_mode_allows_and_drops_patch_and_status() {
         json!({"uid": "0001", "allowed": true, "warnings": ["a warning"], "auditAnnotations": {"k": "v"}})
     );
     let r = run(&p, json!({"behaviour": "mutate"}), &e);
-    assert_eq!(r, json!({"uid": "0001", "allowed": true}));
+    assert_eq!(
+        r,
+        json!({"uid": "0001", "allowed": true, "warnings": null, "auditAnnotations": null})
+    );
+    // Failures too: monitor mode is applied to every reply.
+    for behaviour in ["error", "panic", "garbage"] {
+        let r = run(&p, json!({ "behaviour": behaviour }), &e);
+        assert_eq!(r["allowed"], true, "{behaviour}: {r}");
+        assert!(r.get("status").is_none(), "{behaviour}: {r}");
+    }
 }
 
 #[test]
-fn the_request_reaches_the_policy_without_nulls() {
+fn the_request_reaches_the_policy_as_policy_server_reserializes_it() {
     let p = policy();
-    let r = run(&p, json!({"behaviour": "echo"}), &eval());
+    let mut sent = request();
+    sent["object"]["metadata"]["annotations"] = json!({"kept": null});
+    let (r, _) = p.evaluate(&sent, &json!({"behaviour": "echo"}), &eval());
+    let r = r.unwrap();
     let seen: Value = serde_json::from_str(r["status"]["message"].as_str().unwrap()).unwrap();
-    assert_eq!(seen, conformance::strip_nulls(request()));
+    // Top-level nulls go (typed struct), nulls inside the object stay (raw extension).
     assert!(seen.get("oldObject").is_none() && seen.get("options").is_none());
+    assert!(seen.get("subResource").is_none());
+    assert_eq!(
+        seen["object"]["metadata"]["annotations"],
+        json!({"kept": null})
+    );
 }
 
 #[test]
@@ -290,7 +340,12 @@ fn kubernetes_lookups_are_answered_from_recorded_context() {
         host_call("Namespace", "kubernetes", "get_resource", "nope"),
         &eval(),
     ));
-    assert!(!allowed && message.contains("not found"), "{message}");
+    assert!(!allowed);
+    assert_eq!(
+        message,
+        "Host error: Callback evaluation failure: Cannot find v1/Namespace named 'nope' \
+         inside of namespace 'None'"
+    );
 }
 
 #[test]
@@ -303,12 +358,41 @@ fn lookups_outside_context_aware_resources_and_other_capabilities_are_refused() 
     ));
     assert!(!allowed);
     assert!(
-        message.contains("has not been granted access to Kubernetes Secret"),
+        message.ends_with(
+            "Policy has not been granted access to Kubernetes v1/Secret resources. \
+             The violation has been reported."
+        ),
         "{message}"
     );
-    let (allowed, _, message) = status(&run(&p, host_call("x", "oci", "v1/verify", "s"), &eval()));
+    // Grants come from the deployment, not from the module's metadata.
+    let mut e = eval();
+    e.grants = Grants {
+        host_capabilities: Vec::new(),
+        context_aware_resources: e.grants.context_aware_resources.clone(),
+    };
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "team-a"),
+        &e,
+    ));
     assert!(!allowed);
-    assert!(message.contains("not granted"), "{message}");
+    assert!(
+        message.ends_with(
+            "Policy has not been granted access to the 'kubernetes/get_resource' host \
+             capability. The violation has been reported."
+        ),
+        "{message}"
+    );
+    e.grants = Grants::all_capabilities(Vec::new());
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("Namespace", "kubernetes", "get_resource", "team-a"),
+        &e,
+    ));
+    assert!(
+        !allowed && message.contains("Kubernetes v1/Namespace"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -353,14 +437,17 @@ fn kwctl_session_recordings_are_replayed_in_order() {
         host_call("Namespace", "kubernetes", "get_resource", "team-c"),
         &e,
     ));
-    assert!(!allowed && message.contains("replay"), "{message}");
+    assert!(
+        !allowed && message.contains("Callback evaluation failure: replay"),
+        "{message}"
+    );
 }
 
 #[test]
 fn log_lines_are_collected() {
     let p = policy();
     let (r, logs) = p.evaluate(&request(), &json!({"behaviour": "log"}), &eval());
-    assert_eq!(r["allowed"], true);
+    assert_eq!(r.unwrap()["allowed"], true);
     assert!(logs.iter().any(|l| l.contains("hello")), "{logs:?}");
     assert!(logs.iter().any(|l| l == "console hello"), "{logs:?}");
 }

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use conformance::expect;
-use host_test::capabilities::Source;
+use host_test::capabilities::{Grants, Source};
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::oci::{self, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
@@ -127,9 +127,11 @@ fn policies_round_trip_through_a_real_registry() {
             now: case.now,
             limits: Limits::default(),
             source: Source::Recorded(case.context.clone()),
-            server: case.server_options(entry.name),
+            grants: Grants::all_capabilities(case.granted_resources(entry.name).unwrap()),
+            server: case.server_options(entry.name).unwrap(),
         };
         let (response, _) = policy.evaluate(&case.admission_request(), &case.settings, &eval);
+        let response = response.unwrap();
         let problems = expect::check(&case.expect, &response);
         assert!(problems.is_empty(), "{}: {problems:?}", case.id);
     }

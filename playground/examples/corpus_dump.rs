@@ -22,7 +22,8 @@ fn main() -> std::process::ExitCode {
     for case in &cases {
         let policy = case.id.split('/').next().unwrap_or("");
         if let Some(entry) = playground::engine::entry(policy) {
-            out.insert(case.id.clone(), conformance::evaluate_native(entry, case));
+            let response = conformance::evaluate_native(entry, case).unwrap_or_else(Value::String);
+            out.insert(case.id.clone(), response);
         }
     }
     println!("{}", Value::Object(out));

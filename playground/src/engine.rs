@@ -192,6 +192,19 @@ pub fn prepare(input: &Input) -> Result<Prepared, Vec<InputError>> {
         }
     };
 
+    // What the policy sees is the request as policy-server re-serializes it.
+    let request = if request.is_object() {
+        conformance::as_policy_server_sends(&request).unwrap_or_else(|e| {
+            errors.push(InputError::new(
+                "request",
+                format!("policy-server would refuse this AdmissionReview: {e}"),
+            ));
+            Value::Null
+        })
+    } else {
+        request
+    };
+
     let settings = match parse_document("settings", &input.settings) {
         Ok(Value::Null) => json!({}),
         Ok(v) => v,
@@ -224,19 +237,29 @@ pub fn prepare(input: &Input) -> Result<Prepared, Vec<InputError>> {
         _ => PolicyMode::Protect,
     };
 
-    match (entry, now, context) {
-        (Some(entry), Some(now), Some(context)) if errors.is_empty() => Ok(Prepared {
-            entry,
-            request,
-            settings,
-            now,
-            context,
-            options: ServerOptions {
-                policy_id: entry.name.to_string(),
-                mode,
-                allowed_to_mutate: input.allowed_to_mutate.unwrap_or(true),
-            },
-        }),
+    // Deployed as the repository's ClusterAdmissionPolicy, as the corpus is.
+    let deployed = entry.map(|e| conformance::deployment::of(e.name));
+    match (entry, now, context, deployed) {
+        (Some(entry), Some(now), Some(context), Some(Ok(deployed))) if errors.is_empty() => {
+            Ok(Prepared {
+                entry,
+                request,
+                settings,
+                now,
+                context,
+                options: ServerOptions {
+                    policy_id: deployed.policy_id,
+                    mode,
+                    allowed_to_mutate: input
+                        .allowed_to_mutate
+                        .unwrap_or(deployed.allowed_to_mutate),
+                },
+            })
+        }
+        (_, _, _, Some(Err(e))) => {
+            errors.push(InputError::new("policy", e));
+            Err(errors)
+        }
         _ => Err(errors),
     }
 }

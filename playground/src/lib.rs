@@ -210,7 +210,8 @@ mod tests {
                 let case =
                     conformance::case::load_case(&root.join(name).join(format!("{id}.yaml")))
                         .unwrap();
-                let native = conformance::evaluate_native(engine::entry(name).unwrap(), &case);
+                let native =
+                    conformance::evaluate_native(engine::entry(name).unwrap(), &case).unwrap();
                 let input = json!({
                     "policy": name, "mode": "review",
                     "review": example["request"], "settings": example["settings"],

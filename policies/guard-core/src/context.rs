@@ -27,12 +27,53 @@ impl std::fmt::Display for ClusterError {
     }
 }
 
+/// policy-server's reply when the object asked for does not exist: the
+/// Kubernetes client's `get_opt` answers `None` on a 404 and policy-server
+/// turns that into this error (kubewarden/kubewarden-controller 3460bb71,
+/// `crates/policy-evaluator/src/callback_handler/kubernetes/client.rs`,
+/// `KubernetesClient::get_resource`), which the callback layer prefixes
+/// (`crates/policy-evaluator/src/runtimes/callback.rs`,
+/// `send_request_and_wait_for_response`, `{e:?}` of an `anyhow!` message is
+/// the message itself). The namespace is printed with `Debug` of an
+/// `Option<&str>`, as the same formatting does here.
+///
+/// Only this exact text means "does not exist". Everything else stays an
+/// error: a 403 from RBAC (`ApiError: ... Forbidden`), a kind the API server
+/// does not serve (a missing CRD: `Cannot find resource {api_version}/{kind}`
+/// or `error finding resource ...: ApiError: 404 ...`), a refused grant.
+/// Asking with a `metadata.name` field selector through a list would avoid
+/// reading an error text, but policy-server starts one watch (a reflector)
+/// per distinct selector and keeps it forever, so a name per lookup would
+/// grow its memory without bound; `get_resource` is the call it caches.
+pub fn not_found_message(object: &ObjectRef<'_>, namespace: Option<&str>) -> String {
+    format!(
+        "Callback evaluation failure: Cannot find {}/{} named '{}' inside of namespace '{:?}'",
+        object.api_version, object.kind, object.name, namespace
+    )
+}
+
 /// Read access to the cluster, as Kubewarden's context-aware host calls give it.
 pub trait Cluster {
     /// `kubernetes/get_resource`: the object, or `None` when it does not exist.
     fn get(&self, object: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError>;
     /// `kubernetes/list_resources_all`: every object of a kind, in every namespace.
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError>;
+    /// The objects of a kind in one namespace (`kubernetes/list_resources_by_namespace`,
+    /// which policy-server refuses for cluster-scoped kinds) or, for `None`, in all.
+    /// Hosts that can ask for one namespace override this; the default filters
+    /// [`Cluster::list_all`] by `metadata.namespace`.
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let mut items = self.list_all(api_version, kind)?;
+        if let Some(ns) = namespace {
+            items.retain(|o| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns));
+        }
+        Ok(items)
+    }
 }
 
 /// A cluster with nothing in it, for policies and tests that need none.
@@ -57,5 +98,35 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(now: Timestamp, cluster: &'a dyn Cluster) -> Self {
         Self { now, cluster }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object<'a>(api_version: &'a str, kind: &'a str, namespace: &'a str) -> ObjectRef<'a> {
+        ObjectRef {
+            api_version,
+            kind,
+            namespace,
+            name: "x",
+        }
+    }
+
+    #[test]
+    fn not_found_is_policy_servers_exact_text() {
+        assert_eq!(
+            not_found_message(&object("v1", "Namespace", ""), None),
+            "Callback evaluation failure: Cannot find v1/Namespace named 'x' inside of namespace 'None'"
+        );
+        assert_eq!(
+            not_found_message(
+                &object("gating.toolkit.fluxcd.io/v1alpha1", "Gate", "apps"),
+                Some("apps")
+            ),
+            "Callback evaluation failure: Cannot find gating.toolkit.fluxcd.io/v1alpha1/Gate \
+             named 'x' inside of namespace 'Some(\"apps\")'"
+        );
     }
 }

@@ -8,7 +8,7 @@ use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::context::{Cluster, ClusterError, Context, ObjectRef};
+use crate::context::{not_found_message, Cluster, ClusterError, Context, ObjectRef};
 use crate::policy::{validate_json, validate_settings_json, Policy};
 
 pub fn register<P: Policy>() {
@@ -45,7 +45,7 @@ fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
 
 /// The cluster as policy-server shows it through `kubernetes/*` host calls.
 /// The request shapes are the SDK's (`GetResourceRequest`,
-/// `ListAllResourcesRequest`); they are written out here because the SDK only
+/// `ListAllResourcesRequest`, `ListResourcesByNamespaceRequest`); they are written out here because the SDK only
 /// offers them typed over `k8s-openapi`, which would triple the module size.
 struct HostCluster;
 
@@ -58,10 +58,14 @@ struct GetResource<'a> {
     disable_cache: bool,
 }
 
+/// `ListAllResourcesRequest`, or `ListResourcesByNamespaceRequest` when a
+/// namespace is given.
 #[derive(Serialize)]
-struct ListAll<'a> {
+struct List<'a> {
     api_version: &'a str,
     kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
     label_selector: Option<&'a str>,
     field_selector: Option<&'a str>,
 }
@@ -82,13 +86,6 @@ fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Value, Cluste
     serde_json::from_slice(&reply).map_err(|e| ClusterError(format!("unreadable reply: {e}")))
 }
 
-/// policy-server reports a missing object as a host error carrying the API
-/// server's 404; that is an answer ("does not exist"), not a failure.
-fn is_not_found(error: &ClusterError) -> bool {
-    let text = error.0.to_ascii_lowercase();
-    text.contains("not found") || text.contains("notfound") || text.contains("404")
-}
-
 impl Cluster for HostCluster {
     fn get(&self, object: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
         let request = GetResource {
@@ -100,19 +97,33 @@ impl Cluster for HostCluster {
         };
         match host_call("get_resource", &request) {
             Ok(value) => Ok(Some(value)),
-            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) if e.0 == not_found_message(object, request.namespace) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
-        let request = ListAll {
+        self.list(api_version, kind, None)
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let request = List {
             api_version,
             kind,
+            namespace,
             label_selector: None,
             field_selector: None,
         };
-        match host_call("list_resources_all", &request)? {
+        let operation = match namespace {
+            Some(_) => "list_resources_by_namespace",
+            None => "list_resources_all",
+        };
+        match host_call(operation, &request)? {
             Value::Object(mut list) => match list.remove("items") {
                 Some(Value::Array(items)) => Ok(items),
                 Some(Value::Null) | None => Ok(Vec::new()),
