@@ -135,8 +135,8 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     Verdict::deny(format!(
         "{who} is protected from deletion: ASO would delete the Azure resource as well, because \
          its effective {RECONCILE_POLICY} \
-         is {}{}.{mismatch} To keep the Azure resource, detach it first: {}. To delete it in \
-         Azure too, confirm with the object's name: {}. Then delete again.",
+         is {}{}.{mismatch} To keep the Azure resource, detach it first: `{}`. To delete it in \
+         Azure too, confirm with the object's name: `{}`. Then delete again.",
         effective.describe(),
         inside(&children),
         target.annotate(RECONCILE_POLICY, ReconcilePolicy::DetachOnDelete.as_str()),
@@ -208,12 +208,12 @@ mod tests {
             "FlexibleServer \"orders-db\" in namespace \"shop\" is protected from deletion: ASO \
              would delete the Azure resource as well, because its effective \
              serviceoperator.azure.com/reconcile-policy is manage (the operator default). To keep \
-             the Azure resource, detach it first: kubectl annotate \
+             the Azure resource, detach it first: `kubectl annotate \
              flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
-             serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite. To delete it \
-             in Azure too, confirm with the object's name: kubectl annotate \
+             serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite`. To delete it \
+             in Azure too, confirm with the object's name: `kubectl annotate \
              flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
-             reconcile-guard.io/confirm-delete=orders-db --overwrite. Then delete again."
+             reconcile-guard.io/confirm-delete=orders-db --overwrite`. Then delete again."
         );
     }
 

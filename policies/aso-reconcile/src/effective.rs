@@ -15,7 +15,7 @@ use guard_core::{Cluster, ObjectRef};
 use serde::Deserialize;
 
 use crate::settings::{LookupFailure, Settings};
-use crate::values::{ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use crate::values::{suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
 
 /// Where the effective policy comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,33 +106,30 @@ pub fn resolve(
         Ok(None) => Ok(operator_default(notes, true)),
         // ASO parses an empty Namespace annotation as the operator default.
         Ok(Some(value)) if value.is_empty() => Ok(operator_default(notes, true)),
-        Ok(Some(value)) => {
-            match ReconcilePolicy::parse(&value) {
-                Some(policy) => Ok(Effective {
-                    policy,
-                    source: Source::Namespace(namespace.to_string()),
-                    namespace_read: true,
-                    notes,
-                }),
-                None => {
-                    notes.push(format!(
-                        "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know{}: it \
-                         ignores it and applies the operator default, {}; fix it with: kubectl \
-                         annotate namespace {namespace} {RECONCILE_POLICY}=<{}> --overwrite",
-                        quote(namespace),
-                        quote(&value),
-                        legacy_hint(&value),
-                        settings.default_reconcile_policy.as_str(),
-                        ReconcilePolicy::ALL
-                            .iter()
-                            .map(|p| p.as_str())
-                            .collect::<Vec<_>>()
-                            .join("|")
-                    ));
-                    Ok(operator_default(notes, true))
-                }
+        Ok(Some(value)) => match ReconcilePolicy::parse(&value) {
+            Some(policy) => Ok(Effective {
+                policy,
+                source: Source::Namespace(namespace.to_string()),
+                namespace_read: true,
+                notes,
+            }),
+            None => {
+                // The likely intent, or the value that changes nothing.
+                let fix =
+                    suggest::<ReconcilePolicy>(&value).unwrap_or(settings.default_reconcile_policy);
+                notes.push(format!(
+                    "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know{}: it \
+                     ignores it and applies the operator default, {}; fix it with: `kubectl \
+                     annotate namespace {namespace} {RECONCILE_POLICY}={} --overwrite`",
+                    quote(namespace),
+                    quote(&value),
+                    legacy_hint(&value),
+                    settings.default_reconcile_policy.as_str(),
+                    fix.as_str()
+                ));
+                Ok(operator_default(notes, true))
             }
-        }
+        },
         Err(error) => match settings.namespace_lookup_failure {
             LookupFailure::Deny => Err(format!(
                 "cannot read Namespace {} to resolve the effective {RECONCILE_POLICY} ({}); \
@@ -266,7 +263,13 @@ mod tests {
 
     #[test]
     fn an_empty_value_is_no_value() {
-        let e = resolve(Some(""), "team-a", &settings(), &ns(Some("detach-on-delete"))).unwrap();
+        let e = resolve(
+            Some(""),
+            "team-a",
+            &settings(),
+            &ns(Some("detach-on-delete")),
+        )
+        .unwrap();
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
         assert!(e.notes.is_empty());
@@ -306,7 +309,7 @@ mod tests {
         let e = resolve(None, "team-a", &settings(), &ns(Some("Skip"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert!(
-            e.notes[0].contains("kubectl annotate namespace team-a"),
+            e.notes[0].contains("`kubectl annotate namespace team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite`"),
             "{:?}",
             e.notes
         );

@@ -72,7 +72,10 @@ mod tests {
         assert_eq!(resources.len(), 2);
         assert_eq!(
             capabilities,
-            ["kubernetes/get_resource", "kubernetes/list_resources_by_namespace"]
+            [
+                "kubernetes/get_resource",
+                "kubernetes/list_resources_by_namespace"
+            ]
         );
     }
 }

@@ -197,7 +197,10 @@ mod tests {
         );
         assert!(v.allowed);
         warning(&v, "applies its default, manage");
-        warning(&v, "now follow manage (the operator default, as ASO does not know");
+        warning(
+            &v,
+            "now follow manage (the operator default, as ASO does not know",
+        );
     }
 
     #[test]

@@ -159,10 +159,20 @@ mod tests {
         let p = protection(json!({"kinds": [
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1api20230601preview"}]}));
         let cluster = Listed(Ok(vec![
-            server("orders-db", "shop-rg", json!([{"kind": "ResourceGroup", "name": "shop-rg", "uid": "9d1c"}]), json!({})),
+            server(
+                "orders-db",
+                "shop-rg",
+                json!([{"kind": "ResourceGroup", "name": "shop-rg", "uid": "9d1c"}]),
+                json!({}),
+            ),
             server("new-db", "shop-rg", json!(null), json!({})),
             // Same name, another owner resolved by ASO (another kind).
-            server("other-db", "shop-rg", json!([{"kind": "VirtualNetwork", "name": "shop-rg", "uid": "77aa"}]), json!({})),
+            server(
+                "other-db",
+                "shop-rg",
+                json!([{"kind": "VirtualNetwork", "name": "shop-rg", "uid": "77aa"}]),
+                json!({}),
+            ),
             server("far-db", "other-rg", json!(null), json!({})),
         ]));
         let children = protected_children(&OWNER, &p, &cluster).unwrap();
@@ -176,18 +186,31 @@ mod tests {
 
     #[test]
     fn only_kinds_with_a_version_and_the_selected_ones_count() {
-        let cluster = Listed(Ok(vec![server("a", "shop-rg", json!(null), json!({"tier": "web"}))]));
-        let no_version = protection(json!({"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}));
+        let cluster = Listed(Ok(vec![server(
+            "a",
+            "shop-rg",
+            json!(null),
+            json!({"tier": "web"}),
+        )]));
+        let no_version = protection(
+            json!({"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}),
+        );
         assert!(!needed(&no_version));
-        assert!(protected_children(&OWNER, &no_version, &cluster).unwrap().is_empty());
+        assert!(protected_children(&OWNER, &no_version, &cluster)
+            .unwrap()
+            .is_empty());
         let labelled = protection(json!({"kinds": [
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
             "labelSelector": {"matchLabels": {"tier": "data"}}}));
-        assert!(protected_children(&OWNER, &labelled, &cluster).unwrap().is_empty());
+        assert!(protected_children(&OWNER, &labelled, &cluster)
+            .unwrap()
+            .is_empty());
         let elsewhere = protection(json!({"kinds": [
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
             "namespaces": ["prod"]}));
-        assert!(protected_children(&OWNER, &elsewhere, &cluster).unwrap().is_empty());
+        assert!(protected_children(&OWNER, &elsewhere, &cluster)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -196,7 +219,9 @@ mod tests {
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
         let e = protected_children(&OWNER, &p, &Listed(Err("forbidden".into()))).unwrap_err();
         assert!(
-            e.contains("cannot list storage.azure.com/v1api20230101 StorageAccount in namespace \"shop\""),
+            e.contains(
+                "cannot list storage.azure.com/v1api20230101 StorageAccount in namespace \"shop\""
+            ),
             "{e}"
         );
     }
@@ -204,7 +229,10 @@ mod tests {
     #[test]
     fn long_lists_are_bounded() {
         let many: Vec<Child> = (0..8)
-            .map(|i| Child { kind: "Vault".into(), name: format!("v{i}") })
+            .map(|i| Child {
+                kind: "Vault".into(),
+                name: format!("v{i}"),
+            })
             .collect();
         let d = describe(&many);
         assert!(d.ends_with("Vault \"v4\" and 3 more"), "{d}");

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
 use crate::settings::{Enforcement, Settings};
-use crate::target::Target;
 use crate::takeover;
+use crate::target::Target;
 use crate::values::{
     legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY,
     FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
@@ -193,7 +193,7 @@ fn judge(
         };
         let fix = match ie {
             Some(p) => format!(
-                " To change how ASO treats the Azure resource now, set {RECONCILE_POLICY}: {}",
+                " To change how ASO treats the Azure resource now, set {RECONCILE_POLICY}: `{}`.",
                 target.annotate(RECONCILE_POLICY, p.as_str())
             ),
             None => String::new(),
@@ -290,7 +290,11 @@ fn judge(
 
 /// The refusal of a new, empty `reconcile-policy`: ASO reads it as no
 /// annotation, which is rarely what its writer meant.
-fn empty_refusal(settings: &Settings, ctx: &Context<'_>, target: &Target) -> Result<String, String> {
+fn empty_refusal(
+    settings: &Settings,
+    ctx: &Context<'_>,
+    target: &Target,
+) -> Result<String, String> {
     let effective = resolve(None, &target.namespace, settings, ctx.cluster)?;
     Ok(format!(
         "annotation {RECONCILE_POLICY} is empty; ASO reads an empty value as no annotation, so the \
@@ -430,8 +434,10 @@ mod tests {
         );
         let m = message(&v);
         assert!(
-            m.contains("is empty; ASO reads an empty value as no annotation, so the effective \
-                        policy would be detach-on-delete (inherited from Namespace \"shop\")"),
+            m.contains(
+                "is empty; ASO reads an empty value as no annotation, so the effective \
+                        policy would be detach-on-delete (inherited from Namespace \"shop\")"
+            ),
             "{m}"
         );
     }
@@ -622,7 +628,7 @@ mod tests {
             w.contains("changed from \"skip\" to \"detach-on-delete\""),
             "{w}"
         );
-        assert!(w.contains("kubectl annotate flexibleservers.dbforpostgresql.azure.com orders-db -n shop serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite"), "{w}");
+        assert!(w.contains("`kubectl annotate flexibleservers.dbforpostgresql.azure.com orders-db -n shop serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite`"), "{w}");
         // With the finalizer set, if-exists no longer decides anything.
         assert_eq!(v.audit_annotations[AUDIT_KEY], "manage");
         let v = eval(

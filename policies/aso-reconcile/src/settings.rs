@@ -369,7 +369,10 @@ mod tests {
         let e = err(
             r#"{"deletionProtection":{"kinds":[{"group":"storage.azure.com","kind":"StorageAccount","version":"V 1"}]}}"#,
         );
-        assert!(e.contains("deletionProtection.kinds[0].version: \"V 1\""), "{e}");
+        assert!(
+            e.contains("deletionProtection.kinds[0].version: \"V 1\""),
+            "{e}"
+        );
         let e = err(r#"{"deletionProtection":{"namespaces":["Prod"]}}"#);
         assert!(
             e.contains("deletionProtection.namespaces[0]: \"Prod\""),

@@ -26,7 +26,8 @@ pub fn server(annotations: Value, finalizers: &[&str]) -> Value {
 
 /// `object` as ASO leaves it once it has taken over: its status written.
 pub fn taken_over(mut object: Value) -> Value {
-    object["status"] = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded"}]});
+    object["status"] =
+        json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded"}]});
     object
 }
 

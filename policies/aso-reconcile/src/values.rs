@@ -293,7 +293,10 @@ mod tests {
         );
         assert_eq!(Read::<AdoptionPolicy>::of("run", true), Read::Invalid);
         // Let through, but not a value ASO acts on.
-        assert_eq!(Read::<ReconcilePolicy>::of("skip-delete", true).value(), None);
+        assert_eq!(
+            Read::<ReconcilePolicy>::of("skip-delete", true).value(),
+            None
+        );
     }
 
     #[test]
