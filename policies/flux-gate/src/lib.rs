@@ -252,7 +252,7 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
         }
         change = Change::Held(format!("removes gate '{}' from it", names.join("', '")));
     }
-    if resolved.is_empty() {
+    if resolved.is_empty() && matches!(change, Change::Held(_)) {
         return Ok(Verdict::allow());
     }
 
