@@ -18,7 +18,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench setup test-setup scaffold lint native-tests replay clean
+.PHONY: demo test build bench setup test-setup scaffold aso-groups lint native-tests replay clean
 
 ## Tooling ---------------------------------------------------------------
 setup:
@@ -54,6 +54,21 @@ demo: build
 
 bench: build
 	$(HOST_TEST) bench
+
+# aso-reconcile's pinned list of ASO API groups (one per directory under v2/api
+# of an ASO clone at a release tag) and the webhook rules made from it; then
+# run `make scaffold`.
+ASO_VERSION ?= v2.21.1
+ASO_GROUPS := policies/aso-reconcile/aso-groups.txt
+aso-groups:
+	@test -n "$(ASO_SRC)" || { echo "usage: make aso-groups ASO_SRC=<a clone of azure-service-operator> [ASO_VERSION=$(ASO_VERSION)]"; exit 2; }
+	{ sed -n '/^#/{/ASO_VERSION v/!p}' $(ASO_GROUPS); echo "# ASO_VERSION $(ASO_VERSION)"; \
+	  git -C "$(ASO_SRC)" ls-tree -d --name-only "$(ASO_VERSION):v2/api" | sed 's/$$/.azure.com/' | LC_ALL=C sort; } > $(ASO_GROUPS).new
+	mv $(ASO_GROUPS).new $(ASO_GROUPS)
+	awk -v groups=$(ASO_GROUPS) '/# END aso-groups/ {skip=0} !skip {print} \
+	  /# BEGIN aso-groups/ {skip=1; while ((getline g < groups) > 0) if (g !~ /^#/) print "      - " g}' \
+	  policies/aso-reconcile/metadata.yml > policies/aso-reconcile/metadata.yml.new
+	mv policies/aso-reconcile/metadata.yml.new policies/aso-reconcile/metadata.yml
 
 # Regenerate the Artifact Hub packages and deploy manifests from the policies' sources.
 scaffold: build
