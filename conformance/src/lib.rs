@@ -10,6 +10,7 @@
 pub mod apiserver;
 pub mod case;
 pub mod cluster;
+pub mod commands;
 pub mod deployment;
 pub mod expect;
 pub mod request;
