@@ -359,7 +359,7 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
             return Ok(Verdict::allow()
                 .warn(format!(
                     "{note}; remove the override when the emergency is over: {}",
-                    remove_override_command(&ns, &owner.kind().to_ascii_lowercase(), &name)
+                    remove_override_command(ns, &owner.kind().to_ascii_lowercase(), name)
                 ))
                 .audit(AUDIT_KEY, note));
         }
