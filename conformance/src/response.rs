@@ -118,13 +118,13 @@ impl Response {
             }
             PolicyMode::Protect => {}
         }
-        self.to_json()
+        self.into_json()
     }
 
     /// Serialized as policy-evaluator's struct is: `patchType`, `patch` and
     /// `status` only when set, `auditAnnotations` and `warnings` always
     /// (`null` when the policy sent none).
-    fn to_json(self) -> Value {
+    fn into_json(self) -> Value {
         let mut out = Map::new();
         out.insert("uid".into(), self.uid);
         out.insert("allowed".into(), Value::Bool(self.allowed));
