@@ -238,6 +238,7 @@ struct Spec {
 
 /// `deploy/<policy>.yaml`: a ClusterAdmissionPolicy as `kwctl scaffold manifest` writes it.
 pub fn cluster_admission_policy(s: &Sources) -> Result<String> {
+    let (context_aware_resources, _) = lookups(s)?;
     let annotations = [
         "io.kubewarden.policy.category",
         "io.kubewarden.policy.severity",
@@ -263,7 +264,7 @@ pub fn cluster_admission_policy(s: &Sources) -> Result<String> {
             rules: s.metadata.rules.clone(),
             mutating: s.metadata.mutating.unwrap_or(false),
             background_audit: s.metadata.background_audit,
-            context_aware_resources: s.metadata.context_aware_resources.clone(),
+            context_aware_resources,
         },
     })
 }
@@ -277,37 +278,58 @@ struct ServerPolicy {
     settings: Value,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     context_aware_resources: Vec<ContextAwareResourceSpec>,
-    /// policy-server denies every host capability but logging unless granted;
-    /// guard-core's adapter makes exactly these two Kubernetes calls.
+    /// policy-server denies every host capability but logging unless granted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     host_capabilities: Vec<&'static str>,
 }
 
-/// The host capabilities a context-aware policy needs.
+/// The host capabilities a context-aware policy needs by default: the two
+/// Kubernetes calls guard-core's adapter makes for `get` and `list_all`.
 const CLUSTER_LOOKUPS: [&str; 2] = ["kubernetes/get_resource", "kubernetes/list_resources_all"];
+
+/// The kinds and host capabilities a policy reads with the manifests' settings
+/// (`{}`). aso-reconcile says which from its settings, so that the manifests
+/// grant exactly its lookups; the others read what their metadata declares.
+pub fn lookups(s: &Sources) -> Result<(Vec<ContextAwareResourceSpec>, Vec<&'static str>)> {
+    if s.name == "aso-reconcile" {
+        let settings = guard_core::settings::parse::<aso_reconcile::Settings>(b"{}")
+            .map_err(|e| anyhow::anyhow!("aso-reconcile default settings: {e}"))?;
+        let (resources, capabilities) = aso_reconcile::lookups::needed(&settings);
+        let resources = resources
+            .into_iter()
+            .map(|r| ContextAwareResourceSpec {
+                api_version: r.api_version,
+                kind: r.kind,
+            })
+            .collect();
+        return Ok((resources, capabilities));
+    }
+    let resources = s.metadata.context_aware_resources.clone();
+    let capabilities = if resources.is_empty() {
+        Vec::new()
+    } else {
+        CLUSTER_LOOKUPS.to_vec()
+    };
+    Ok((resources, capabilities))
+}
 
 /// `deploy/policies.yml`: every policy for a standalone policy-server.
 pub fn policies_yml(all: &[Sources]) -> Result<String> {
-    let map: BTreeMap<String, ServerPolicy> = all
-        .iter()
-        .map(|s| {
-            (
-                s.name.clone(),
-                ServerPolicy {
-                    module: format!("registry://{}", s.image()),
-                    policy_mode: "protect",
-                    allowed_to_mutate: s.metadata.mutating.unwrap_or(false),
-                    settings: Value::Object(Default::default()),
-                    context_aware_resources: s.metadata.context_aware_resources.clone(),
-                    host_capabilities: if s.metadata.context_aware_resources.is_empty() {
-                        Vec::new()
-                    } else {
-                        CLUSTER_LOOKUPS.to_vec()
-                    },
-                },
-            )
-        })
-        .collect();
+    let mut map = BTreeMap::new();
+    for s in all {
+        let (context_aware_resources, host_capabilities) = lookups(s)?;
+        map.insert(
+            s.name.clone(),
+            ServerPolicy {
+                module: format!("registry://{}", s.image()),
+                policy_mode: "protect",
+                allowed_to_mutate: s.metadata.mutating.unwrap_or(false),
+                settings: Value::Object(Default::default()),
+                context_aware_resources,
+                host_capabilities,
+            },
+        );
+    }
     yaml(&map)
 }
 
@@ -349,5 +371,21 @@ mod tests {
         let manifest = "[package]\nname = \"x\"\nversion = \"1.2.3\"\n\n[dependencies]\nfoo = { version = \"9\" }\n";
         assert_eq!(cargo_version(manifest).as_deref(), Some("1.2.3"));
         assert_eq!(cargo_version("[dependencies]\nversion = \"1\"\n"), None);
+    }
+
+    #[test]
+    fn aso_reconcile_is_granted_exactly_what_its_settings_read() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let s = Sources::load(&root, "aso-reconcile").unwrap();
+        let (resources, capabilities) = lookups(&s).unwrap();
+        assert_eq!(resources.len(), 1);
+        assert_eq!(
+            (
+                resources[0].api_version.as_str(),
+                resources[0].kind.as_str()
+            ),
+            ("v1", "Namespace")
+        );
+        assert_eq!(capabilities, ["kubernetes/get_resource"]);
     }
 }
