@@ -111,6 +111,7 @@ fn request() -> Value {
     json!({
         "uid": "0001",
         "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
         "operation": "CREATE",
         "namespace": "team-a",
         "name": "cm",
