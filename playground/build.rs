@@ -257,6 +257,7 @@ fn examples(dir: &Path) -> Vec<Value> {
             "context": if context.is_null() { String::new() } else { to_yaml(&context) },
             "policyMode": case.get("policyMode").cloned().unwrap_or(json!("protect")),
             "allowedToMutate": case.get("allowedToMutate").cloned().unwrap_or(json!(true)),
+            "contextAwareResources": case.get("contextAwareResources").cloned().unwrap_or(Value::Null),
             "expect": field("expect"),
         }));
     }

@@ -14,7 +14,7 @@ use guard_core::Timestamp;
 use serde_json::Value;
 
 use host_test::bench::{self, Input};
-use host_test::capabilities::{load_session, Grants, Source};
+use host_test::capabilities::{load_session, ContextAwareResource, Grants, Source};
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
@@ -155,6 +155,10 @@ struct ServerArgs {
     /// contextAwareResources (kwctl's flag); without it every lookup is refused.
     #[arg(long)]
     allow_context_aware: bool,
+    /// Grant exactly this Kubernetes kind (`API_VERSION/KIND`, repeatable), as
+    /// a policies.yml entry's contextAwareResources does.
+    #[arg(long = "context-aware-resource", value_name = "API_VERSION/KIND")]
+    context_aware_resources: Vec<String>,
     /// Whole seconds a call may run (policy-server `--policy-timeout`, default 2;
     /// kwctl run has no deadline). The epoch ticks once a second, so a call is
     /// cut between N-1 and N seconds.
@@ -245,11 +249,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 (None, None) => Source::Recorded(Vec::new()),
             };
-            let granted = if server.allow_context_aware {
+            let mut granted = if server.allow_context_aware {
                 policy.context_aware_resources()
             } else {
                 Vec::new()
             };
+            for r in &server.context_aware_resources {
+                let (api_version, kind) = r.rsplit_once('/').with_context(|| {
+                    format!("--context-aware-resource {r}: expected API_VERSION/KIND")
+                })?;
+                granted.push(ContextAwareResource {
+                    api_version: api_version.into(),
+                    kind: kind.into(),
+                });
+            }
             let eval = Evaluation {
                 now: now.unwrap_or_else(Timestamp::now),
                 limits: limits(&server)?,

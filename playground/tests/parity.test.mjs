@@ -60,10 +60,14 @@ async function harness(policy, example, dir) {
   await writeFile(request, example.request);
   const settings = await page.evaluate((t) => JSON.stringify(JSON.parse(window.playgroundParse(t)).value ?? {}), example.settings);
   const args = ['run', '--request-path', request, '--settings-json', settings, '--now', example.now,
-    '--policy-mode', example.policyMode, '--allowed-to-mutate', String(example.allowedToMutate),
-    // The page grants lookups as the deployed ClusterAdmissionPolicy does; `run` follows kwctl,
-    // which grants the metadata's contextAwareResources only with this flag.
-    '--allow-context-aware'];
+    '--policy-mode', example.policyMode, '--allowed-to-mutate', String(example.allowedToMutate)];
+  // The page grants lookups as the case's deployment does; `run` follows kwctl, which grants the
+  // metadata's contextAwareResources with --allow-context-aware, or the listed ones.
+  if (example.contextAwareResources) {
+    for (const r of example.contextAwareResources) args.push('--context-aware-resource', `${r.apiVersion}/${r.kind}`);
+  } else {
+    args.push('--allow-context-aware');
+  }
   if (example.context && example.context.trim()) {
     const context = join(dir, 'context.yaml');
     await writeFile(context, example.context);
