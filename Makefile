@@ -18,7 +18,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench setup test-setup scaffold aso-groups lint native-tests replay clean
+.PHONY: demo test build bench setup test-setup scaffold aso-groups lint native-tests replay conformance clean
 
 ## Tooling ---------------------------------------------------------------
 setup:
@@ -36,7 +36,7 @@ test-setup: setup
 # metadata.yml and README into dist/<policy>.wasm. `annotate` accepts what
 # kwctl accepts; `lint-metadata` adds what a published policy needs.
 build: setup
-	cargo build --profile host -p host-test
+	cargo build --profile host -p host-test -p pinned-clock
 	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
 	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy
 	@mkdir -p dist target/opt
@@ -88,7 +88,12 @@ native-tests: build test-setup
 replay: build
 	$(HOST_TEST) replay tests/cases
 
-test: lint native-tests replay playground-test
+# Every case through the real kwctl and policy-server (found through KWCTL and
+# POLICY_SERVER, then PATH, then ../shared/engines), compared with the harness.
+conformance: build
+	$(HOST_TEST) conformance tests/cases
+
+test: lint native-tests replay conformance playground-test
 
 clean:
 	cargo clean

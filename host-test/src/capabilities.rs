@@ -24,7 +24,7 @@ use conformance::cluster::Recorded;
 pub use conformance::deployment::ContextAwareResource;
 use conformance::RecordedCluster;
 use guard_core::context::{not_found_message, Cluster as _, ObjectRef};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub trait Capabilities: Send {
@@ -38,6 +38,8 @@ pub trait Capabilities: Send {
     ) -> Result<Vec<u8>, String>;
     fn log(&mut self, line: String);
     fn logs(&self) -> Vec<String>;
+    /// The Kubernetes calls answered so far, as a kwctl session.
+    fn session(&self) -> Vec<Exchange>;
 }
 
 /// Where Kubernetes answers come from.
@@ -85,6 +87,8 @@ pub struct Host {
     source: Source,
     next_exchange: usize,
     logs: Vec<String>,
+    /// The Kubernetes calls answered, as kwctl records them.
+    recorded: Vec<Exchange>,
 }
 
 fn callback_failure(message: &str) -> String {
@@ -98,6 +102,7 @@ impl Host {
             source,
             next_exchange: 0,
             logs: Vec::new(),
+            recorded: Vec::new(),
         }
     }
 
@@ -130,7 +135,7 @@ impl Host {
                  The violation has been reported."
             ));
         }
-        match &self.source {
+        let answer = match &self.source {
             Source::Session(exchanges) => {
                 let exchange = exchanges.get(self.next_exchange).cloned();
                 self.next_exchange += 1;
@@ -144,7 +149,10 @@ impl Host {
             Source::Recorded(objects) => {
                 answer_recorded(objects, operation, &request, &api_version, &kind)
             }
-        }
+        };
+        self.recorded
+            .push(Exchange::record(operation, &request, &answer));
+        answer
     }
 }
 
@@ -256,11 +264,18 @@ impl Capabilities for Host {
     fn logs(&self) -> Vec<String> {
         self.logs.clone()
     }
+
+    fn session(&self) -> Vec<Exchange> {
+        self.recorded.clone()
+    }
 }
 
 /// One entry of a kwctl session recording
-/// (`--replay-host-capabilities-interactions`).
-#[derive(Debug, Clone, Deserialize)]
+/// (`--replay-host-capabilities-interactions`; kubewarden/kubewarden-controller
+/// 3460bb71, `crates/kwctl/src/callback_handler/proxy.rs`, `Exchange`: the
+/// request is the YAML of policy-evaluator's `CallbackRequestType`, the
+/// response the payload or the error before policy-server's prefix).
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(tag = "type")]
 pub enum Exchange {
     Exchange {
@@ -269,7 +284,7 @@ pub enum Exchange {
     },
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(tag = "type")]
 pub enum ExchangeResponse {
     Success { payload: String },
@@ -288,6 +303,26 @@ fn session_tag(operation: &str) -> &'static str {
 }
 
 impl Exchange {
+    /// What kwctl's recorder writes for one answered call.
+    fn record(operation: &str, request: &Value, answer: &Result<Vec<u8>, String>) -> Self {
+        let body = serde_norway::to_string(request).unwrap_or_default();
+        let response = match answer {
+            Ok(payload) => ExchangeResponse::Success {
+                payload: String::from_utf8_lossy(payload).into_owned(),
+            },
+            Err(message) => ExchangeResponse::Error {
+                message: message
+                    .strip_prefix(conformance::cluster::CALLBACK_FAILURE)
+                    .unwrap_or(message)
+                    .to_string(),
+            },
+        };
+        Exchange::Exchange {
+            request: format!("{}\n{body}", session_tag(operation)),
+            response,
+        }
+    }
+
     /// Checks that the policy asks what was recorded, then answers as recorded.
     fn answer(&self, operation: &str, request: &Value) -> Result<Vec<u8>, String> {
         let Exchange::Exchange {
@@ -323,6 +358,11 @@ impl Exchange {
             ExchangeResponse::Error { message } => Err(message.clone()),
         }
     }
+}
+
+/// Writes a kwctl session file.
+pub fn write_session(exchanges: &[Exchange]) -> String {
+    serde_norway::to_string(exchanges).unwrap_or_default()
 }
 
 /// Reads a kwctl session file (a YAML list of exchanges).

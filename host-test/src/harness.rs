@@ -8,7 +8,7 @@ use conformance::response::{admission_response, failure_response, CallFailure, S
 use guard_core::Timestamp;
 use serde_json::Value;
 
-use crate::capabilities::{Grants, Host, Source};
+use crate::capabilities::{Exchange, Grants, Host, Source};
 use crate::host::{CallError, Limits, PolicyModule};
 use crate::metadata::{self, Metadata};
 
@@ -25,6 +25,15 @@ pub struct Evaluation {
     pub source: Source,
     pub grants: Grants,
     pub server: ServerOptions,
+}
+
+/// What one evaluation left besides its answer.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    /// Lines the guest logged.
+    pub logs: Vec<String>,
+    /// The Kubernetes calls it made, answered, as a kwctl session.
+    pub session: Vec<Exchange>,
 }
 
 /// policy-server answered the webhook call itself, with an HTTP error
@@ -159,6 +168,17 @@ impl Policy {
         settings: &Value,
         eval: &Evaluation,
     ) -> (Result<Value, HttpFailure>, Vec<String>) {
+        let (response, trace) = self.evaluate_traced(request, settings, eval);
+        (response, trace.logs)
+    }
+
+    /// [`Policy::evaluate`], with what the guest logged and asked the host.
+    pub fn evaluate_traced(
+        &self,
+        request: &Value,
+        settings: &Value,
+        eval: &Evaluation,
+    ) -> (Result<Value, HttpFailure>, Trace) {
         let request = match conformance::as_policy_server_sends(request) {
             Ok(r) => r,
             Err(reason) => {
@@ -166,22 +186,30 @@ impl Policy {
                     status: 422,
                     reason: format!("the AdmissionReview does not deserialize: {reason}"),
                 };
-                return (Err(failure), Vec::new());
+                return (Err(failure), Trace::default());
             }
         };
         let payload = conformance::validate_payload(&request, settings);
         let host = Host::new(eval.grants.clone(), eval.source.clone());
-        let mut logs = Vec::new();
+        let mut trace = Trace::default();
         let reply = self
             .module
             .instantiate(eval.now, &eval.limits, Box::new(host))
             .and_then(|mut instance| {
                 let reply = instance.call("validate", &payload);
-                logs = instance.logs();
+                trace = Trace {
+                    logs: instance.logs(),
+                    session: instance.session(),
+                };
                 reply
             });
         let failure = match reply {
-            Ok(bytes) => return (Ok(admission_response(&request, &bytes, &eval.server)), logs),
+            Ok(bytes) => {
+                return (
+                    Ok(admission_response(&request, &bytes, &eval.server)),
+                    trace,
+                )
+            }
             Err(CallError::Guest(m)) => CallFailure::GuestError(m),
             Err(CallError::Timeout) => CallFailure::Timeout,
             Err(e @ (CallError::Trap(_) | CallError::MemoryExhausted(_))) => {
@@ -196,7 +224,7 @@ impl Policy {
                 };
                 return (
                     Ok(failure_response(&request, &CallFailure::Timeout, &protect)),
-                    logs,
+                    trace,
                 );
             }
             // ...and any other failure to instantiate is an HTTP 500
@@ -206,9 +234,12 @@ impl Policy {
                     status: 500,
                     reason: format!("cannot rehydrate PolicyEvaluatorPre: {m}"),
                 };
-                return (Err(failure), logs);
+                return (Err(failure), trace);
             }
         };
-        (Ok(failure_response(&request, &failure, &eval.server)), logs)
+        (
+            Ok(failure_response(&request, &failure, &eval.server)),
+            trace,
+        )
     }
 }

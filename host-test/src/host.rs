@@ -289,6 +289,11 @@ impl Instance<'_> {
     pub fn logs(&self) -> Vec<String> {
         self.store.data().capabilities.logs()
     }
+
+    /// The Kubernetes calls the guest made, as a kwctl session.
+    pub fn session(&self) -> Vec<crate::capabilities::Exchange> {
+        self.store.data().capabilities.session()
+    }
 }
 
 fn len_i32(n: usize) -> Result<i32, CallError> {

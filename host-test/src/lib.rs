@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod capabilities;
 pub mod distribution;
+pub mod engines;
 pub mod harness;
 pub mod host;
 pub mod metadata;

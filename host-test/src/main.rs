@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use host_test::bench::{self, Input};
 use host_test::capabilities::{load_session, ContextAwareResource, Grants, Source};
+use host_test::engines;
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
@@ -77,6 +78,26 @@ enum Command {
         /// Evaluations per case, for the median time in the table.
         #[arg(long, default_value_t = 1)]
         repeat: usize,
+    },
+    /// Run corpus cases through the real kwctl and policy-server and compare
+    /// their AdmissionResponses with the harness's, field by field.
+    Conformance {
+        /// Case files or folders (default tests/cases).
+        paths: Vec<PathBuf>,
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
+        /// Known differences, each with its reason (a YAML list of case, engine, reason).
+        #[arg(long, default_value = "tests/engine-differences.yaml")]
+        allow_list: PathBuf,
+        /// The engines to compare (default: both).
+        #[arg(long, value_enum)]
+        engine: Vec<engines::Engine>,
+        /// Where the engines' files go (requests, sessions, policies.yml, logs).
+        #[arg(long, default_value = "target/conformance")]
+        work: PathBuf,
+        /// Concurrent kwctl runs.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
     },
     /// Benchmark every module against its native evaluation.
     Bench {
@@ -301,6 +322,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             table,
             repeat,
         } => replay_cmd(paths, &dist, table, repeat),
+        Command::Conformance {
+            paths,
+            dist,
+            allow_list,
+            engine,
+            work,
+            jobs,
+        } => conformance_cmd(paths, dist, &allow_list, engine, work, jobs),
         Command::Bench {
             dist,
             cases,
@@ -377,7 +406,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> Result<ExitCode> {
+/// The cases under `paths` (default `tests/cases`).
+fn load_corpus(paths: Vec<PathBuf>) -> Result<Vec<conformance::Case>> {
     let paths = if paths.is_empty() {
         vec![PathBuf::from("tests/cases")]
     } else {
@@ -390,6 +420,54 @@ fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> R
     if cases.is_empty() {
         bail!("no cases found under {paths:?}");
     }
+    Ok(cases)
+}
+
+/// In CI (`CI=true`) the engines are always there: a skipped engine fails the run.
+fn conformance_cmd(
+    paths: Vec<PathBuf>,
+    dist: PathBuf,
+    allow_list: &Path,
+    engines: Vec<engines::Engine>,
+    work: PathBuf,
+    jobs: usize,
+) -> Result<ExitCode> {
+    let cases = load_corpus(paths)?;
+    let allow_list = if allow_list.exists() {
+        engines::load_allow_list(allow_list).map_err(anyhow::Error::msg)?
+    } else {
+        Vec::new()
+    };
+    let options = engines::Options {
+        dist,
+        work,
+        engines: if engines.is_empty() {
+            vec![engines::Engine::Kwctl, engines::Engine::PolicyServer]
+        } else {
+            engines
+        },
+        allow_list,
+        jobs,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let started = std::time::Instant::now();
+    let results = runtime
+        .block_on(engines::run(&cases, &options))
+        .map_err(anyhow::Error::msg)?;
+    let require = std::env::var("CI").is_ok_and(|v| v == "true");
+    let failed = engines::report(&results, &cases, require);
+    println!("({:.0} s)", started.elapsed().as_secs_f64());
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> Result<ExitCode> {
+    let cases = load_corpus(paths)?;
     let mut modules = Modules::new(dist);
     let limits = Limits::default();
     let mut outcomes = Vec::new();

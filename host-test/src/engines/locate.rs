@@ -1,0 +1,47 @@
+//! Where the real Kubewarden engines are: the `KWCTL` / `POLICY_SERVER`
+//! variable, then `PATH`, then `../shared/engines/` beside the checkout (the
+//! working directory is the repository root, as under `make`).
+
+use std::path::{Path, PathBuf};
+
+/// The engine's path, or why there is none.
+pub fn engine(tool: &str, variable: &str) -> Result<PathBuf, String> {
+    if let Some(set) = std::env::var_os(variable) {
+        let path = PathBuf::from(set);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("{variable}={} is not a file", path.display()))
+        };
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(tool))
+        .find(|p| p.is_file());
+    if let Some(found) = on_path {
+        return Ok(found);
+    }
+    let beside = Path::new("../shared/engines").join(tool);
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    Err(format!(
+        "no {tool}: set {variable}, put it on PATH, or in ../shared/engines"
+    ))
+}
+
+/// The library that pins the engines' wall clock (`pinned-clock`), built
+/// beside this executable by `make build`.
+pub fn pinned_clock() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let library = exe.with_file_name("libpinned_clock.so");
+    if library.is_file() {
+        Ok(library)
+    } else {
+        Err(format!(
+            "{} is missing: run `make build`",
+            library.display()
+        ))
+    }
+}
