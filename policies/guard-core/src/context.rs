@@ -52,6 +52,19 @@ pub fn not_found_message(object: &ObjectRef<'_>, namespace: Option<&str>) -> Str
     )
 }
 
+/// Whether a `get_resource` error is policy-server's "does not exist":
+/// [`not_found_message`] exactly, or followed by the backtrace anyhow's
+/// `Debug` appends when policy-server runs with `RUST_BACKTRACE` set
+/// (Kubewarden's own test PolicyServers do: kubewarden-controller 3460bb71,
+/// `api/policies/v1/factories.go`, `PolicyServerBuilder::Build`).
+pub fn is_not_found(error: &str, object: &ObjectRef<'_>, namespace: Option<&str>) -> bool {
+    let expected = not_found_message(object, namespace);
+    match error.strip_prefix(expected.as_str()) {
+        Some(rest) => rest.is_empty() || rest.starts_with("\n\nStack backtrace:\n"),
+        None => false,
+    }
+}
+
 /// Read access to the cluster, as Kubewarden's context-aware host calls give it.
 pub trait Cluster {
     /// `kubernetes/get_resource`: the object, or `None` when it does not exist.
@@ -128,5 +141,20 @@ mod tests {
             "Callback evaluation failure: Cannot find gating.toolkit.fluxcd.io/v1alpha1/Gate \
              named 'x' inside of namespace 'Some(\"apps\")'"
         );
+    }
+
+    #[test]
+    fn not_found_with_a_backtrace_is_still_not_found() {
+        let ns = object("v1", "Namespace", "");
+        let text = not_found_message(&ns, None);
+        assert!(is_not_found(&text, &ns, None));
+        let traced = format!("{text}\n\nStack backtrace:\n   0: <unknown>\n");
+        assert!(is_not_found(&traced, &ns, None));
+        assert!(!is_not_found(&format!("{text} (retrying)"), &ns, None));
+        assert!(!is_not_found(
+            "Callback evaluation failure: ApiError: forbidden",
+            &ns,
+            None
+        ));
     }
 }

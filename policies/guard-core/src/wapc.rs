@@ -8,7 +8,7 @@ use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::context::{not_found_message, Cluster, ClusterError, Context, ObjectRef};
+use crate::context::{is_not_found, Cluster, ClusterError, Context, ObjectRef};
 use crate::policy::{validate_json, validate_settings_json, Policy};
 
 pub fn register<P: Policy>() {
@@ -97,7 +97,7 @@ impl Cluster for HostCluster {
         };
         match host_call("get_resource", &request) {
             Ok(value) => Ok(Some(value)),
-            Err(e) if e.0 == not_found_message(object, request.namespace) => Ok(None),
+            Err(e) if is_not_found(&e.0, object, request.namespace) => Ok(None),
             Err(e) => Err(e),
         }
     }
