@@ -9,7 +9,7 @@
 //! `404 NotFound` Status that `get_opt` turns into "Cannot find …"), and LIST
 //! with the WATCH that follows it (a reflector lists, then watches; the watch
 //! stays open and quiet, as nothing changes during a case). A recorded
-//! `error` is answered as the API server's Status for that failure.
+//! `error` is answered with [`ApiStatus`], the Status kube-apiserver sends.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -20,7 +20,7 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use conformance::cluster::Recorded;
+use conformance::cluster::{plural, ApiStatus, Recorded};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -114,17 +114,6 @@ fn kinds(objects: &[Recorded], granted: &[ContextAwareResource]) -> Vec<Kind> {
             }
         })
         .collect()
-}
-
-fn plural(kind: &str) -> String {
-    let lower = kind.to_ascii_lowercase();
-    if let Some(stem) = lower.strip_suffix('y') {
-        format!("{stem}ies")
-    } else if lower.ends_with('s') {
-        format!("{lower}es")
-    } else {
-        format!("{lower}s")
-    }
 }
 
 /// What a path names.
@@ -279,7 +268,7 @@ fn get(cluster: &Cluster, kind: &Kind, namespace: Option<&str>, name: &str) -> R
         Some(Recorded {
             error: Some(message),
             ..
-        }) => failure(message),
+        }) => failure(&ApiStatus::of(message, &kind.api_version, &kind.kind, name)),
         Some(Recorded {
             object: Some(object),
             ..
@@ -308,7 +297,7 @@ fn list(cluster: &Cluster, kind: &Kind, namespace: Option<&str>) -> Response {
         .filter(|o| namespace.is_none_or(|ns| o.namespace == ns))
     {
         if let Some(message) = &o.error {
-            return failure(message);
+            return failure(&ApiStatus::of(message, &kind.api_version, &kind.kind, ""));
         }
         items.extend(o.object.clone());
     }
@@ -326,14 +315,15 @@ fn quiet_watch() -> Response {
     (StatusCode::OK, [("content-type", "application/json")], body).into_response()
 }
 
-/// A recorded failure, as kube-apiserver words it: a refusal by RBAC is a
-/// `403 Forbidden`, anything else a `500 InternalError`.
-fn failure(message: &str) -> Response {
-    if message.contains(" is forbidden: ") {
-        status(403, "Forbidden", message)
-    } else {
-        status(500, "InternalError", message)
-    }
+/// A recorded failure, as kube-apiserver answers it.
+fn failure(status: &ApiStatus) -> Response {
+    let code = StatusCode::from_u16(status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        code,
+        [("content-type", "application/json")],
+        status.body().to_string(),
+    )
+        .into_response()
 }
 
 fn not_served() -> Response {
@@ -380,14 +370,6 @@ fn json_reply(body: Value) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plurals_of_the_corpus_kinds() {
-        assert_eq!(plural("Namespace"), "namespaces");
-        assert_eq!(plural("GitRepository"), "gitrepositories");
-        assert_eq!(plural("Alert"), "alerts");
-        assert_eq!(plural("Gate"), "gates");
-    }
 
     #[test]
     fn paths_name_what_kube_rs_asks() {

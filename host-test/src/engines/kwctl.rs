@@ -54,7 +54,10 @@ impl Kwctl {
                 .map(|()| path)
                 .map_err(|e| format!("cannot write {name}: {e}"))
         };
-        let request = write("request.json", case.request.to_string())?;
+        // The AdmissionRequest itself: kwctl reads a review only when it says
+        // `kind: AdmissionReview` (3460bb71, `crates/kwctl/src/command/run/evaluator.rs`,
+        // `build_validate_request`), and a case may record a bare review body.
+        let request = write("request.json", case.admission_request().to_string())?;
         let settings = write("settings.json", case.settings.to_string())?;
         let session = write("session.yml", write_session(session))?;
         let now = dir.join("now");

@@ -190,6 +190,19 @@ pub async fn run(cases: &[Case], options: &Options) -> Result<Results, String> {
     Ok(results)
 }
 
+/// Allow-list entries whose case ran on their engine and did not differ:
+/// a fixed difference must leave the list.
+pub fn stale_entries<'a>(list: &'a [Allowed], results: &Results) -> Vec<&'a Allowed> {
+    list.iter()
+        .filter(|a| {
+            results
+                .get(&a.engine)
+                .and_then(|verdicts| verdicts.get(&a.case))
+                .is_some_and(|v| !matches!(v, Verdict::AllowListed(_) | Verdict::Skipped(_)))
+        })
+        .collect()
+}
+
 fn allow(list: &[Allowed], engine: Engine, id: &str, verdict: Verdict) -> Verdict {
     match verdict {
         Verdict::Differing(d) => match list.iter().find(|a| a.engine == engine && a.case == id) {
