@@ -14,8 +14,8 @@ pub struct Recorded {
     pub namespace: String,
     pub name: String,
     /// The object; `error` instead makes every lookup of it fail with that
-    /// message (what the Kubernetes side said; the policy sees it as
-    /// policy-server passes it on, see [`callback_failure`]).
+    /// message, the one kube-apiserver answered (see [`ApiStatus`] for the
+    /// whole answer and for what the policy then reads).
     #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
@@ -27,7 +27,97 @@ pub struct Recorded {
 /// `crates/policy-evaluator/src/runtimes/callback.rs`,
 /// `send_request_and_wait_for_response`).
 pub fn callback_failure(message: &str) -> ClusterError {
-    ClusterError(format!("Callback evaluation failure: {message}"))
+    ClusterError(format!("{CALLBACK_FAILURE}{message}"))
+}
+
+pub use guard_core::context::CALLBACK_FAILURE;
+
+/// The Status kube-apiserver answers for a recorded failure: an RBAC refusal
+/// is `403 Forbidden` with the resource in `details`
+/// (kubernetes/apimachinery `pkg/api/errors/errors.go`, `NewForbidden`), any
+/// other error `500` with an empty reason (kubernetes/apiserver 24a394e5,
+/// `pkg/endpoints/handlers/responsewriters/status.go`, `ErrorToAPIStatus`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiStatus {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+    /// `(name, group, resource)` of a refusal.
+    pub details: Option<(String, String, String)>,
+}
+
+impl ApiStatus {
+    /// The answer to a lookup of `object` (a list when its name is empty).
+    pub fn of(message: &str, api_version: &str, kind: &str, name: &str) -> Self {
+        if message.contains(" is forbidden: ") {
+            let group = api_version.split_once('/').map_or("", |(g, _)| g);
+            Self {
+                code: 403,
+                reason: "Forbidden",
+                message: message.to_string(),
+                details: Some((name.to_string(), group.to_string(), plural(kind))),
+            }
+        } else {
+            Self {
+                code: 500,
+                reason: "",
+                message: message.to_string(),
+                details: None,
+            }
+        }
+    }
+
+    /// The Status object as JSON.
+    pub fn body(&self) -> Value {
+        let mut body = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": self.message, "reason": self.reason, "code": self.code,
+        });
+        if let (Some((name, group, kind)), Some(map)) = (&self.details, body.as_object_mut()) {
+            let mut details = serde_json::Map::new();
+            for (k, v) in [("name", name), ("group", group), ("kind", kind)] {
+                if !v.is_empty() {
+                    details.insert(k.into(), Value::String(v.clone()));
+                }
+            }
+            map.insert("details".into(), Value::Object(details));
+        }
+        body
+    }
+
+    /// What policy-server hands the policy after the prefix: kube-rs 3.1.0's
+    /// `Error::Api` (`kube-client/src/error.rs`: `"ApiError: {0} ({0:?})"`,
+    /// with `Status` displayed as `"{message}: {reason}"` and debugged as
+    /// derived, `kube-core/src/response.rs`), printed with anyhow's `Debug`,
+    /// which appends the source (`get_resource`'s `anyhow::Error::new`).
+    pub fn as_policy_server_says(&self) -> String {
+        let shown = format!("{}: {}", self.message, self.reason);
+        let details = match &self.details {
+            Some((name, group, kind)) => format!(
+                "Some(StatusDetails {{ name: {name:?}, group: {group:?}, kind: {kind:?}, uid: \"\", causes: [], retry_after_seconds: 0 }})"
+            ),
+            None => "None".into(),
+        };
+        format!(
+            "ApiError: {shown} (Status {{ status: Some(Failure), code: {}, message: {:?}, \
+             metadata: Some(ListMeta {{ continue_: None, remaining_item_count: None, resource_version: None, self_link: None }}), \
+             reason: {:?}, details: {details} }})\n\nCaused by:\n    {shown}",
+            self.code, self.message, self.reason
+        )
+    }
+}
+
+/// The plural resource name of a kind, by the English rule the CRDs of Flux
+/// and ASO and the core kinds the policies read follow.
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower.strip_suffix('y') {
+        format!("{stem}ies")
+    } else if lower.ends_with('s') {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
 }
 
 pub struct RecordedCluster<'a> {
@@ -65,7 +155,8 @@ impl RecordedCluster<'_> {
             .filter(|r| namespace.is_none_or(|ns| r.namespace == ns))
         {
             if let Some(e) = &r.error {
-                return Err(callback_failure(e));
+                let status = ApiStatus::of(e, api_version, kind, "");
+                return Err(callback_failure(&status.as_policy_server_says()));
             }
             items.extend(r.object.clone());
         }
@@ -80,7 +171,10 @@ impl Cluster for RecordedCluster<'_> {
             .find(|r| r.namespace == o.namespace && r.name == o.name)
         {
             None => Ok(None),
-            Some(Recorded { error: Some(e), .. }) => Err(callback_failure(e)),
+            Some(Recorded { error: Some(e), .. }) => {
+                let status = ApiStatus::of(e, o.api_version, o.kind, o.name);
+                Err(callback_failure(&status.as_policy_server_says()))
+            }
             Some(r) => Ok(r.object.clone()),
         }
     }
@@ -96,5 +190,32 @@ impl Cluster for RecordedCluster<'_> {
         namespace: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
         RecordedCluster::list(self, api_version, kind, namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_of_the_corpus_kinds() {
+        assert_eq!(plural("Namespace"), "namespaces");
+        assert_eq!(plural("GitRepository"), "gitrepositories");
+        assert_eq!(plural("Alert"), "alerts");
+    }
+
+    /// The text the real policy-server gave for a recorded refusal
+    /// (`host-test conformance`, flux-gate/gate-object-lookup-error-refused).
+    #[test]
+    fn a_refusal_reads_as_kube_rs_prints_it() {
+        let message = r#"gates.gating.toolkit.fluxcd.io "a" is forbidden: User "u" cannot get resource "gates""#;
+        let status = ApiStatus::of(message, "gating.toolkit.fluxcd.io/v1alpha1", "Gate", "a");
+        assert_eq!(
+            status.as_policy_server_says(),
+            r#"ApiError: gates.gating.toolkit.fluxcd.io "a" is forbidden: User "u" cannot get resource "gates": Forbidden (Status { status: Some(Failure), code: 403, message: "gates.gating.toolkit.fluxcd.io \"a\" is forbidden: User \"u\" cannot get resource \"gates\"", metadata: Some(ListMeta { continue_: None, remaining_item_count: None, resource_version: None, self_link: None }), reason: "Forbidden", details: Some(StatusDetails { name: "a", group: "gating.toolkit.fluxcd.io", kind: "gates", uid: "", causes: [], retry_after_seconds: 0 }) })
+
+Caused by:
+    gates.gating.toolkit.fluxcd.io "a" is forbidden: User "u" cannot get resource "gates": Forbidden"#
+        );
     }
 }

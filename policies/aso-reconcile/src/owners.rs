@@ -55,7 +55,7 @@ pub fn protected_children(
                      owns ({}); grant the lookup or retry",
                     k.kind,
                     quote(owner.namespace),
-                    quote(&e.0)
+                    quote(&e.to_string())
                 )
             })?;
         for item in &items {

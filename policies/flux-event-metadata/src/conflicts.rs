@@ -31,7 +31,7 @@ pub fn check(
     let alerts = match cluster.list_all(ALERT_API_VERSION, "Alert") {
         Ok(alerts) => alerts,
         Err(e) => {
-            lookup_failed(settings.alert_lookup_failure, &e.0, findings);
+            lookup_failed(settings.alert_lookup_failure, &e.to_string(), findings);
             return;
         }
     };

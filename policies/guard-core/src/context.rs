@@ -21,9 +21,41 @@ pub struct ObjectRef<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterError(pub String);
 
+impl ClusterError {
+    /// What went wrong, without policy-server's wrapping, for messages. The
+    /// raw text is `Callback evaluation failure: {anyhow Debug}`
+    /// ([`not_found_message`]): a Kubernetes API error prints as kube-rs's
+    /// `ApiError: {message}: {reason} (Status {...})` followed by
+    /// `Caused by:` and the plain `{message}: {reason}`, and with
+    /// `RUST_BACKTRACE` set a backtrace follows. The innermost cause is the
+    /// sentence kube-apiserver wrote.
+    pub fn cause(&self) -> &str {
+        let text = self.0.as_str();
+        let text = text.split("\n\nStack backtrace:").next().unwrap_or(text);
+        let text = match text.split_once("\n\nCaused by:\n") {
+            Some((_, causes)) => {
+                let last = causes.lines().last().unwrap_or(causes).trim();
+                // anyhow numbers a chain of several causes: `    1: text`.
+                match last.split_once(": ") {
+                    Some((n, rest)) if n.bytes().all(|b| b.is_ascii_digit()) => rest,
+                    _ => last,
+                }
+            }
+            None => text,
+        };
+        let text = text.strip_prefix(CALLBACK_FAILURE).unwrap_or(text);
+        // `{message}: {reason}` with an empty reason (an error kube-apiserver
+        // did not classify) leaves a dangling colon.
+        text.trim_end().trim_end_matches(':')
+    }
+}
+
+/// The prefix policy-server puts before every failed host call's error.
+pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
+
 impl std::fmt::Display for ClusterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.cause())
     }
 }
 
@@ -47,7 +79,7 @@ impl std::fmt::Display for ClusterError {
 /// grow its memory without bound; `get_resource` is the call it caches.
 pub fn not_found_message(object: &ObjectRef<'_>, namespace: Option<&str>) -> String {
     format!(
-        "Callback evaluation failure: Cannot find {}/{} named '{}' inside of namespace '{:?}'",
+        "{CALLBACK_FAILURE}Cannot find {}/{} named '{}' inside of namespace '{:?}'",
         object.api_version, object.kind, object.name, namespace
     )
 }
@@ -140,6 +172,29 @@ mod tests {
             ),
             "Callback evaluation failure: Cannot find gating.toolkit.fluxcd.io/v1alpha1/Gate \
              named 'x' inside of namespace 'Some(\"apps\")'"
+        );
+    }
+
+    #[test]
+    fn the_cause_is_what_kube_apiserver_said() {
+        let api = ClusterError(
+            "Callback evaluation failure: ApiError: ns \"a\" is forbidden: no: Forbidden \
+             (Status { code: 403 })\n\nCaused by:\n    ns \"a\" is forbidden: no: Forbidden"
+                .into(),
+        );
+        assert_eq!(api.to_string(), "ns \"a\" is forbidden: no: Forbidden");
+        let unclassified = ClusterError(
+            "Callback evaluation failure: ApiError: etcd timed out:  (Status { code: 500 })\
+             \n\nCaused by:\n    etcd timed out: \n\nStack backtrace:\n   0: x"
+                .into(),
+        );
+        assert_eq!(unclassified.to_string(), "etcd timed out");
+        let chain =
+            ClusterError("Callback evaluation failure: a\n\nCaused by:\n    0: b\n    1: c".into());
+        assert_eq!(chain.to_string(), "c");
+        assert_eq!(
+            ClusterError("connection refused".into()).to_string(),
+            "connection refused"
         );
     }
 
