@@ -158,10 +158,27 @@ impl RecordedCluster<'_> {
                 let status = ApiStatus::of(e, api_version, kind, "");
                 return Err(callback_failure(&status.as_policy_server_says()));
             }
-            items.extend(r.object.clone());
+            items.extend(r.object.clone().map(as_reflector_keeps));
         }
         Ok(items)
     }
+}
+
+/// A listed object as policy-server's reflector stores it: without
+/// `managedFields` and without kubectl's last-applied-configuration
+/// annotation (3460bb71, `crates/policy-evaluator/src/callback_handler/kubernetes/reflector.rs`,
+/// `modify_object`). A `get_resource` answer keeps both.
+fn as_reflector_keeps(mut object: Value) -> Value {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    object
 }
 
 impl Cluster for RecordedCluster<'_> {
@@ -196,6 +213,33 @@ impl Cluster for RecordedCluster<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_object_loses_what_the_reflector_drops() {
+        let object = serde_json::json!({"metadata": {"name": "a", "managedFields": [{}],
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "k": "v"}}});
+        let recorded = [Recorded {
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+            namespace: String::new(),
+            name: "a".into(),
+            object: Some(object.clone()),
+            error: None,
+        }];
+        let cluster = RecordedCluster::new(&recorded);
+        let listed = cluster.list("v1", "Namespace", None).unwrap_or_default();
+        assert_eq!(
+            listed,
+            vec![serde_json::json!({"metadata": {"name": "a", "annotations": {"k": "v"}}})]
+        );
+        let got = ObjectRef {
+            api_version: "v1",
+            kind: "Namespace",
+            namespace: "",
+            name: "a",
+        };
+        assert_eq!(cluster.get(&got).ok().flatten(), Some(object));
+    }
 
     #[test]
     fn plurals_of_the_corpus_kinds() {

@@ -371,6 +371,60 @@ fn json_reply(body: Value) -> Response {
 mod tests {
     use super::*;
 
+    fn recorded(kind: &str, namespace: &str, name: &str, error: Option<&str>) -> Recorded {
+        let api_version = if kind == "Namespace" { "v1" } else { "g.io/v1" };
+        Recorded {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            object: error.is_none().then(
+                || json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+            ),
+            error: error.map(str::to_string),
+        }
+    }
+
+    /// The answers kube-rs turns into policy-server's texts: the scope from
+    /// discovery, a missing object as a NotFound Status, a refusal as 403.
+    #[tokio::test]
+    async fn serves_what_policy_servers_client_reads() {
+        let objects = vec![
+            recorded("Namespace", "", "shop", None),
+            recorded(
+                "Gate",
+                "ops",
+                "locked",
+                Some(
+                    "gates.g.io \"locked\" is forbidden: User \"u\" cannot get resource \"gates\"",
+                ),
+            ),
+        ];
+        let server = ApiServer::start(objects, &[]).await.unwrap();
+        let get = |path: &str| {
+            let url = format!("http://{}{path}", server.addr);
+            async move {
+                let r = reqwest::get(url).await.unwrap();
+                (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            }
+        };
+        let (code, core) = get("/api/v1").await;
+        assert_eq!(code, 200);
+        assert_eq!(core["resources"][0]["name"], "namespaces");
+        assert_eq!(core["resources"][0]["namespaced"], false);
+        let (code, _) = get("/api/v1/namespaces/shop").await;
+        assert_eq!(code, 200);
+        let (code, missing) = get("/api/v1/namespaces/absent").await;
+        assert_eq!((code, missing["reason"].as_str()), (404, Some("NotFound")));
+        assert_eq!(missing["message"], "namespaces \"absent\" not found");
+        let (code, refused) = get("/apis/g.io/v1/namespaces/ops/gates/locked").await;
+        assert_eq!((code, refused["reason"].as_str()), (403, Some("Forbidden")));
+        assert_eq!(refused["details"]["name"], "locked");
+        let (code, list) = get("/api/v1/namespaces").await;
+        assert_eq!(code, 200);
+        assert_eq!(list["items"].as_array().map(Vec::len), Some(1));
+    }
+
     #[test]
     fn paths_name_what_kube_rs_asks() {
         assert!(matches!(parse("/api/v1"), Some(Target::Discovery("v1"))));
