@@ -18,7 +18,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench setup test-setup scaffold aso-groups lint native-tests replay conformance clean
+.PHONY: demo test build bench load setup test-setup scaffold aso-groups lint native-tests replay conformance clean
 
 ## Tooling ---------------------------------------------------------------
 setup:
@@ -52,8 +52,17 @@ build: setup
 demo: build
 	$(HOST_TEST) replay --table --repeat 21 tests/cases
 
+# The harness's timings, then the typical object through the real `kwctl bench`,
+# ours beside Kubewarden's official annotations policy (skipped without kwctl).
 bench: build
-	$(HOST_TEST) bench
+	$(HOST_TEST) bench --engine kwctl
+
+# The real policy-server with our modules and the official annotations policy
+# under the same load from Debian's `hey` (skipped when there is no policy-server).
+load: build
+	@missing=$$(for t in hey curl; do command -v $$t >/dev/null || echo $$t; done); \
+	test -z "$$missing" || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
+	bash tests/load/run.sh
 
 # aso-reconcile's pinned list of ASO API groups (one per directory under v2/api
 # of an ASO clone at a release tag) and the webhook rules made from it; then

@@ -205,3 +205,418 @@ fn truncate(s: &str, n: usize) -> String {
         t
     }
 }
+
+// ---------------------------------------------------------------------------
+// `bench --engine kwctl`: the same typical request through the real
+// `kwctl bench`, for each of our modules and for Kubewarden's official
+// annotations policy, so the figures can be set side by side.
+//
+// What kwctl times (kubewarden/kubewarden-controller 3460bb71):
+// - crates/kwctl/src/command/bench.rs, pull_and_bench: `validate_settings`,
+//   then `validate`, each through tiny-bench's
+//   `bench_with_configuration_labeled`, on one evaluator built once;
+// - crates/kwctl/src/command/run/evaluator.rs, Evaluator::evaluate: the
+//   same rehydrated instance each time, so a warm call; the request file may
+//   be an AdmissionReview (build_validate_request unwraps it);
+// - crates/policy-evaluator/src/runtimes/wapc/runtime.rs, Runtime::validate:
+//   each call serialises the request and settings to JSON and parses the
+//   response, so kwctl's figure includes that host share;
+// - crates/kwctl/src/cli/bench.rs, create_benchmark_config: warm-up and
+//   measurement are whole seconds; `--num-samples` sets `num_resamples`
+//   (not the sample count, which stays tiny-bench's 100), so it is not used.
+
+/// Engines `bench` can compare with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    Kwctl,
+}
+
+/// One module for `kwctl bench`.
+#[derive(Debug, Clone)]
+pub struct KwctlTarget {
+    pub policy: String,
+    pub module: std::path::PathBuf,
+    pub settings: Value,
+    /// The reference the others are divided by.
+    pub official: bool,
+}
+
+/// How long kwctl warms up and measures each of its two benchmarks
+/// (`validate_settings`, then `validate`); whole seconds, as kwctl parses them.
+#[derive(Debug, Clone, Copy)]
+pub struct KwctlTiming {
+    pub warm_up_seconds: u64,
+    pub measurement_seconds: u64,
+}
+
+/// One of kwctl bench's result lines, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KwctlStats {
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub max_us: f64,
+    pub median_us: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct KwctlRow {
+    pub policy: String,
+    pub module: String,
+    pub official: bool,
+    pub settings: Value,
+    /// The `validate` benchmark; `None` when kwctl failed (see `error`).
+    pub validate: Option<KwctlStats>,
+    pub validate_settings: Option<KwctlStats>,
+    pub error: Option<String>,
+}
+
+/// `bench --engine kwctl`: the official policy, its settings (JSON), kwctl's timing.
+pub struct KwctlCompare {
+    pub official: std::path::PathBuf,
+    pub official_settings: String,
+    pub timing: KwctlTiming,
+}
+
+/// Runs the comparison for our `policies` (in `dist`, settings `{}`) and the
+/// official policy, prints the table (or why it was skipped) and writes
+/// `kwctl-bench.json` beside `json_out`. False when a kwctl run failed.
+pub fn kwctl_report(
+    compare: &KwctlCompare,
+    policies: &[&str],
+    dist: &Path,
+    typical: &Path,
+    json_out: &Path,
+) -> Result<bool> {
+    let official_settings: Value = serde_json::from_str(&compare.official_settings)
+        .context("--official-settings is not JSON")?;
+    if !compare.official.is_file() {
+        println!(
+            "\nkwctl comparison skipped: no official policy at {} (see --official)",
+            compare.official.display()
+        );
+        return Ok(true);
+    }
+    let mut targets: Vec<KwctlTarget> = policies
+        .iter()
+        .map(|name| KwctlTarget {
+            policy: (*name).to_string(),
+            module: dist.join(format!("{name}.wasm")),
+            settings: Value::Object(Default::default()),
+            official: false,
+        })
+        .collect();
+    targets.push(KwctlTarget {
+        policy: compare
+            .official
+            .file_stem()
+            .map_or("official".into(), |s| s.to_string_lossy().into_owned()),
+        module: compare.official.clone(),
+        settings: official_settings,
+        official: true,
+    });
+    println!();
+    let work = json_out.with_file_name("kwctl");
+    match kwctl_compare(&targets, typical, compare.timing, &work)? {
+        KwctlComparison::Skipped(reason) => {
+            println!("kwctl comparison skipped: {reason}");
+            Ok(true)
+        }
+        KwctlComparison::Ran(rows) => {
+            print_kwctl_table(&rows);
+            let report = json_out.with_file_name("kwctl-bench.json");
+            std::fs::write(&report, serde_json::to_vec_pretty(&rows)?)?;
+            println!(
+                "\nkwctl bench on {}, {}s warm-up and {}s measurement per benchmark; mean and \
+                 median over 100 samples of each sample's per-iteration average (tiny-bench); \
+                 settings µs: the validate_settings benchmark. JSON report: {}",
+                typical.display(),
+                compare.timing.warm_up_seconds,
+                compare.timing.measurement_seconds,
+                report.display()
+            );
+            Ok(rows.iter().all(|r| r.error.is_none()))
+        }
+    }
+}
+
+/// The outcome of the comparison: the rows, or why it was skipped.
+pub enum KwctlComparison {
+    Skipped(String),
+    Ran(Vec<KwctlRow>),
+}
+
+/// Runs `kwctl bench` on every target, one after the other (the machine's
+/// cores are kwctl's), with kwctl found through `KWCTL`, `PATH`, then the
+/// shared engines folder. Each run's output is kept in `work`.
+pub fn kwctl_compare(
+    targets: &[KwctlTarget],
+    request: &Path,
+    timing: KwctlTiming,
+    work: &Path,
+) -> Result<KwctlComparison> {
+    let kwctl = match crate::engines::locate::engine("kwctl", "KWCTL") {
+        Ok(path) => path,
+        Err(reason) => return Ok(KwctlComparison::Skipped(reason)),
+    };
+    std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+    let request = std::fs::canonicalize(request)
+        .with_context(|| format!("cannot read {}", request.display()))?;
+    let mut rows = Vec::new();
+    for target in targets {
+        eprintln!("kwctl bench {}", target.policy);
+        let outcome = match std::fs::canonicalize(&target.module) {
+            Ok(module) => run_kwctl_bench(
+                &kwctl,
+                &module,
+                &target.settings,
+                &request,
+                timing,
+                work,
+                &target.policy,
+            ),
+            Err(e) => Err(format!("{}: {e}", target.module.display())),
+        };
+        let (validate_settings, validate, error) = match outcome {
+            Ok((s, v)) => (Some(s), Some(v), None),
+            Err(e) => (None, None, Some(e)),
+        };
+        rows.push(KwctlRow {
+            policy: target.policy.clone(),
+            module: target.module.display().to_string(),
+            official: target.official,
+            settings: target.settings.clone(),
+            validate,
+            validate_settings,
+            error,
+        });
+    }
+    Ok(KwctlComparison::Ran(rows))
+}
+
+/// One `kwctl bench` run: (validate_settings, validate).
+fn run_kwctl_bench(
+    kwctl: &Path,
+    module: &Path,
+    settings: &Value,
+    request: &Path,
+    timing: KwctlTiming,
+    work: &Path,
+    label: &str,
+) -> Result<(KwctlStats, KwctlStats), String> {
+    let file = |ext: &str| {
+        let path = work.join(format!("{label}.{ext}"));
+        std::fs::File::create(&path)
+            .map(|f| (path.clone(), f))
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))
+    };
+    let (out_path, out) = file("stdout")?;
+    let (err_path, err) = file("stderr")?;
+    let mut child = std::process::Command::new(kwctl)
+        .arg("bench")
+        .arg("--request-path")
+        .arg(request)
+        .arg("--settings-json")
+        .arg(settings.to_string())
+        .args(["--warm-up-time", &timing.warm_up_seconds.to_string()])
+        .args([
+            "--measurement-time",
+            &timing.measurement_seconds.to_string(),
+        ])
+        .arg(module)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", kwctl.display()))?;
+    // Two benchmarks, each warm-up plus measurement; tiny-bench may overrun
+    // the measurement time (it keeps its sample count), hence the margin.
+    let deadline = std::time::Duration::from_secs(
+        (timing.warm_up_seconds + timing.measurement_seconds) * 2 * 4 + 60,
+    );
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("kwctl bench did not finish within {deadline:?}"));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            Err(e) => return Err(format!("waiting for kwctl: {e}")),
+        }
+    };
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if !status.success() {
+        let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let last = strip_ansi(&stderr)
+            .lines()
+            .rfind(|l| l.starts_with("Error"))
+            .unwrap_or("")
+            .to_string();
+        return Err(format!(
+            "kwctl bench {status}: {last} (see {})",
+            err_path.display()
+        ));
+    }
+    let found = |name: &str| {
+        parse_kwctl_bench(&stdout, name).ok_or_else(|| {
+            format!(
+                "no `{name}` result in kwctl's output ({})",
+                out_path.display()
+            )
+        })
+    };
+    Ok((found("validate_settings")?, found("validate")?))
+}
+
+/// Removes the terminal colours tiny-bench writes whatever `NO_COLOR` says
+/// (`\x1b[…m`).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The result of benchmark `name` in kwctl bench's output. kwctl runs
+/// tiny-bench's `bench_with_configuration_labeled` for `validate_settings`
+/// and then `validate` (kubewarden/kubewarden-controller 3460bb71,
+/// crates/kwctl/src/command/bench.rs, pull_and_bench), which prints
+///
+/// ```text
+/// validate [35.4 thousand iterations in 3.20s with 100.0 samples]:
+///     elapsed [min mean max]: [88.18µs 91.37µs 152.71µs] (sample data: med = 90.12µs, var = 49.78ms², stddev = 7.06µs)
+/// ```
+///
+/// (the second line indented and separated by tabs), min, mean, max and med
+/// being over the 100 samples' per-iteration averages (tiny-bench 0.4,
+/// `output::print_elapsed`, `analysis::sample_data::simple_analyze_sampling_data`).
+pub fn parse_kwctl_bench(output: &str, name: &str) -> Option<KwctlStats> {
+    let clean = strip_ansi(output);
+    let header = format!("{name} [");
+    let mut lines = clean.lines();
+    lines.find(|l| l.trim_start().starts_with(&header))?;
+    let line = lines.next()?;
+    let (_, values) = line.split_once("]:")?;
+    let values = values.trim_start();
+    let inner = values.strip_prefix('[')?;
+    let (triple, rest) = inner.split_once(']')?;
+    let mut parts = triple.split_whitespace().map(parse_time_us);
+    let (min_us, mean_us, max_us) = (parts.next()??, parts.next()??, parts.next()??);
+    let median = rest.split_once("med = ")?.1;
+    let median = median.split(',').next()?;
+    Some(KwctlStats {
+        min_us,
+        mean_us,
+        max_us,
+        median_us: parse_time_us(median.trim())?,
+    })
+}
+
+/// tiny-bench's `fmt_time` (`12.34ns`, `µs`, `ms`, `s`) in microseconds.
+pub fn parse_time_us(text: &str) -> Option<f64> {
+    let units = [
+        ("ns", 1e-3),
+        ("µs", 1.0),
+        ("us", 1.0),
+        ("ms", 1e3),
+        ("s", 1e6),
+    ];
+    units.iter().find_map(|(unit, factor)| {
+        text.strip_suffix(unit)
+            .and_then(|n| n.parse::<f64>().ok())
+            .map(|n| n * factor)
+    })
+}
+
+pub fn print_kwctl_table(rows: &[KwctlRow]) {
+    let official = rows.iter().find(|r| r.official).and_then(|r| r.validate);
+    println!(
+        "{:<30} {:>11} {:>11} {:>11} {:>11} {:>12}",
+        "policy (kwctl bench)", "mean µs", "median µs", "÷ official", "÷ official", "settings µs"
+    );
+    println!(
+        "{:<30} {:>11} {:>11} {:>11} {:>11} {:>12}",
+        "", "", "", "(mean)", "(median)", "(mean)"
+    );
+    for r in rows {
+        let name = if r.official {
+            format!("{} (official)", r.policy)
+        } else {
+            r.policy.clone()
+        };
+        match r.validate {
+            Some(v) => {
+                let ratio = |ours: f64, theirs: Option<f64>| match theirs {
+                    Some(t) if t > 0.0 => format!("{:.2}x", ours / t),
+                    _ => "-".into(),
+                };
+                println!(
+                    "{:<30} {:>11.1} {:>11.1} {:>11} {:>11} {:>12.1}",
+                    truncate(&name, 30),
+                    v.mean_us,
+                    v.median_us,
+                    ratio(v.mean_us, official.map(|o| o.mean_us)),
+                    ratio(v.median_us, official.map(|o| o.median_us)),
+                    r.validate_settings.map_or(f64::NAN, |s| s.mean_us),
+                );
+            }
+            None => println!(
+                "{:<30} failed: {}",
+                truncate(&name, 30),
+                r.error.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OUTPUT: &str = "\x1b[1;32mvalidate_settings\x1b[0m warming up for \x1b[0;97m1.00s\x1b[0m\n\
+\x1b[1;32mvalidate_settings\x1b[0m [1.1M iterations in 3.06s with 100.0 samples]:\n\
+\telapsed\t[\x1b[0;37mmin\x1b[0m \x1b[0;97mmean\x1b[0m \x1b[0;37mmax\x1b[0m]:\t[\x1b[0;37m2.71µs\x1b[0m \x1b[0;97m2.90µs\x1b[0m \x1b[0;37m4.55µs\x1b[0m] (sample data: med = 2.82µs, var = 112.06µs², stddev = 334.75ns)\n\
+\x1b[1;32mvalidate\x1b[0m warming up for \x1b[0;97m1.00s\x1b[0m\n\
+\x1b[1;32mvalidate\x1b[0m mean warm up execution time \x1b[0;97m91.05µs\x1b[0m running \x1b[0;97m35.4 thousand\x1b[0m iterations\n\
+\x1b[1;32mvalidate\x1b[0m [35.4 thousand iterations in 3.20s with 100.0 samples]:\n\
+\telapsed\t[\x1b[0;37mmin\x1b[0m \x1b[0;97mmean\x1b[0m \x1b[0;37mmax\x1b[0m]:\t[\x1b[0;37m88.18µs\x1b[0m \x1b[0;97m91.37µs\x1b[0m \x1b[0;37m1.52ms\x1b[0m] (sample data: med = 90.12µs, var = 49.78ms², stddev = 7.06µs)\n";
+
+    #[test]
+    fn parses_kwctl_bench_output() {
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let v = parse_kwctl_bench(OUTPUT, "validate").unwrap();
+        assert!(near(v.min_us, 88.18));
+        assert!(near(v.mean_us, 91.37));
+        assert!(near(v.max_us, 1520.0));
+        assert!(near(v.median_us, 90.12));
+        let s = parse_kwctl_bench(OUTPUT, "validate_settings").unwrap();
+        assert!(near(s.mean_us, 2.90));
+        assert!(near(s.median_us, 2.82));
+        assert!(parse_kwctl_bench(OUTPUT, "missing").is_none());
+    }
+
+    #[test]
+    fn parses_tiny_bench_times() {
+        let near = |text: &str, us: f64| (parse_time_us(text).unwrap() - us).abs() < 1e-9;
+        assert!(near("500.00ns", 0.5));
+        assert!(near("1.50µs", 1.5));
+        assert!(near("3.33ms", 3330.0));
+        assert!(near("2.00s", 2e6));
+        assert_eq!(parse_time_us("fast"), None);
+    }
+}

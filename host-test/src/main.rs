@@ -116,6 +116,25 @@ enum Command {
         /// Where to write the JSON report.
         #[arg(long, default_value = "target/bench/bench.json")]
         json: PathBuf,
+        /// Also time the typical object through the real engine (`kwctl bench`),
+        /// for each module and for Kubewarden's official annotations policy.
+        #[arg(long, value_enum)]
+        engine: Option<bench::Engine>,
+        /// The official policy the modules are compared with under --engine.
+        #[arg(long, default_value = "../shared/engines/annotations-policy.wasm")]
+        official: PathBuf,
+        /// Its settings (it requires a criterion and at least one value).
+        #[arg(
+            long,
+            default_value = r#"{"criteria":"containsAnyOf","values":["event.toolkit.fluxcd.io/team"]}"#
+        )]
+        official_settings: String,
+        /// kwctl bench's --warm-up-time, per benchmark (whole seconds).
+        #[arg(long, default_value_t = 1)]
+        kwctl_warm_up: u64,
+        /// kwctl bench's --measurement-time, per benchmark (whole seconds).
+        #[arg(long, default_value_t = 3)]
+        kwctl_measurement: u64,
         /// Only these policies (default: every module in --dist).
         policies: Vec<String>,
     },
@@ -337,6 +356,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cases_per_policy,
             iterations,
             json,
+            engine,
+            official,
+            official_settings,
+            kwctl_warm_up,
+            kwctl_measurement,
             policies,
         } => bench_cmd(
             &dist,
@@ -346,6 +370,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             iterations,
             &json,
             policies,
+            engine.map(|bench::Engine::Kwctl| bench::KwctlCompare {
+                official,
+                official_settings,
+                timing: bench::KwctlTiming {
+                    warm_up_seconds: kwctl_warm_up,
+                    measurement_seconds: kwctl_measurement,
+                },
+            }),
         ),
         Command::Annotate {
             metadata: meta_path,
@@ -538,6 +570,7 @@ fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
     );
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bench_cmd(
     dist: &Path,
     cases_dir: &Path,
@@ -546,6 +579,7 @@ fn bench_cmd(
     iterations: usize,
     json_out: &Path,
     only: Vec<String>,
+    compare: Option<bench::KwctlCompare>,
 ) -> Result<ExitCode> {
     let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
     let now: Timestamp = "2026-11-20T10:00:00Z".parse()?;
@@ -582,5 +616,19 @@ fn bench_cmd(
     }
     std::fs::write(json_out, serde_json::to_vec_pretty(&rows)?)?;
     println!("\nJSON report: {}", json_out.display());
-    Ok(ExitCode::SUCCESS)
+    let Some(compare) = compare else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let benched: Vec<&str> = host_test::POLICIES
+        .iter()
+        .map(|e| e.name)
+        .filter(|name| only.is_empty() || only.iter().any(|p| p == name))
+        .collect();
+    Ok(
+        if bench::kwctl_report(&compare, &benched, dist, typical, json_out)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
