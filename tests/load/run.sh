@@ -118,9 +118,12 @@ for id in "${ids[@]}"; do
     # A short warm-up, then the measured run.
     hey -n 200 -c "$CONCURRENCY" -m POST -T application/json -D "$PAYLOAD" "$url" >/dev/null
     echo "loading $id: $REQUESTS requests, $CONCURRENCY concurrent" >&2
-    timeout "$TIME_LIMIT" hey -n "$REQUESTS" -c "$CONCURRENCY" -m POST -T application/json \
-        -D "$PAYLOAD" "$url" >"$WORK/$id.hey.txt" || true
     out="$WORK/$id.hey.txt"
+    timeout "$TIME_LIMIT" hey -n "$REQUESTS" -c "$CONCURRENCY" -m POST -T application/json \
+        -D "$PAYLOAD" "$url" >"$out" ||
+        echo "cut short after $TIME_LIMIT s (LOAD_TIME_LIMIT): no report" >>"$out"
+    kill -0 "$server_pid" 2>/dev/null ||
+        { echo "policy-server exited during $id's run:" >&2; tail -5 "$WORK/policy-server.log" >&2; exit 1; }
     rps[$id]=$(awk '/Requests\/sec:/ {printf "%.0f", $2}' "$out")
     p50[$id]=$(awk '$1 == "50%" && $2 == "in" {printf "%.1f", $3 * 1000}' "$out")
     p99[$id]=$(awk '$1 == "99%" && $2 == "in" {printf "%.1f", $3 * 1000}' "$out")
@@ -139,3 +142,11 @@ echo
 echo "policy-server $("$server" --version 2>/dev/null | head -1 | awk '{print $NF}') on 127.0.0.1, one server holding all five policies;"
 echo "hey -n $REQUESTS -c $CONCURRENCY per policy on $PAYLOAD, after a 200-request warm-up; requests = HTTP 200 answers."
 echo "p50/p99: hey's latency distribution (0.1 ms resolution). Full reports and the server log: $WORK/"
+# A run where requests failed measured something else: say so, and fail.
+for id in "${ids[@]}"; do
+    if [[ ${ok[$id]:-0} != "$REQUESTS" || ${answer[$id]} == error ]]; then
+        echo "$id: ${ok[$id]:-0} of $REQUESTS requests answered 200 (see $WORK/$id.hey.txt)" >&2
+        failed=1
+    fi
+done
+exit "${failed:-0}"
