@@ -570,7 +570,7 @@ fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
     );
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "one argument per bench option")]
 fn bench_cmd(
     dist: &Path,
     cases_dir: &Path,

@@ -15,6 +15,12 @@
 //! is read at every call, so the conformance run moves the clock between
 //! cases by rewriting it. An unreadable file fails the call (`EIO`) rather
 //! than fall back to the real time.
+//!
+//! For checking answers, not for timing them: every reading costs a few
+//! system calls, and a timed wait on an absolute wall-clock deadline (the
+//! default clock of `pthread_cond_timedwait`) computed from a pinned instant
+//! in the past returns at once, so threads that would sleep spin instead.
+//! `make bench` and `make load` run the engines on the real clock.
 #![expect(
     unsafe_code,
     reason = "an LD_PRELOAD library replaces libc's clock functions"
