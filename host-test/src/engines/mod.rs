@@ -360,10 +360,13 @@ async fn serve_group(
         PolicyServer::start(binary, clock, &now_file, dir, &entries, &api.kubeconfig()).await?;
     let mut out = Vec::new();
     for (case, id) in cases.iter().zip(&assigned) {
-        let Some(entry) = entries.iter().find(|e| &e.id == id) else {
-            continue;
-        };
-        let Some((_, policy)) = modules.get(&policy_of(case)) else {
+        let found = entries
+            .iter()
+            .find(|e| &e.id == id)
+            .zip(modules.get(&policy_of(case)));
+        let Some((entry, (_, policy))) = found else {
+            let problem = format!("no policies.yml entry or module for {}", case.id);
+            out.push((case.id.clone(), Verdict::Differing(vec![problem])));
             continue;
         };
         let server_options = ServerOptions {
@@ -436,4 +439,40 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
     }
     println!("\n{} passed, {} failed", cases.len() - failed, failed);
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(case: &str) -> Allowed {
+        Allowed {
+            case: case.into(),
+            engine: Engine::PolicyServer,
+            reason: "known".into(),
+        }
+    }
+
+    #[test]
+    fn an_allow_listed_difference_passes_and_a_fixed_one_is_stale() {
+        let list = vec![listed("p/hangs"), listed("p/fixed")];
+        let differing = Verdict::Differing(vec!["x".into()]);
+        let hangs = allow(&list, Engine::PolicyServer, "p/hangs", differing.clone());
+        assert!(matches!(hangs, Verdict::AllowListed(_)));
+        let elsewhere = allow(&list, Engine::Kwctl, "p/hangs", differing);
+        assert!(matches!(elsewhere, Verdict::Differing(_)));
+        let mut results = Results::new();
+        results.insert(
+            Engine::PolicyServer,
+            BTreeMap::from([
+                ("p/hangs".to_string(), hangs),
+                ("p/fixed".to_string(), Verdict::Identical),
+            ]),
+        );
+        let stale: Vec<&str> = stale_entries(&list, &results)
+            .iter()
+            .map(|a| a.case.as_str())
+            .collect();
+        assert_eq!(stale, ["p/fixed"]);
+    }
 }
