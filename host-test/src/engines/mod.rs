@@ -390,7 +390,8 @@ async fn serve_group(
 }
 
 /// Prints the per-engine table and every difference; returns the cases that
-/// failed (differing on an engine, or skipped where engines are required).
+/// failed (differing on an engine, or skipped where engines are required). A
+/// case no engine compared is counted as skipped, not passed.
 pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize {
     println!(
         "{:<15} {:>6} {:>10} {:>10} {:>13} {:>8}",
@@ -408,8 +409,13 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
             count(|v| matches!(v, Verdict::Skipped(_))),
         );
     }
-    let mut failed = 0;
+    let (mut failed, mut skipped) = (0, 0);
     for case in cases {
+        let compared = results.values().any(|verdicts| {
+            verdicts
+                .get(&case.id)
+                .is_some_and(|v| !matches!(v, Verdict::Skipped(_)))
+        });
         let mut problems = Vec::new();
         for (engine, verdicts) in results {
             match verdicts.get(&case.id) {
@@ -428,6 +434,8 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
             for p in problems {
                 println!("  {p}");
             }
+        } else if !compared {
+            skipped += 1;
         }
     }
     for (engine, verdicts) in results {
@@ -437,7 +445,12 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
             println!("\n{} comparison skipped: {reason}", engine.name());
         }
     }
-    println!("\n{} passed, {} failed", cases.len() - failed, failed);
+    let passed = cases.len() - failed - skipped;
+    if skipped == 0 {
+        println!("\n{passed} passed, {failed} failed");
+    } else {
+        println!("\n{passed} passed, {failed} failed, {skipped} skipped");
+    }
     failed
 }
 
