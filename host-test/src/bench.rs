@@ -411,7 +411,8 @@ fn run_kwctl_bench(
     };
     let (out_path, out) = file("stdout")?;
     let (err_path, err) = file("stderr")?;
-    let mut child = std::process::Command::new(kwctl)
+    let mut command = std::process::Command::new(kwctl);
+    let mut child = crate::engines::without_backtrace(&mut command)
         .arg("bench")
         .arg("--request-path")
         .arg(request)
@@ -424,8 +425,6 @@ fn run_kwctl_bench(
         ])
         .arg(module)
         .env("NO_COLOR", "1")
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err)

@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use conformance::Case;
-use tokio::process::Command;
 
 use super::compare::Answer;
-use super::pin_clock;
+use super::{engine_command, last_lines, pin_clock, write_file};
 use crate::capabilities::{write_session, Exchange};
 
 /// Longer than any policy evaluation; kwctl itself takes about a second.
@@ -48,21 +47,15 @@ impl Kwctl {
         session: &[Exchange],
         dir: &Path,
     ) -> Result<Answer, String> {
-        let write = |name: &str, text: String| {
-            let path = dir.join(name);
-            std::fs::write(&path, text)
-                .map(|()| path)
-                .map_err(|e| format!("cannot write {name}: {e}"))
-        };
         // The AdmissionRequest itself: kwctl reads a review only when it says
         // `kind: AdmissionReview` (3460bb71, `crates/kwctl/src/command/run/evaluator.rs`,
         // `build_validate_request`), and a case may record a bare review body.
-        let request = write("request.json", case.admission_request().to_string())?;
-        let settings = write("settings.json", case.settings.to_string())?;
-        let session = write("session.yml", write_session(session))?;
+        let request = write_file(dir, "request.json", &case.admission_request().to_string())?;
+        let settings = write_file(dir, "settings.json", &case.settings.to_string())?;
+        let session = write_file(dir, "session.yml", &write_session(session))?;
         let now = dir.join("now");
         pin_clock(&now, case.now)?;
-        let mut command = Command::new(&self.binary);
+        let mut command = engine_command(&self.binary, &self.clock, &now);
         command
             .arg("run")
             .arg("--request-path")
@@ -74,12 +67,7 @@ impl Kwctl {
             .arg(&session)
             .arg(module)
             .current_dir(dir)
-            .env("LD_PRELOAD", &self.clock)
-            .env("RECONCILE_GUARD_NOW_FILE", &now)
-            .env_remove("RUST_BACKTRACE")
-            .env_remove("RUST_LIB_BACKTRACE")
-            .env("NO_COLOR", "1")
-            .kill_on_drop(true);
+            .env("NO_COLOR", "1");
         let output = tokio::time::timeout(DEADLINE, command.output())
             .await
             .map_err(|_| format!("kwctl gave no answer within {DEADLINE:?}"))?
@@ -88,7 +76,7 @@ impl Kwctl {
         if !output.status.success() {
             return Ok(Answer::Refused {
                 status: None,
-                detail: format!("kwctl {}: {}", output.status, last_lines(&stderr)),
+                detail: format!("kwctl {}: {}", output.status, last_lines(&stderr, 3)),
             });
         }
         serde_json::from_slice(&output.stdout)
@@ -100,10 +88,4 @@ impl Kwctl {
                 )
             })
     }
-}
-
-fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let skip = lines.len().saturating_sub(3);
-    lines.into_iter().skip(skip).collect::<Vec<_>>().join(" | ")
 }

@@ -98,6 +98,40 @@ pub fn pin_clock(file: &Path, now: Timestamp) -> Result<(), String> {
         .map_err(|e| format!("cannot pin the clock in {}: {e}", file.display()))
 }
 
+/// Runs an engine as a PolicyServer without extra `env` runs: without
+/// `RUST_BACKTRACE` (see the module docs).
+pub fn without_backtrace(command: &mut std::process::Command) -> &mut std::process::Command {
+    command
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+}
+
+/// An engine process as the conformance run starts it: no backtraces, and
+/// its wall clock pinned (`pinned-clock`) at the instant in `now_file`.
+fn engine_command(binary: &Path, clock: &Path, now_file: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(binary);
+    without_backtrace(command.as_std_mut())
+        .env("LD_PRELOAD", clock)
+        .env("RECONCILE_GUARD_NOW_FILE", now_file);
+    command.kill_on_drop(true);
+    command
+}
+
+/// Writes `text` to `dir/name`, naming the file in the error.
+fn write_file(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    std::fs::write(&path, text)
+        .map(|()| path)
+        .map_err(|e| format!("cannot write {name}: {e}"))
+}
+
+/// The last `n` lines of an engine's output, on one line.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines.len().saturating_sub(n);
+    lines.into_iter().skip(skip).collect::<Vec<_>>().join(" | ")
+}
+
 /// policy-server's default `--policy-timeout`, which both engines apply.
 const TIMEOUT_SECONDS: u64 = 2;
 

@@ -7,9 +7,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use super::compare::Answer;
+use super::{engine_command, last_lines, write_file};
 use crate::capabilities::ContextAwareResource;
 use conformance::response::PolicyMode;
 
@@ -70,21 +71,16 @@ impl PolicyServer {
         entries: &[Entry],
         kubeconfig: &str,
     ) -> Result<Self, String> {
-        let write = |name: &str, text: &str| {
-            let path = dir.join(name);
-            std::fs::write(&path, text)
-                .map(|()| path)
-                .map_err(|e| format!("cannot write {name}: {e}"))
-        };
-        let policies = write(
+        let policies = write_file(
+            dir,
             "policies.yml",
             &serde_norway::to_string(&policies_yml(entries)).map_err(|e| e.to_string())?,
         )?;
-        let kubeconfig = write("kubeconfig", kubeconfig)?;
+        let kubeconfig = write_file(dir, "kubeconfig", kubeconfig)?;
         let log = dir.join("policy-server.log");
         let log_file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let (port, readiness) = (free_port()?, free_port()?);
-        let child = Command::new(binary)
+        let child = engine_command(binary, clock, now_file)
             .arg("--policies")
             .arg(&policies)
             .arg("--policies-download-dir")
@@ -94,13 +90,8 @@ impl PolicyServer {
             .args(["--log-level", "warn", "--log-no-color"])
             .current_dir(dir)
             .env("KUBECONFIG", &kubeconfig)
-            .env("LD_PRELOAD", clock)
-            .env("RECONCILE_GUARD_NOW_FILE", now_file)
-            .env_remove("RUST_BACKTRACE")
-            .env_remove("RUST_LIB_BACKTRACE")
             .stdout(Stdio::null())
             .stderr(log_file)
-            .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
         let client = reqwest::Client::builder()
@@ -183,10 +174,7 @@ impl PolicyServer {
     }
 
     fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let skip = lines.len().saturating_sub(5);
-        lines.into_iter().skip(skip).collect::<Vec<_>>().join(" | ")
+        last_lines(&std::fs::read_to_string(&self.log).unwrap_or_default(), 5)
     }
 
     pub async fn stop(mut self) {
