@@ -50,7 +50,7 @@ impl ApiStatus {
     /// The answer to a lookup of `object` (a list when its name is empty).
     pub fn of(message: &str, api_version: &str, kind: &str, name: &str) -> Self {
         if message.contains(" is forbidden: ") {
-            let group = api_version.split_once('/').map_or("", |(g, _)| g);
+            let group = group_of(api_version);
             Self {
                 code: 403,
                 reason: "Forbidden",
@@ -64,6 +64,34 @@ impl ApiStatus {
                 message: message.to_string(),
                 details: None,
             }
+        }
+    }
+
+    /// kube-apiserver's `404 NotFound` for an object that does not exist
+    /// (apimachinery `errors.NewNotFound`: `{resource}.{group} "{name}" not found`).
+    pub fn not_found(api_version: &str, kind: &str, name: &str) -> Self {
+        let group = group_of(api_version);
+        let resource = plural(kind);
+        let qualified = if group.is_empty() {
+            resource.clone()
+        } else {
+            format!("{resource}.{group}")
+        };
+        Self {
+            code: 404,
+            reason: "NotFound",
+            message: format!("{qualified} \"{name}\" not found"),
+            details: Some((name.to_string(), group.to_string(), resource)),
+        }
+    }
+
+    /// A Status without details of its own (`"details": {}`).
+    pub fn plain(code: u16, reason: &'static str, message: &str) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.to_string(),
+            details: Some(Default::default()),
         }
     }
 
@@ -105,6 +133,11 @@ impl ApiStatus {
             self.code, self.message, self.reason
         )
     }
+}
+
+/// The API group of an `apiVersion` (empty for the core `v1`).
+fn group_of(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(g, _)| g)
 }
 
 /// The plural resource name of a kind, by the English rule the CRDs of Flux

@@ -189,7 +189,11 @@ async fn serve(
     if param("labelSelector").is_some_and(|s| !s.is_empty())
         || param("fieldSelector").is_some_and(|s| !s.is_empty())
     {
-        return status(400, "BadRequest", "this test server serves no selectors");
+        return failure(&ApiStatus::plain(
+            400,
+            "BadRequest",
+            "this test server serves no selectors",
+        ));
     }
     match parse(uri.path()) {
         Some(Target::Version) => json_reply(json!({
@@ -273,20 +277,7 @@ fn get(cluster: &Cluster, kind: &Kind, namespace: Option<&str>, name: &str) -> R
             object: Some(object),
             ..
         }) => json_reply(object.clone()),
-        _ => {
-            let group = kind.api_version.split_once('/').map_or("", |(g, _)| g);
-            let resource = if group.is_empty() {
-                kind.plural.clone()
-            } else {
-                format!("{}.{group}", kind.plural)
-            };
-            status_with(
-                404,
-                "NotFound",
-                &format!("{resource} \"{name}\" not found"),
-                json!({"name": name, "group": group, "kind": kind.plural}),
-            )
-        }
+        _ => failure(&ApiStatus::not_found(&kind.api_version, &kind.kind, name)),
     }
 }
 
@@ -315,7 +306,7 @@ fn quiet_watch() -> Response {
     (StatusCode::OK, [("content-type", "application/json")], body).into_response()
 }
 
-/// A recorded failure, as kube-apiserver answers it.
+/// A failure, as kube-apiserver answers it.
 fn failure(status: &ApiStatus) -> Response {
     let code = StatusCode::from_u16(status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
@@ -327,35 +318,11 @@ fn failure(status: &ApiStatus) -> Response {
 }
 
 fn not_served() -> Response {
-    status(
+    failure(&ApiStatus::plain(
         404,
         "NotFound",
         "the server could not find the requested resource",
-    )
-}
-
-fn status(code: u16, reason: &str, message: &str) -> Response {
-    status_with(code, reason, message, json!({}))
-}
-
-fn status_with(code: u16, reason: &str, message: &str, details: Value) -> Response {
-    let body = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "details": details,
-        "code": code,
-    });
-    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        code,
-        [("content-type", "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    ))
 }
 
 fn json_reply(body: Value) -> Response {
