@@ -269,18 +269,20 @@ pub fn cluster_admission_policy(s: &Sources) -> Result<String> {
     })
 }
 
+/// One entry of policy-server's `policies.yml` (3460bb71,
+/// `crates/policy-server/src/config.rs`, `PolicyOrPolicyGroup::Policy`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ServerPolicy {
-    module: String,
-    policy_mode: &'static str,
-    allowed_to_mutate: bool,
-    settings: Value,
+pub struct ServerPolicy {
+    pub module: String,
+    pub policy_mode: &'static str,
+    pub allowed_to_mutate: bool,
+    pub settings: Value,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    context_aware_resources: Vec<ContextAwareResourceSpec>,
+    pub context_aware_resources: Vec<ContextAwareResourceSpec>,
     /// policy-server denies every host capability but logging unless granted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    host_capabilities: Vec<&'static str>,
+    pub host_capabilities: Vec<&'static str>,
 }
 
 /// The host capabilities a context-aware policy needs by default: the two

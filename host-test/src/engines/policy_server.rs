@@ -2,16 +2,19 @@
 //! connected through a kubeconfig to the test API server, its wall clock
 //! pinned through a file the run rewrites before each case.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::process::Child;
 
 use super::compare::Answer;
 use super::{engine_command, last_lines, write_file};
 use crate::capabilities::ContextAwareResource;
+use crate::distribution::ServerPolicy;
+use crate::metadata::ContextAwareResourceSpec;
 use conformance::response::PolicyMode;
 
 /// policy-server precompiles every module before it is ready.
@@ -30,28 +33,33 @@ pub struct Entry {
     pub context_aware_resources: Vec<ContextAwareResource>,
 }
 
-/// `policies.yml` in policy-server's format (3460bb71,
-/// `crates/policy-server/src/config.rs`, `PolicyOrPolicyGroup::Policy`), with
-/// `hostCapabilities: ["*"]` as kubewarden-controller writes for a
-/// ClusterAdmissionPolicy.
-pub fn policies_yml(entries: &[Entry]) -> Value {
-    let mut map = Map::new();
-    for e in entries {
-        map.insert(
-            e.id.clone(),
-            json!({
-                "module": format!("file://{}", e.module.display()),
-                "policyMode": match e.mode { PolicyMode::Protect => "protect", PolicyMode::Monitor => "monitor" },
-                "allowedToMutate": e.allowed_to_mutate,
-                "settings": e.settings,
-                "contextAwareResources": e.context_aware_resources.iter()
-                    .map(|r| json!({"apiVersion": r.api_version, "kind": r.kind}))
-                    .collect::<Vec<_>>(),
-                "hostCapabilities": ["*"],
-            }),
-        );
-    }
-    Value::Object(map)
+/// `policies.yml` entries, with `hostCapabilities: ["*"]` as
+/// kubewarden-controller writes for a ClusterAdmissionPolicy.
+pub fn policies_yml(entries: &[Entry]) -> BTreeMap<String, ServerPolicy> {
+    entries
+        .iter()
+        .map(|e| {
+            let policy = ServerPolicy {
+                module: format!("file://{}", e.module.display()),
+                policy_mode: match e.mode {
+                    PolicyMode::Protect => "protect",
+                    PolicyMode::Monitor => "monitor",
+                },
+                allowed_to_mutate: e.allowed_to_mutate,
+                settings: e.settings.clone(),
+                context_aware_resources: e
+                    .context_aware_resources
+                    .iter()
+                    .map(|r| ContextAwareResourceSpec {
+                        api_version: r.api_version.clone(),
+                        kind: r.kind.clone(),
+                    })
+                    .collect(),
+                host_capabilities: vec!["*"],
+            };
+            (e.id.clone(), policy)
+        })
+        .collect()
 }
 
 pub struct PolicyServer {
