@@ -16,6 +16,17 @@
 //! - [`deletion`]: deletion protection;
 //! - [`namespace`]: the Namespace-level annotation.
 
+// No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 pub mod deletion;
 pub mod effective;
 pub mod lookups;

@@ -114,7 +114,7 @@ pub fn describe(children: &[Child]) -> String {
         .map(|c| format!("{} {}", c.kind, quote(&c.name)))
         .collect();
     if children.len() > SHOWN {
-        named.push(format!("{} more", children.len() - SHOWN));
+        named.push(format!("{} more", children.len().saturating_sub(SHOWN)));
     }
     match named.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),

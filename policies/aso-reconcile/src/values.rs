@@ -218,23 +218,25 @@ pub fn suggest<V: Vocabulary>(value: &str) -> Option<V> {
     exact.or_else(legacy).or_else(prefix).or_else(typo)
 }
 
-/// Levenshtein distance over bytes (the vocabularies are ASCII).
+/// Levenshtein distance over bytes (the vocabularies are ASCII). Every cell
+/// is at most the longer length, so saturating adds never saturate.
 fn distance(a: &str, b: &str) -> usize {
     let b = b.as_bytes();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.bytes().enumerate() {
         let mut diagonal = i;
-        let mut left = i + 1;
+        let mut left = i.saturating_add(1);
         for (above, cb) in row.iter_mut().skip(1).zip(b) {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(left + 1)
-                .min(*above + 1);
+            let next = diagonal
+                .saturating_add(usize::from(ca != *cb))
+                .min(left.saturating_add(1))
+                .min(above.saturating_add(1));
             diagonal = *above;
             *above = next;
             left = next;
         }
         if let Some(first) = row.first_mut() {
-            *first = i + 1;
+            *first = i.saturating_add(1);
         }
     }
     row.last().copied().unwrap_or(0)

@@ -20,6 +20,17 @@
 //! On UPDATE, what the object already had is reported as a warning, never
 //! refused, so that existing objects stay editable by people and controllers.
 
+// No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 pub mod alert;
 pub mod alert_rules;
 pub mod annotations;
@@ -186,7 +197,7 @@ fn check_inert(
     let mut count = 0usize;
     let mut all_unchanged = true;
     for entry in annotations::entries(meta, old) {
-        count += 1;
+        count = count.saturating_add(1);
         all_unchanged &= entry.unchanged;
         if keys.len() < SHOWN {
             keys.push(format!("{PREFIX}{}", entry.key));
@@ -196,7 +207,7 @@ fn check_inert(
         return;
     }
     if count > SHOWN {
-        keys.push(format!("and {} more", count - SHOWN));
+        keys.push(format!("and {} more", count.saturating_sub(SHOWN)));
     }
     let hint = if target.kind == "Alert" && target.resource == "alerts" {
         "; metadata for every notification of this Alert belongs in spec.eventMetadata"

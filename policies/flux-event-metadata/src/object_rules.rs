@@ -35,7 +35,8 @@ pub fn check<'a>(
     let mut valid = Vec::new();
     let mut count = 0usize;
     for entry in entries(subject.meta, subject.old) {
-        count += 1;
+        // Saturating: a count past usize::MAX is still "too many".
+        count = count.saturating_add(1);
         if check_entry(subject, settings, user, &entry, findings) {
             valid.push(entry);
         }
@@ -200,7 +201,7 @@ fn check_count(subject: &Subject<'_>, settings: &Settings, count: usize, finding
             "{} has {count} `{PREFIX}` annotations; at most {max} are accepted, since every one is \
              sent with every event. Remove {} of them.",
             subject.target.describe(),
-            count - max
+            count.saturating_sub(max)
         )
     });
 }

@@ -67,7 +67,7 @@ impl Findings {
                 if self.refusals.len() < SHOWN {
                     self.refusals.push(text());
                 } else {
-                    self.unshown_refusals += 1;
+                    self.unshown_refusals = self.unshown_refusals.saturating_add(1);
                 }
             }
         }
@@ -77,7 +77,7 @@ impl Findings {
         if self.warnings.len() < SHOWN {
             self.warnings.push(text);
         } else {
-            self.unshown_warnings += 1;
+            self.unshown_warnings = self.unshown_warnings.saturating_add(1);
         }
     }
 
@@ -88,7 +88,7 @@ impl Findings {
                 self.unshown_warnings
             ));
         }
-        let total = self.refusals.len() + self.unshown_refusals;
+        let total = self.refusals.len().saturating_add(self.unshown_refusals);
         let verdict = match self.refusals.as_slice() {
             [] => Verdict::allow(),
             [only] if total == 1 => Verdict::deny(only.clone()),
@@ -98,7 +98,7 @@ impl Findings {
                     target.describe()
                 );
                 for (i, text) in all.iter().enumerate() {
-                    message.push_str(&format!(" ({}) {text}", i + 1));
+                    message.push_str(&format!(" ({}) {text}", i.saturating_add(1)));
                 }
                 if self.unshown_refusals > 0 {
                     message.push_str(&format!(" … and {} more.", self.unshown_refusals));

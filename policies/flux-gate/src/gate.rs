@@ -381,7 +381,7 @@ impl Search {
         if t > self.horizon {
             return Some(Next::NotBefore(self.horizon));
         }
-        self.jumps.set(self.jumps.get() + 1);
+        self.jumps.set(self.jumps.get().saturating_add(1));
         (self.jumps.get() > self.max_jumps || self.searches.get() > self.max_searches)
             .then_some(Next::NotBefore(t))
     }

@@ -14,6 +14,17 @@
 //! freezes) or are Gate objects read through `ctx.cluster`. Gate objects
 //! themselves are validated ([`gate_object`]) and never held.
 
+// No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 pub mod binding;
 pub mod change;
 pub mod cron;

@@ -19,6 +19,17 @@
 //!
 //! [`judge`] holds the flow; each rule lives in a module named for it.
 
+// No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 pub mod commands;
 pub mod flux_cli;
 pub mod judge;

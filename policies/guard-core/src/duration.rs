@@ -66,16 +66,26 @@ pub fn parse(text: &str) -> Result<i64, String> {
             if frac_scale == 0 {
                 break;
             }
-            value += u128::from(digit - b'0') * frac_scale;
+            let digit = u128::from(digit.wrapping_sub(b'0'));
+            value = digit
+                .checked_mul(frac_scale)
+                .and_then(|d| value.checked_add(d))
+                .ok_or_else(err)?;
         }
         total = total.checked_add(value).ok_or_else(err)?;
-        if total > i64::MAX as u128 + u128::from(negative) {
+        // Go's range: -9223372036854775808ns to 9223372036854775807ns.
+        if total > u128::from(i64::MAX.unsigned_abs()).saturating_add(u128::from(negative)) {
             return Err(format!("invalid duration {text:?}: out of range"));
         }
         rest = after;
     }
     let total = i128::try_from(total).map_err(|_| err())?;
-    i64::try_from(if negative { -total } else { total }).map_err(|_| err())
+    let signed = if negative {
+        total.checked_neg()
+    } else {
+        Some(total)
+    };
+    signed.and_then(|n| i64::try_from(n).ok()).ok_or_else(err)
 }
 
 /// Formats nanoseconds the way Go's `Duration.String` does for whole seconds
@@ -106,6 +116,10 @@ pub fn format(nanos: i64) -> String {
 }
 
 /// `n / unit` with its fraction, without trailing zeros.
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "unit is 1_000, 1_000_000 or 1_000_000_000 (see `format`), never zero"
+)]
 fn trim(n: u64, unit: u64) -> String {
     let whole = n / unit;
     let frac = n % unit;

@@ -27,7 +27,14 @@ enum Member {
 
 impl RawObject {
     /// Parses an object's top level; `Err` names what it is when not an object.
+    ///
+    /// Members are kept as raw text and copied into the reply, so the whole
+    /// text is first checked as strictly as the host will read the reply:
+    /// serde_json's raw values let through a lone surrogate escape (`\ud800`),
+    /// a number no float holds (`1e400`) and nesting deeper than 128, and
+    /// policy-server would then fail on the reply with a 500.
     pub fn parse(json: &str) -> Result<Self, String> {
+        serde_json::from_str::<Strict>(json).map_err(|e| format!("it is not valid JSON: {e}"))?;
         serde_json::from_str(json).map_err(|_| "it is not a JSON object".to_string())
     }
 
@@ -36,12 +43,12 @@ impl RawObject {
     pub fn child(&mut self, key: &str) -> Result<&mut RawObject, String> {
         let index = match self.members.iter().position(|(k, _)| k == key) {
             Some(i) => i,
-            None => {
-                self.members
-                    .push((key.to_string(), Member::Object(RawObject::default())));
-                self.members.len() - 1
-            }
+            None => self.members.len(),
         };
+        if index == self.members.len() {
+            self.members
+                .push((key.to_string(), Member::Object(RawObject::default())));
+        }
         let Some((_, member)) = self.members.get_mut(index) else {
             return Err(format!("{key} is missing"));
         };
@@ -123,14 +130,80 @@ impl<'de> Deserialize<'de> for RawObject {
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<RawObject, A::Error> {
                 let mut members = Vec::new();
                 while let Some((key, value)) = access.next_entry::<String, Box<RawValue>>()? {
-                    // Later duplicates win, as in every JSON decoder Kubernetes uses.
-                    members.retain(|(k, _): &(String, Member)| *k != key);
                     members.push((key, Member::Raw(value)));
                 }
-                Ok(RawObject { members })
+                Ok(RawObject {
+                    members: last_of_each_key(members),
+                })
             }
         }
         deserializer.deserialize_map(Members)
+    }
+}
+
+/// Later duplicates win, as in every JSON decoder Kubernetes uses; each kept
+/// member takes the place of its last occurrence. Linear, so that an object
+/// with many members costs no more than reading it.
+fn last_of_each_key(members: Vec<(String, Member)>) -> Vec<(String, Member)> {
+    let mut seen = std::collections::BTreeSet::new();
+    let keep: Vec<bool> = members
+        .iter()
+        .rev()
+        .map(|(key, _)| seen.insert(key.as_str()))
+        .collect();
+    if keep.iter().all(|k| *k) {
+        return members;
+    }
+    members
+        .into_iter()
+        .zip(keep.into_iter().rev())
+        .filter_map(|(member, kept)| kept.then_some(member))
+        .collect()
+}
+
+/// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
+/// strings are decoded, numbers converted and nesting counted.
+struct Strict;
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Strict;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_unit<E>(self) -> Result<Strict, E> {
+                Ok(Strict)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Strict, A::Error> {
+                while seq.next_element::<Strict>()?.is_some() {}
+                Ok(Strict)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
+                while map.next_entry::<Strict, Strict>()?.is_some() {}
+                Ok(Strict)
+            }
+        }
+        deserializer.deserialize_any(Any)
     }
 }
 
@@ -183,6 +256,30 @@ mod tests {
         assert!(RawObject::parse("[1]").is_err());
         assert!(!bad.has_object("spec"));
         assert!(RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a"));
+    }
+
+    #[test]
+    fn later_duplicates_win_in_linear_time() {
+        let v = edited(r#"{"a":1,"b":2,"a":3}"#, |_| {});
+        assert_eq!(v, json!({"b":2,"a":3}));
+        let many: String = (0..200_000)
+            .map(|i| format!(r#""k{}":{i},"#, i % 100_000))
+            .collect();
+        let o = RawObject::parse(&format!("{{{many}\"z\":0}}")).unwrap();
+        assert_eq!(o.members.len(), 100_001);
+    }
+
+    #[test]
+    fn text_the_host_could_not_read_back_is_refused() {
+        for bad in [
+            r#"{"a":"\ud800"}"#,
+            r#"{"a":1e400}"#,
+            &format!(r#"{{"a":{}1{}}}"#, "[".repeat(200), "]".repeat(200)),
+        ] {
+            let err = RawObject::parse(bad).unwrap_err();
+            assert!(err.starts_with("it is not valid JSON: "), "{err}");
+        }
+        assert!(RawObject::parse(r#"{"a":"\ud83d\ude00","b":-0.0,"c":1e300}"#).is_ok());
     }
 
     #[test]

@@ -6,6 +6,19 @@
 //! same evaluator runs unchanged under policy-server, the wasmtime harness, the
 //! browser playground and native tests.
 
+// A trap is a 500 from policy-server, which blocks every write the webhook
+// matches: arithmetic and casts that can overflow or truncate are refused
+// outside tests; each proven exception is an `expect` with its reason.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 pub mod context;
 pub mod duration;
 pub mod edit;

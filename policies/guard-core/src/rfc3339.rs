@@ -2,10 +2,12 @@
 //! parser and printer (which, with their error messages, would add more than
 //! 100 KB to every module that reads a timestamp).
 
+use jiff::tz::Offset;
 use jiff::Timestamp;
 
 /// Parses `2026-11-20T10:00:00Z`, `2026-11-20t10:00:00.5+01:00` and the like:
 /// RFC 3339's `date-time`, with `T`/`t` (or a space) and `Z`/`z` or a numeric offset.
+/// Calendar arithmetic is jiff's, which checks every step.
 pub fn parse(text: &str) -> Result<Timestamp, String> {
     let err = || {
         format!(
@@ -13,96 +15,95 @@ pub fn parse(text: &str) -> Result<Timestamp, String> {
             crate::names::quote(text)
         )
     };
-    let b = text.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let digits = b.get(range)?;
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        digits
-            .iter()
-            .try_fold(0i64, |acc, d| Some(acc * 10 + i64::from(d - b'0')))
+    instant(text.as_bytes()).ok_or_else(err)
+}
+
+fn instant(b: &[u8]) -> Option<Timestamp> {
+    let [y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T' | b't' | b' ', h0, h1, b':', mi0, mi1, b':', s0, s1, rest @ ..] =
+        b
+    else {
+        return None;
     };
-    let sep = |i: usize, allowed: &[u8]| b.get(i).is_some_and(|c| allowed.contains(c));
-    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt ") && sep(13, b":") && sep(16, b":")) {
-        return Err(err());
-    }
-    let (year, month, day) = (
-        num(0..4).ok_or_else(err)?,
-        num(5..7).ok_or_else(err)?,
-        num(8..10).ok_or_else(err)?,
-    );
-    let (hour, minute, second) = (
-        num(11..13).ok_or_else(err)?,
-        num(14..16).ok_or_else(err)?,
-        num(17..19).ok_or_else(err)?,
-    );
-    let mut i = 19;
-    let mut nanos: i64 = 0;
-    if b.get(i) == Some(&b'.') {
-        let start = i + 1;
-        let len = b
-            .get(start..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        if len == 0 {
-            return Err(err());
+    let year = i16::try_from(number(&[*y0, *y1, *y2, *y3])?).ok()?;
+    let month = i8::try_from(number(&[*mo0, *mo1])?).ok()?;
+    let day = i8::try_from(number(&[*d0, *d1])?).ok()?;
+    let hour = i8::try_from(number(&[*h0, *h1])?).ok()?;
+    let minute = i8::try_from(number(&[*mi0, *mi1])?).ok()?;
+    let second = i8::try_from(number(&[*s0, *s1])?).ok()?;
+    let (nanos, rest) = match rest {
+        [b'.', fraction @ ..] => {
+            let len = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
+            let (digits, rest) = fraction.split_at_checked(len)?;
+            (nanoseconds(digits)?, rest)
         }
-        for (k, d) in b
-            .get(start..start + len)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            if k < 9 {
-                nanos += i64::from(d - b'0') * 10i64.pow(8 - k as u32);
-            }
-        }
-        i = start + len;
-    }
-    let offset_secs = match b.get(i..) {
-        Some([b'Z' | b'z']) => 0,
-        Some([sign @ (b'+' | b'-'), _, _, b':', _, _]) => {
-            let (h, m) = (
-                num(i + 1..i + 3).ok_or_else(err)?,
-                num(i + 4..i + 6).ok_or_else(err)?,
-            );
+        _ => (0, rest),
+    };
+    let offset_seconds = match rest {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h0, h1, b':', m0, m1] => {
+            let (h, m) = (number(&[*h0, *h1])?, number(&[*m0, *m1])?);
             if h > 23 || m > 59 {
-                return Err(err());
+                return None;
             }
-            let s = h * 3600 + m * 60;
+            let seconds =
+                i32::try_from(h.checked_mul(3600)?.checked_add(m.checked_mul(60)?)?).ok()?;
             if *sign == b'-' {
-                -s
+                seconds.checked_neg()?
             } else {
-                s
+                seconds
             }
         }
-        _ => return Err(err()),
+        _ => return None,
     };
-    // Leap seconds (:60) are accepted by RFC 3339 and folded into the next second.
-    if !(1..=12).contains(&month)
-        || day < 1
-        || day > days_in_month(year, month)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return Err(err());
+    // RFC 3339 allows a leap second (:60); it is folded into the next second.
+    let leap = second == 60;
+    let datetime = jiff::civil::DateTime::new(
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        if leap { 59 } else { second },
+        nanos,
+    )
+    .ok()?;
+    let t = Offset::from_seconds(offset_seconds)
+        .ok()?
+        .to_timestamp(datetime)
+        .ok()?;
+    if leap {
+        t.checked_add(jiff::SignedDuration::from_secs(1)).ok()
+    } else {
+        Some(t)
     }
-    let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-        - offset_secs;
-    let nanos = i32::try_from(nanos).map_err(|_| err())?;
-    Timestamp::new(secs, nanos).map_err(|_| err())
+}
+
+/// The value of a run of ASCII digits (at most four here, so no overflow).
+fn number(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    digits.iter().try_fold(0u32, |acc, d| {
+        let digit = u32::from(d.checked_sub(b'0').filter(|v| *v <= 9)?);
+        acc.checked_mul(10)?.checked_add(digit)
+    })
+}
+
+/// A fraction of a second in nanoseconds; digits past the ninth are dropped.
+fn nanoseconds(digits: &[u8]) -> Option<i32> {
+    if digits.is_empty() {
+        return None;
+    }
+    let kept = digits.get(..9).unwrap_or(digits);
+    let value = number(kept)?;
+    let missing = u32::try_from(9usize.checked_sub(kept.len())?).ok()?;
+    i32::try_from(value.checked_mul(10u32.checked_pow(missing)?)?).ok()
 }
 
 /// Prints `2026-11-20T10:00:00Z` (fractional seconds only when present).
 pub fn format(t: Timestamp) -> String {
-    let secs = t.as_second();
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    let nanos = t.subsec_nanosecond();
+    let dt = Offset::UTC.to_datetime(t);
+    let nanos = dt.subsec_nanosecond();
     let frac = if nanos == 0 {
         String::new()
     } else {
@@ -111,54 +112,13 @@ pub fn format(t: Timestamp) -> String {
             .to_string()
     };
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (
-        if m <= 2 {
-            yoe + era * 400 + 1
-        } else {
-            yoe + era * 400
-        },
-        m,
-        d,
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second()
     )
 }
 
@@ -210,6 +170,21 @@ mod tests {
             "２026-11-20T10:00:00Z",
             "2026-11-20T10:00:00+24:00",
         ] {
+            assert!(parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn folds_a_leap_second_and_refuses_what_jiff_cannot_hold() {
+        assert_eq!(
+            parse("2026-12-31T23:59:60Z").unwrap(),
+            jiff("2027-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            parse("0000-01-01T00:00:00.0000000001+23:59").unwrap(),
+            jiff("-000001-12-31T00:01:00Z")
+        );
+        for bad in ["9999-12-31T23:59:60Z", "9999-12-31T23:59:59-23:59"] {
             assert!(parse(bad).is_err(), "{bad:?} should be refused");
         }
     }
