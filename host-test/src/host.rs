@@ -195,7 +195,17 @@ impl PolicyModule {
         limits: &Limits,
         capabilities: Box<dyn Capabilities>,
     ) -> Result<Instance<'_>, CallError> {
-        let since_epoch = Duration::from_nanos(u64::try_from(now.as_nanosecond()).unwrap_or(0));
+        // WASI's wall clock is a Duration since 1970: an earlier instant
+        // cannot be shown to the guest, so it is refused, not moved.
+        let since_epoch = u64::try_from(now.as_second())
+            .ok()
+            .and_then(|secs| {
+                let nanos = u32::try_from(now.subsec_nanosecond()).ok()?;
+                Some(Duration::new(secs, nanos))
+            })
+            .ok_or_else(|| {
+                CallError::InitFailed(format!("the WASI clock cannot show {now}, before 1970"))
+            })?;
         let wasi = WasiCtxBuilder::new()
             .wall_clock(FixedClock(since_epoch))
             .build_p1();

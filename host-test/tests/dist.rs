@@ -62,3 +62,57 @@ fn env_version(policy: &str) -> String {
         .unwrap()
         .to_string()
 }
+
+/// A host clock past 2554 does not fit WASI's 64-bit nanoseconds, and
+/// wasmtime-wasi 48 (`p1.rs`, `clock_time_get`) answers errno `overflow`.
+/// Every policy then refuses with a 500 naming the cause: no trap, and no
+/// request judged at a made-up instant.
+#[test]
+fn an_unreadable_wall_clock_is_a_500_refusal_naming_the_cause() {
+    use conformance::response::{PolicyMode, ServerOptions};
+    use host_test::capabilities::{Grants, Source};
+    use host_test::harness::Evaluation;
+    use host_test::host::Limits;
+
+    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
+    let request = serde_json::json!({
+        "uid": "0001",
+        "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+        "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+        "operation": "CREATE",
+        "namespace": "apps",
+        "name": "web",
+        "userInfo": {"username": "alice"},
+        "object": {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                   "metadata": {"name": "web", "namespace": "apps"}, "spec": {"interval": "5m"}},
+    });
+    for entry in host_test::POLICIES {
+        let policy = Policy::load(&dist.join(format!("{}.wasm", entry.name))).unwrap();
+        let eval = Evaluation {
+            now: "2600-01-01T00:00:00Z".parse().unwrap(),
+            limits: Limits::default(),
+            source: Source::Recorded(Vec::new()),
+            grants: Grants::all_capabilities(policy.context_aware_resources()),
+            server: ServerOptions {
+                policy_id: entry.name.into(),
+                mode: PolicyMode::Protect,
+                allowed_to_mutate: true,
+            },
+        };
+        let response = policy
+            .evaluate(&request, &serde_json::json!({}), &eval)
+            .0
+            .unwrap_or_else(|e| panic!("{}: {e:?}", entry.name));
+        assert_eq!(response["allowed"], false, "{}", entry.name);
+        assert_eq!(response["status"]["code"], 500, "{}", entry.name);
+        assert_eq!(
+            response["status"]["message"],
+            format!(
+                "{}: cannot judge the request without the wall clock: the host's \
+                 clock_time_get failed with WASI errno 61 (overflow: the time does not \
+                 fit in 64-bit nanoseconds)",
+                entry.name
+            )
+        );
+    }
+}

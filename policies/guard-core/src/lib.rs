@@ -19,6 +19,7 @@
     )
 )]
 
+pub mod clock;
 pub mod context;
 pub mod duration;
 pub mod edit;

@@ -46,6 +46,20 @@ pub fn evaluate_payload<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Verdict
     }
 }
 
+/// The reply when the wall clock cannot be read: nothing time-dependent can
+/// be judged, so the request is refused with HTTP 500 and the cause, as
+/// policy-server answers a policy that cannot run.
+pub fn clock_failure<P: Policy>(cause: &str) -> Vec<u8> {
+    Verdict::deny_with_code(
+        format!(
+            "{}: cannot judge the request without the wall clock: {cause}",
+            P::NAME
+        ),
+        500,
+    )
+    .to_wire()
+}
+
 /// waPC `validate`: payload in, `ValidationResponse` JSON out.
 pub fn validate_json<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Vec<u8> {
     evaluate_payload::<P>(payload, ctx).to_wire()

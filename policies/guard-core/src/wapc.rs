@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::{is_not_found, Cluster, ClusterError, Context, ObjectRef};
-use crate::policy::{validate_json, validate_settings_json, Policy};
+use crate::policy::{clock_failure, validate_json, validate_settings_json, Policy};
 
 pub fn register<P: Policy>() {
     wapc_guest::register_function("validate", validate::<P>);
@@ -21,22 +21,33 @@ pub fn register<P: Policy>() {
 }
 
 fn validate<P: Policy>(payload: &[u8]) -> CallResult {
-    let ctx = Context::new(wall_clock(), &HostCluster);
-    Ok(validate_json::<P>(payload, &ctx))
+    Ok(match wall_clock() {
+        Ok(now) => validate_json::<P>(payload, &Context::new(now, &HostCluster)),
+        Err(cause) => clock_failure::<P>(&cause),
+    })
 }
 
-/// The WASI wall clock (policy-server's real clock; the harness pins it).
-/// Not `Timestamp::now()`: its `expect` would link every jiff error message
-/// into the module, about 100 KB for a clock read that cannot fail here.
-fn wall_clock() -> jiff::Timestamp {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .and_then(|d| {
-            let secs = i64::try_from(d.as_secs()).ok()?;
-            jiff::Timestamp::new(secs, i32::try_from(d.subsec_nanos()).ok()?).ok()
-        })
-        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+#[link(wasm_import_module = "wasi_snapshot_preview1")]
+extern "C" {
+    /// WASI preview 1: writes the clock's nanoseconds since 1970 to `time`
+    /// and returns an errno (0 on success).
+    fn clock_time_get(id: u32, precision: u64, time: *mut u64) -> u16;
+}
+
+/// The WASI wall clock (policy-server's real clock; the harness pins it),
+/// read through the import itself: `SystemTime::now()` panics when the host
+/// answers with an errno (wasmtime-wasi 48, `p1.rs` `clock_time_get`, gives
+/// `overflow` for a clock past 2554), and a panic is a trap.
+fn wall_clock() -> Result<jiff::Timestamp, String> {
+    const CLOCKID_REALTIME: u32 = 0;
+    let mut nanos: u64 = 0;
+    #[expect(
+        unsafe_code,
+        reason = "a WASI import; it writes one u64 through a pointer to a live local"
+    )]
+    // SAFETY: `nanos` outlives the call and is the only memory it writes.
+    let errno = unsafe { clock_time_get(CLOCKID_REALTIME, 1, &mut nanos) };
+    crate::clock::from_wasi(errno, nanos)
 }
 
 fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
