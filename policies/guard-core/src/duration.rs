@@ -4,7 +4,13 @@
 /// Parses a Go duration into nanoseconds, with Go's exact grammar:
 /// `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+` or a bare `0`.
 pub fn parse(text: &str) -> Result<i64, String> {
-    let err = || format!("invalid duration {text:?}: use Go syntax such as 90s, 1h30m or 1.5h");
+    let shown = || crate::names::quote(text);
+    let err = || {
+        format!(
+            "invalid duration {}: use Go syntax such as 90s, 1h30m or 1.5h",
+            shown()
+        )
+    };
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, text.get(1..).unwrap_or("")),
         Some(b'+') => (false, text.get(1..).unwrap_or("")),
@@ -44,12 +50,15 @@ pub fn parse(text: &str) -> Result<i64, String> {
             "h" => 3_600_000_000_000,
             "" => {
                 return Err(format!(
-                    "invalid duration {text:?}: missing unit (ns, us, ms, s, m, h)"
+                    "invalid duration {}: missing unit (ns, us, ms, s, m, h)",
+                    shown()
                 ))
             }
             other => {
                 return Err(format!(
-                    "invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"
+                    "invalid duration {}: unknown unit {} (use ns, us, ms, s, m or h)",
+                    shown(),
+                    crate::names::quote(other)
                 ))
             }
         };
@@ -75,7 +84,7 @@ pub fn parse(text: &str) -> Result<i64, String> {
         total = total.checked_add(value).ok_or_else(err)?;
         // Go's range: -9223372036854775808ns to 9223372036854775807ns.
         if total > u128::from(i64::MAX.unsigned_abs()).saturating_add(u128::from(negative)) {
-            return Err(format!("invalid duration {text:?}: out of range"));
+            return Err(format!("invalid duration {}: out of range", shown()));
         }
         rest = after;
     }

@@ -77,10 +77,10 @@ fn too_long(name: &str, max: usize) -> Result<(), String> {
 pub fn check_qualified_name(key: &str) -> Result<(), String> {
     match key.split_once('/') {
         Some((prefix, name)) => {
-            check_dns1123_subdomain(prefix).map_err(|e| format!("prefix {prefix:?} {e}"))?;
-            check_name_part(name).map_err(|e| format!("name {name:?} {e}"))
+            check_dns1123_subdomain(prefix).map_err(|e| format!("prefix {} {e}", quote(prefix)))?;
+            check_name_part(name).map_err(|e| format!("name {} {e}", quote(name)))
         }
-        None => check_name_part(key).map_err(|e| format!("name {key:?} {e}")),
+        None => check_name_part(key).map_err(|e| format!("name {} {e}", quote(key))),
     }
 }
 
@@ -93,6 +93,31 @@ pub fn quote(value: &str) -> String {
         shown.push('…');
     }
     format!("{shown:?}")
+}
+
+/// The longest message or warning a reply carries, in bytes. A policy's own
+/// sentences stay far below it; only an echo of the input reaches it, such as
+/// a serde error quoting a 1 MiB string in full.
+pub const MAX_MESSAGE: usize = 4096;
+
+/// `text`, or when longer than [`MAX_MESSAGE`] its beginning and its end
+/// (where serde puts "at line 1 column N") around a note of what was left out.
+pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    const HEAD: usize = 3072;
+    const TAIL: usize = 512;
+    if text.len() <= MAX_MESSAGE {
+        return text.into();
+    }
+    let head = text
+        .get(..text.floor_char_boundary(HEAD))
+        .unwrap_or_default();
+    let tail_start = text.ceil_char_boundary(text.len().saturating_sub(TAIL));
+    let tail = text.get(tail_start..).unwrap_or_default();
+    let omitted = text
+        .len()
+        .saturating_sub(head.len())
+        .saturating_sub(tail.len());
+    format!("{head} … [{omitted} bytes not shown] … {tail}").into()
 }
 
 #[cfg(test)]
@@ -147,6 +172,20 @@ mod tests {
         assert!(check_dns1123_label("a.b").is_err());
         assert!(check_dns1123_subdomain("a.b").is_ok());
         assert!(check_dns1123_subdomain("A").is_err());
+    }
+
+    #[test]
+    fn long_messages_keep_their_beginning_and_end() {
+        assert_eq!(bounded("short"), "short");
+        let long = format!(
+            "invalid type: string \"{}\" at line 1 column 9",
+            "é".repeat(600_000)
+        );
+        let shown = bounded(&long);
+        assert!(shown.len() <= MAX_MESSAGE + 64, "{}", shown.len());
+        assert!(shown.starts_with("invalid type: string \"éé"));
+        assert!(shown.ends_with("éé\" at line 1 column 9"));
+        assert!(shown.contains(" bytes not shown] … "));
     }
 
     #[test]

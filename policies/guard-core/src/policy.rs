@@ -69,7 +69,7 @@ pub fn validate_json<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Vec<u8> {
 pub fn validate_settings_json<P: Policy>(payload: &[u8]) -> Vec<u8> {
     let reply = match settings::parse::<P::Settings>(payload) {
         Ok(_) => serde_json::json!({"valid": true, "message": null}),
-        Err(e) => serde_json::json!({"valid": false, "message": e}),
+        Err(e) => serde_json::json!({"valid": false, "message": crate::names::bounded(&e)}),
     };
     serde_json::to_vec(&reply).unwrap_or_default()
 }

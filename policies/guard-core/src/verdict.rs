@@ -1,10 +1,13 @@
 //! The outcome of one evaluation, and its waPC wire form.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+use crate::names::bounded;
 
 /// Allow or deny, plus what the person behind the request should know.
 #[derive(Debug, Clone, Default)]
@@ -94,20 +97,22 @@ impl Verdict {
         #[derive(Serialize)]
         struct Wire<'a> {
             accepted: bool,
-            message: Option<&'a str>,
+            message: Option<Cow<'a, str>>,
             code: Option<u16>,
             mutated_object: Option<&'a RawValue>,
             audit_annotations: Option<&'a BTreeMap<String, String>>,
-            warnings: Option<&'a [String]>,
+            warnings: Option<Vec<Cow<'a, str>>>,
         }
+        // Every text the reply carries is bounded here, whatever built it.
         let wire = Wire {
             accepted: self.allowed,
-            message: self.message.as_deref(),
+            message: self.message.as_deref().map(bounded),
             code: self.code,
             mutated_object: self.mutated_object.as_deref(),
             audit_annotations: (!self.audit_annotations.is_empty())
                 .then_some(&self.audit_annotations),
-            warnings: (!self.warnings.is_empty()).then_some(self.warnings.as_slice()),
+            warnings: (!self.warnings.is_empty())
+                .then(|| self.warnings.iter().map(|w| bounded(w)).collect()),
         };
         // Serializing plain strings, maps and an already-valid Value cannot fail;
         // should it ever, an empty reply makes the host answer with code 500.
