@@ -83,7 +83,8 @@ fn check_entry(
             )
         });
     }
-    if let Some(len) = values::excess_length(value, settings.max_value_length) {
+    let too_long = values::excess_length(value, settings.max_value_length);
+    if let Some(len) = too_long {
         findings.report(Action::Deny, unchanged, || {
             format!(
                 "{field} has a value of {len} characters; at most {} are accepted, since it is sent \
@@ -137,7 +138,10 @@ fn check_entry(
     if values::is_routing_key(key) {
         check_routing(subject, settings, user, entry, findings);
     }
-    if let Some((source, pattern)) = settings.pattern(key) {
+    // A value already refused for its length is not matched: the pattern's
+    // cost is budgeted for values up to maxValueLength (guard_core::pattern).
+    let pattern = too_long.is_none().then(|| settings.pattern(key)).flatten();
+    if let Some((source, pattern)) = pattern {
         if !pattern.is_match(value) {
             findings.report(Action::Deny, unchanged, || {
                 format!(

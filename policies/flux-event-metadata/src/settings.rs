@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use guard_core::identity::Identities;
-use guard_core::names::check_name_part;
+use guard_core::names::{check_name_part, quote};
+use guard_core::pattern;
 use regex_lite::Regex;
 use serde::Deserialize;
 
@@ -108,7 +109,15 @@ impl Settings {
     /// `validate` has compiled every pattern once, so `None` only means "no pattern".
     pub fn pattern(&self, key: &str) -> Option<(&str, Regex)> {
         let source = self.value_patterns.get(key)?;
-        anchored(source).ok().map(|re| (source.as_str(), re))
+        anchored(source, self.pattern_size_limit())
+            .ok()
+            .map(|re| (source.as_str(), re))
+    }
+
+    /// Each pattern's share of the matching budget: every pattern may meet a
+    /// value of maxValueLength characters in the same request.
+    fn pattern_size_limit(&self) -> usize {
+        pattern::size_limit(self.max_value_length, self.value_patterns.len())
     }
 
     /// The keys required on `kind`, from its own entry and from `*`.
@@ -119,8 +128,8 @@ impl Settings {
     }
 }
 
-fn anchored(source: &str) -> Result<Regex, regex_lite::Error> {
-    Regex::new(&format!("^(?:{source})$"))
+fn anchored(source: &str, size_limit: usize) -> Result<Regex, pattern::Refused> {
+    pattern::compile(&format!("^(?:{source})$"), size_limit)
 }
 
 fn check_keys(setting: &str, keys: &[String]) -> Result<(), String> {
@@ -201,6 +210,12 @@ impl guard_core::Settings for Settings {
                 }
             }
         }
+        if !(1..=VALUE_LENGTH_CEILING).contains(&self.max_value_length) {
+            return Err(format!(
+                "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
+                self.max_value_length
+            ));
+        }
         for (key, source) in &self.value_patterns {
             check_name_part(key).map_err(|e| format!("valuePatterns: key {key:?} {e}"))?;
             if source.len() > MAX_PATTERN_LEN {
@@ -209,15 +224,17 @@ impl guard_core::Settings for Settings {
                     source.len()
                 ));
             }
-            anchored(source).map_err(|e| {
-                format!("valuePatterns.{key}: {source:?} is not a valid regular expression: {e}")
+            anchored(source, self.pattern_size_limit()).map_err(|e| {
+                let limits = match e {
+                    pattern::Refused::TooLarge { .. } => format!(
+                        " (maxValueLength is {}, shared by {} patterns)",
+                        self.max_value_length,
+                        self.value_patterns.len()
+                    ),
+                    pattern::Refused::Syntax(_) => String::new(),
+                };
+                format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
             })?;
-        }
-        if !(1..=VALUE_LENGTH_CEILING).contains(&self.max_value_length) {
-            return Err(format!(
-                "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
-                self.max_value_length
-            ));
         }
         if !(1..=1000).contains(&self.max_keys) {
             return Err(format!(
@@ -302,9 +319,18 @@ mod tests {
     #[test]
     fn patterns_must_compile_and_match_whole_values() {
         assert!(err(r#"{"valuePatterns":{"deploymentID":"[0-9"}}"#)
-            .contains("valuePatterns.deploymentID: \"[0-9\" is not a valid regular expression"));
+            .contains("valuePatterns.deploymentID: \"[0-9\" is not a valid regular expression ("));
         assert!(
             err(r#"{"valuePatterns":{"bad key":"x"}}"#).contains("valuePatterns: key \"bad key\"")
+        );
+        let e = err(r#"{"valuePatterns":{"a":".*a{0,1000}b","b":"x"},"maxValueLength":4096}"#);
+        assert!(
+            e.contains("valuePatterns.a: \".*a{0,1000}b\" compiles to more than 2048 bytes"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with("(maxValueLength is 4096, shared by 2 patterns)"),
+            "{e}"
         );
         let long = format!(r#"{{"valuePatterns":{{"a":"{}"}}}}"#, "x".repeat(1025));
         assert!(err(&long).contains("at most 1024"));

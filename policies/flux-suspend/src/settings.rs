@@ -3,7 +3,7 @@
 //! visible characters, no identity restriction).
 
 use guard_core::identity::Identities;
-use guard_core::{duration, names};
+use guard_core::{duration, names, pattern};
 use regex_lite::Regex;
 use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
@@ -43,9 +43,17 @@ pub struct ReasonPattern {
     pub regex: Option<Regex>,
 }
 
-/// Longest `reasonPattern` accepted: a pattern is a short rule, and compiling
-/// it happens on every request.
-const MAX_PATTERN_LEN: usize = 1024;
+/// The bounds the settings validation enforces (the benchmark's worst case
+/// uses each of them to the full).
+pub mod limits {
+    /// Longest `reasonPattern` accepted: a pattern is a short rule, and
+    /// compiling it happens on every request.
+    pub const MAX_PATTERN_LEN: usize = 1024;
+    /// Kubernetes caps all annotations of an object at 256 KiB together: the
+    /// largest `maxReasonLength`.
+    pub const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
+}
+use limits::*;
 
 impl<'de> Deserialize<'de> for ReasonPattern {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -161,9 +169,6 @@ pub const DEFAULT_PLACEHOLDERS: &[&str] = &[
 
 pub const DEFAULT_SUSPENDER_ANNOTATION: &str = "fluxcd.controlplane.io/suspendedBy";
 
-/// Kubernetes caps all annotations of an object at 256 KiB together.
-const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
-
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -236,6 +241,19 @@ impl guard_core::Settings for Settings {
                  use another key, e.g. {DEFAULT_SUSPENDER_ANNOTATION}",
                 names::quote(key)
             ));
+        }
+        if !self.reason_pattern.source.is_empty() {
+            // Matched against reasons up to maxReasonLength, so its cost is
+            // bounded by the pair (guard_core::pattern). Compiled a second
+            // time here because the pattern is read before the length.
+            let limit = pattern::size_limit(self.max_reason_length, 1);
+            pattern::compile(&self.reason_pattern.source, limit).map_err(|e| {
+                format!(
+                    "reasonPattern: {} {e} (maxReasonLength is {})",
+                    names::quote(&self.reason_pattern.source),
+                    self.max_reason_length
+                )
+            })?;
         }
         if self.record_suspender && self.mode != Mode::Mirror {
             return Err(format!(
@@ -347,6 +365,19 @@ mod tests {
             .reason_pattern
             .regex
             .is_none());
+    }
+
+    #[test]
+    fn a_pattern_costs_at_most_its_budget_for_the_longest_reason() {
+        let slow = r#"{"reasonPattern":".*INC-[0-9]{0,1000}x"}"#;
+        assert!(parse(slow).is_err());
+        let e = err(r#"{"reasonPattern":"^[A-Z]+-[0-9]+","maxReasonLength":262144}"#);
+        assert!(
+            e.contains("reasonPattern: \"^[A-Z]+-[0-9]+\" compiles to more than 64 bytes"),
+            "{e}"
+        );
+        assert!(e.ends_with("(maxReasonLength is 262144)"), "{e}");
+        assert!(parse(r#"{"reasonPattern":"^[A-Z]+-[0-9]+","maxReasonLength":4096}"#).is_ok());
     }
 
     #[test]

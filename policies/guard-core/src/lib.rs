@@ -25,6 +25,7 @@ pub mod duration;
 pub mod edit;
 pub mod identity;
 pub mod names;
+pub mod pattern;
 pub mod policy;
 pub mod request;
 pub mod rfc3339;

@@ -1,0 +1,100 @@
+//! Regular expressions written in settings (`reasonPattern`, `valuePatterns`),
+//! compiled so that matching them costs a bounded amount per request.
+//!
+//! regex-lite never backtracks; a match costs at most about the compiled
+//! program's size times the length of the text (regex-lite 0.1.9,
+//! `RegexBuilder::size_limit`), counted in characters, not bytes (measured:
+//! `(?:.*){0,100}b` takes the same time on 4096 `a`, `é` or `😀`). Settings
+//! give the longest text a pattern is matched against, so each pattern's
+//! program is capped at its share of one budget for that length, and a
+//! pattern too large for it is refused with the settings, naming the trade.
+
+use std::num::NonZeroUsize;
+
+use regex_lite::{Regex, RegexBuilder};
+
+/// Program bytes × characters matched that one request may spend on
+/// settings patterns. Measured on this project's bench machine at about
+/// 0.15 ns per unit natively (`.*a{0,1000}b`, `(?:a*){0,200}b`), so about
+/// 2.5 ms natively and a few ms in wasm at the worst.
+pub const MATCH_BUDGET: usize = 1 << 24;
+
+/// The largest program (regex-lite's estimate, in bytes) each of `patterns`
+/// patterns may compile to when matched against texts of up to
+/// `longest_text` characters.
+pub fn size_limit(longest_text: usize, patterns: usize) -> usize {
+    let at_least_one = |n| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
+    MATCH_BUDGET / at_least_one(longest_text) / at_least_one(patterns)
+}
+
+/// Compiles `pattern` with a program of at most `size_limit` bytes. The
+/// error is regex-lite's; the caller names the setting and, for a program
+/// too large, the settings that set the limit.
+pub fn compile(pattern: &str, size_limit: usize) -> Result<Regex, Refused> {
+    RegexBuilder::new(pattern)
+        .size_limit(size_limit)
+        .build()
+        .map_err(|e| {
+            // regex-lite 0.1.9's only words for it (nfa.rs, `check_size_limit`).
+            if e.to_string() == "compiled regex exceeded size limit" {
+                Refused::TooLarge { size_limit }
+            } else {
+                Refused::Syntax(e.to_string())
+            }
+        })
+}
+
+/// Why a pattern was not compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    Syntax(String),
+    TooLarge { size_limit: usize },
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Syntax(e) => write!(f, "is not a valid regular expression ({e})"),
+            Refused::TooLarge { size_limit } => write!(
+                f,
+                "compiles to more than {size_limit} bytes, this pattern's share of the matching \
+                 budget ({MATCH_BUDGET} bytes × characters matched per request); write a simpler \
+                 pattern (bounded repetitions such as {{0,1000}} are the usual cause) or lower the \
+                 length limit"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_is_shared_by_length_and_count() {
+        assert_eq!(size_limit(1024, 1), 16_384);
+        assert_eq!(size_limit(1024, 4), 4_096);
+        assert_eq!(size_limit(0, 0), MATCH_BUDGET);
+        assert_eq!(size_limit(usize::MAX, 1), 0);
+    }
+
+    #[test]
+    fn realistic_patterns_fit_and_pathological_ones_are_named() {
+        let limit = size_limit(1024, 1);
+        for ok in [
+            "^[A-Z][A-Z0-9]+-[0-9]+",
+            "^(?:[0-9a-f]{40})$",
+            "^(?:v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?)$",
+        ] {
+            assert!(compile(ok, limit).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            compile(".*a{0,1000}b", limit).unwrap_err(),
+            Refused::TooLarge { size_limit: limit }
+        );
+        assert!(matches!(compile("[0-9", limit), Err(Refused::Syntax(_))));
+        assert!(Refused::TooLarge { size_limit: 7 }
+            .to_string()
+            .starts_with("compiles to more than 7 bytes"));
+    }
+}
