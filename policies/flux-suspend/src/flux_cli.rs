@@ -19,20 +19,17 @@
 use guard_core::{AdmissionRequest, Operation, Which};
 
 /// Is this the empty patch `flux resume` sends: an UPDATE that changes
-/// nothing and names no field manager?
-pub fn is_empty_resume(request: &AdmissionRequest) -> bool {
-    if request.operation != Operation::Update || !request.field_manager().is_empty() {
-        return false;
+/// nothing and names no field manager? `Err` when the request's options or
+/// objects cannot be read, so the question cannot be answered.
+pub fn is_empty_resume(request: &AdmissionRequest) -> Result<bool, String> {
+    if request.operation != Operation::Update || !request.field_manager()?.is_empty() {
+        return Ok(false);
     }
     // Only reached for objects suspended by the annotation alone, so the
     // full parse is rare.
-    match (
-        request.object_value(Which::Object),
-        request.object_value(Which::OldObject),
-    ) {
-        (Ok(Some(new)), Ok(Some(old))) => new == old,
-        _ => false,
-    }
+    let new = request.object_value(Which::Object)?;
+    let old = request.object_value(Which::OldObject)?;
+    Ok(matches!((new, old), (Some(new), Some(old)) if new == old))
 }
 
 #[cfg(test)]
@@ -55,13 +52,13 @@ mod tests {
     fn an_empty_patch_without_a_field_manager_is_flux_resume() {
         let o = ks(json!({"reconcile.fluxcd.io/suspended": "INC-1 x"}));
         let flux = json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"});
-        assert!(is_empty_resume(&request(
-            flux.clone(),
-            o.clone(),
-            o.clone()
-        )));
+        assert!(is_empty_resume(&request(flux.clone(), o.clone(), o.clone())).unwrap());
         let kubectl = json!({"kind": "UpdateOptions", "fieldManager": "kubectl-annotate"});
-        assert!(!is_empty_resume(&request(kubectl, o.clone(), o.clone())));
-        assert!(!is_empty_resume(&request(flux, ks(json!({})), o)));
+        assert!(!is_empty_resume(&request(kubectl, o.clone(), o.clone())).unwrap());
+        assert!(!is_empty_resume(&request(flux, ks(json!({})), o.clone())).unwrap());
+        // Unreadable options are not "no field manager".
+        let unreadable = json!({"kind": "UpdateOptions", "fieldManager": 7});
+        let err = is_empty_resume(&request(unreadable, o.clone(), o)).unwrap_err();
+        assert!(err.starts_with("malformed options:"), "{err}");
     }
 }

@@ -107,12 +107,22 @@ fn change(
         .and_then(|o| State::of(o, kind, false).ok());
     let user = &request.user_info;
     let reconciler = settings.reconcilers.matches(user);
-    let flux_resume = kind.honours == Honours::SpecSuspend
+    let may_be_flux_resume = kind.honours == Honours::SpecSuspend
         && !reconciler
         && old
             .as_ref()
-            .is_some_and(|o| o.annotation_only() && *o == new)
-        && flux_cli::is_empty_resume(request);
+            .is_some_and(|o| o.annotation_only() && *o == new);
+    let flux_resume = match may_be_flux_resume.then(|| flux_cli::is_empty_resume(request)) {
+        None => false,
+        Some(Ok(empty)) => empty,
+        Some(Err(e)) => {
+            return Verdict::deny(format!(
+                "{}: {e}; whether this is `flux resume` of a suspension by annotation cannot be \
+                 judged",
+                target.describe()
+            ))
+        }
+    };
 
     let mut state = new;
     let mirrored = match settings.mode {
@@ -782,6 +792,43 @@ mod tests {
                 .iter()
                 .any(|w| w
                     .contains("stays suspended, now with reason \"INC-2 certificate rotation\""))
+        );
+    }
+
+    /// `flux resume` is recognised by an UPDATE naming no field manager;
+    /// options that cannot be read say nothing either way, so a no-op UPDATE
+    /// of a suspension by annotation is refused, naming them, rather than
+    /// taken for `flux resume` and resumed.
+    #[test]
+    fn unreadable_options_are_not_taken_for_flux_resume() {
+        let stored = ks(
+            json!({R: "INC-4711 database migration"}),
+            json!({"prune": true}),
+        );
+        let with_options = |options: Value| -> AdmissionRequest {
+            serde_json::from_value(json!({
+                "uid": "u",
+                "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+                "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
+                "userInfo": {"username": "alice", "groups": ["sre", "system:authenticated"]},
+                "object": stored.clone(), "oldObject": stored.clone(), "options": options
+            }))
+            .unwrap()
+        };
+        let flux = run(&with_options(json!({"kind": "UpdateOptions"})), "{}");
+        assert_eq!(annotation_of(&flux, R), None, "{flux:?}");
+        assert!(flux.allowed && flux.mutated_value().is_some(), "{flux:?}");
+        let v = run(
+            &with_options(json!({"kind": "UpdateOptions", "fieldManager": 7})),
+            "{}",
+        );
+        assert!(!v.allowed, "{v:?}");
+        assert!(
+            message(&v).starts_with(
+                "Kustomization flux-system/apps: malformed options: invalid type: integer `7`"
+            ),
+            "{}",
+            message(&v)
         );
     }
 

@@ -339,7 +339,7 @@ mod tests {
         let e = load(&request(r#"{"metadata":{},"spec":"x"}"#), Which::Object).unwrap_err();
         assert_eq!(e, "malformed object: spec must be an object");
         let e = load(&request("[1]"), Which::Object).unwrap_err();
-        assert_eq!(e, "malformed object: it is not an object");
+        assert_eq!(e, "malformed object: it is not an object, found a list");
         assert!(load(&request("null"), Which::Object).unwrap().is_none());
     }
 

@@ -176,11 +176,17 @@ impl AdmissionRequest {
     }
 
     /// Parses `object` or `oldObject` into `T`, a view holding only what a rule
-    /// reads. `Ok(None)` when the request has no such object.
+    /// reads. `Ok(None)` when the request has no such object. Anything but a
+    /// JSON object is refused first: serde reads a struct from a JSON list
+    /// too (`[]` would pass as an object with no metadata).
     pub fn object_as<T: DeserializeOwned>(&self, which: Which) -> Result<Option<T>, String> {
         match self.raw(which) {
             None => Ok(None),
             Some(raw) if raw.get() == "null" => Ok(None),
+            Some(raw) if raw.get().trim_start().starts_with('[') => Err(format!(
+                "malformed {}: it is not an object, found a list",
+                which.field()
+            )),
             Some(raw) => serde_json::from_str(raw.get())
                 .map(Some)
                 .map_err(|e| format!("malformed {}: {e}", which.field())),
@@ -188,19 +194,30 @@ impl AdmissionRequest {
     }
 
     /// `options.fieldManager`: the manager the client named, empty when it
-    /// named none (or the options are unreadable).
-    pub fn field_manager(&self) -> String {
+    /// named none. `Err` when the options cannot be read: kube-apiserver
+    /// writes them from its typed `CreateOptions`/`UpdateOptions`, so
+    /// unreadable ones are not "no field manager".
+    pub fn field_manager(&self) -> Result<String, String> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Options {
             #[serde(default, deserialize_with = "null_default")]
             field_manager: String,
         }
-        self.options
-            .as_deref()
-            .and_then(|raw| serde_json::from_str::<Options>(raw.get()).ok())
-            .map(|o| o.field_manager)
-            .unwrap_or_default()
+        let Some(raw) = self.options.as_deref() else {
+            return Ok(String::new());
+        };
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Null) => Ok(String::new()),
+            Ok(options @ Value::Object(_)) => serde_json::from_value::<Options>(options)
+                .map(|o| o.field_manager)
+                .map_err(|e| format!("malformed options: {e}")),
+            Ok(other) => Err(format!(
+                "malformed options: they must be a map, found {}",
+                json_type(&other)
+            )),
+            Err(e) => Err(format!("malformed options: {e}")),
+        }
     }
 
     /// The full object as a JSON value, for policies that return a mutated copy.
@@ -298,5 +315,50 @@ mod tests {
             serde_json::from_str(r#"{"object":{"metadata":{"annotations":{"k":1}}}}"#).unwrap();
         let err = req.metadata(Which::Object).unwrap_err();
         assert!(err.starts_with("malformed object:"), "{err}");
+    }
+
+    /// serde reads a struct from a JSON list as well; an object sent as a
+    /// list must not pass as one without metadata.
+    #[test]
+    fn an_object_that_is_a_list_is_a_clear_error() {
+        let req: AdmissionRequest = serde_json::from_str(
+            r#"{"object":[{"name":"a","annotations":{"k":"v"}}],"oldObject":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            req.metadata(Which::Object).unwrap_err(),
+            "malformed object: it is not an object, found a list"
+        );
+        assert_eq!(
+            req.object_value(Which::OldObject).unwrap_err(),
+            "malformed oldObject: it is not an object, found a list"
+        );
+    }
+
+    #[test]
+    fn the_field_manager_is_read_strictly() {
+        let manager = |options: &str| {
+            let req: AdmissionRequest =
+                serde_json::from_str(&format!(r#"{{"options":{options}}}"#)).unwrap();
+            req.field_manager()
+        };
+        assert_eq!(
+            manager(r#"{"fieldManager":"kubectl-annotate"}"#).unwrap(),
+            "kubectl-annotate"
+        );
+        for none in ["null", "{}", r#"{"fieldManager":null}"#] {
+            assert_eq!(manager(none).unwrap(), "", "{none}");
+        }
+        let err = manager(r#"{"fieldManager":7}"#).unwrap_err();
+        assert!(
+            err.starts_with("malformed options: invalid type: integer `7`"),
+            "{err}"
+        );
+        assert_eq!(
+            manager(r#"["kubectl"]"#).unwrap_err(),
+            "malformed options: they must be a map, found a list"
+        );
+        let absent: AdmissionRequest = serde_json::from_str("{}").unwrap();
+        assert_eq!(absent.field_manager().unwrap(), "");
     }
 }
