@@ -10,9 +10,11 @@
 //! follows `spec.prune`, `Delete` and `WaitForTermination` always delete, and
 //! `Orphan` (or any other value) never does.
 
+use guard_core::request::json_type;
 use guard_core::{names, AdmissionRequest, Verdict, Which};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::commands::{self, Target};
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
@@ -50,29 +52,68 @@ pub fn collects(deletion_policy: Option<&str>, prune: bool) -> Option<Collects> 
     }
 }
 
-/// `status.inventory.entries`, counted without being read.
+/// `status.inventory.entries`, counted without being read. Absent or null
+/// at any level is no inventory, as kustomize-controller's nil checks read it.
 #[derive(Deserialize)]
 struct InventoryView {
-    status: StatusView,
+    #[serde(default)]
+    status: Option<StatusView>,
 }
 
 #[derive(Deserialize)]
 struct StatusView {
-    inventory: Inventory,
+    #[serde(default)]
+    inventory: Option<Inventory>,
 }
 
 #[derive(Deserialize)]
 struct Inventory {
-    entries: Vec<IgnoredAny>,
+    #[serde(default)]
+    entries: Option<Vec<IgnoredAny>>,
 }
 
-/// How many objects a Kustomization would prune, when its status says.
-fn inventory_size(request: &AdmissionRequest) -> Option<usize> {
-    request
+/// How many objects a Kustomization would prune, as its status says (0
+/// without an inventory). `Err` names the field that cannot be read: an
+/// inventory of the wrong shape is not an empty one.
+fn inventory_size(request: &AdmissionRequest) -> Result<usize, String> {
+    let view = request
         .object_as::<InventoryView>(Which::OldObject)
-        .ok()
-        .flatten()
-        .map(|v| v.status.inventory.entries.len())
+        .map_err(|e| inventory_error(request).unwrap_or(e))?;
+    Ok(view
+        .and_then(|v| v.status)
+        .and_then(|s| s.inventory)
+        .and_then(|i| i.entries)
+        .map_or(0, |entries| entries.len()))
+}
+
+/// The member of `status.inventory.entries` that is not what
+/// kustomize-controller writes, for a message better than serde's. Runs
+/// only on the error path.
+fn inventory_error(request: &AdmissionRequest) -> Option<String> {
+    let old = request.object_value(Which::OldObject).ok()??;
+    let mut value = &old;
+    let mut path = String::new();
+    for (member, shape, is) in [
+        ("status", "a map", Value::is_object as fn(&Value) -> bool),
+        ("inventory", "a map", Value::is_object),
+        ("entries", "a list", Value::is_array),
+    ] {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(member);
+        value = match value.get(member) {
+            None | Some(Value::Null) => return None,
+            Some(v) if is(v) => v,
+            Some(other) => {
+                return Some(format!(
+                    "malformed oldObject: {path} must be {shape}, found {}",
+                    json_type(other)
+                ))
+            }
+        };
+    }
+    None
 }
 
 /// Judges a DELETE: refused when the object looks suspended but
@@ -81,22 +122,32 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
     if !kind.prunes() {
         return Verdict::allow();
     }
+    // kube-apiserver sends the object being deleted as oldObject; without it
+    // nothing says whether its inventory would be deleted.
     let object = match view::load(request, Which::OldObject) {
         Ok(Some(o)) => o,
-        Ok(None) => return Verdict::allow(),
+        Ok(None) => {
+            return Verdict::deny(format!(
+                "malformed request: a DELETE of {} has no oldObject, so whether \
+                 kustomize-controller would delete its inventory cannot be judged",
+                kind.kind
+            ))
+        }
         Err(e) => return Verdict::deny(e),
     };
-    let Ok(state) = State::of(&object, kind, false) else {
-        return Verdict::allow();
+    let state = match State::of(&object, kind, true) {
+        Ok(state) => state,
+        Err(e) => return Verdict::deny(format!("malformed oldObject: {e}")),
     };
     let Some(collects) = state.collects else {
         return Verdict::allow();
     };
     // An empty or absent inventory: the controller deletes nothing.
     let objects = match inventory_size(request) {
-        None | Some(0) => return Verdict::allow(),
-        Some(1) => "the 1 object in its inventory".to_string(),
-        Some(n) => format!("the {n} objects in its inventory"),
+        Err(e) => return Verdict::deny(e),
+        Ok(0) => return Verdict::allow(),
+        Ok(1) => "the 1 object in its inventory".to_string(),
+        Ok(n) => format!("the {n} objects in its inventory"),
     };
     let name = request.display_name(Some(&object.metadata));
     let target = Target {
@@ -244,7 +295,63 @@ mod tests {
             )),
             Verdict::allow()
         );
-        assert_eq!(delete_of("null"), Verdict::allow());
+    }
+
+    /// kube-apiserver always sends the object being deleted; without it, or
+    /// with an inventory of the wrong shape, the prune rule cannot be judged
+    /// and the deletion is refused, naming the field, instead of allowed.
+    #[test]
+    fn a_delete_that_cannot_be_judged_is_refused() {
+        let m = delete_of("null").message.unwrap_or_default();
+        assert!(
+            m.starts_with("malformed request: a DELETE of Kustomization has no oldObject"),
+            "{m}"
+        );
+        let annotation =
+            r#""metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}}"#;
+        for (status, field) in [
+            (
+                r#"{"inventory":{"entries":"a,b"}}"#,
+                "status.inventory.entries must be a list, found a string",
+            ),
+            (
+                r#"{"inventory":[{"id":"a"}]}"#,
+                "status.inventory must be a map, found a list",
+            ),
+            (r#"true"#, "status must be a map, found a boolean"),
+        ] {
+            let v = delete_of(&format!(
+                r#"{{{annotation},"spec":{{"prune":true}},"status":{status}}}"#
+            ));
+            assert_eq!(
+                v.message.as_deref(),
+                Some(format!("malformed oldObject: {field}").as_str()),
+                "{status}"
+            );
+        }
+        // The fields that decide are read strictly on the object deleted.
+        let v = delete_of(&format!(
+            r#"{{{annotation},"spec":{{"prune":"true"}},{INVENTORY}}}"#
+        ));
+        assert_eq!(
+            v.message.as_deref(),
+            Some(
+                "malformed oldObject: spec.prune must be a boolean (true or false), found the \
+                 string \"true\""
+            )
+        );
+        // Absent or null at any level is no inventory, as in the controller.
+        for status in [
+            r#"null"#,
+            r#"{}"#,
+            r#"{"inventory":null}"#,
+            r#"{"inventory":{}}"#,
+        ] {
+            let v = delete_of(&format!(
+                r#"{{{annotation},"spec":{{"prune":true}},"status":{status}}}"#
+            ));
+            assert_eq!(v, Verdict::allow(), "{status}");
+        }
     }
 
     #[test]

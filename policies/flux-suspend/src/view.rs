@@ -37,8 +37,9 @@ pub struct Object {
     pub spec_raw: Option<Box<RawValue>>,
     /// `spec.suspend` when it is a boolean; `Err` names what was found instead.
     suspend: Result<bool, String>,
-    /// What would make kustomize-controller delete the inventory.
-    collects: Option<Collects>,
+    /// What would make kustomize-controller delete the inventory; `Err`
+    /// names a `spec.prune` or `spec.deletionPolicy` of the wrong type.
+    collects: Result<Option<Collects>, String>,
 }
 
 /// Reads `object` or `oldObject`: `Ok(None)` when the request has none, `Err`
@@ -54,17 +55,30 @@ pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, 
         return Err(format!("malformed {field}: it has no metadata"));
     };
     let (suspend, collects) = match view.spec.as_deref() {
-        None => (Ok(false), None),
-        Some(raw) if raw.get() == "null" => (Ok(false), None),
+        None => (Ok(false), Ok(None)),
+        Some(raw) if raw.get() == "null" => (Ok(false), Ok(None)),
+        // serde would read the view from a list as well.
+        Some(raw) if !raw.get().trim_start().starts_with('{') => {
+            return Err(format!("malformed {field}: spec must be an object"))
+        }
         Some(raw) => {
             let spec: SpecView = serde_json::from_str(raw.get())
                 .map_err(|_| format!("malformed {field}: spec must be an object"))?;
+            let deletion_policy = match spec.deletion_policy.as_ref() {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.as_str())),
+                Some(other) => Err(format!(
+                    "spec.deletionPolicy must be a string (MirrorPrune, Delete, \
+                     WaitForTermination or Orphan), found {}",
+                    found(other)
+                )),
+            };
+            let prune = boolean(spec.prune.as_ref()).map_err(|found| {
+                format!("spec.prune must be a boolean (true or false), found {found}")
+            });
             (
                 boolean(spec.suspend.as_ref()),
-                prune::collects(
-                    spec.deletion_policy.as_ref().and_then(Value::as_str),
-                    spec.prune == Some(Value::Bool(true)),
-                ),
+                deletion_policy.and_then(|policy| Ok(prune::collects(policy, prune?))),
             )
         }
     };
@@ -84,15 +98,25 @@ fn field_name(which: Which) -> &'static str {
     }
 }
 
-/// `spec.suspend` as the controllers read it: absent and null are `false`.
+/// A boolean of `spec` (`suspend`, `prune`) as the controllers read it:
+/// absent and null are `false`; `Err` says what was found instead.
 fn boolean(value: Option<&Value>) -> Result<bool, String> {
     match value {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(Value::String(s)) => Err(format!("the string {}", names::quote(s))),
-        Some(Value::Number(n)) => Err(format!("the number {n}")),
-        Some(Value::Array(_)) => Err("a list".to_string()),
-        Some(Value::Object(_)) => Err("an object".to_string()),
+        Some(other) => Err(found(other)),
+    }
+}
+
+/// A value of the wrong type, for messages.
+fn found(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("the string {}", names::quote(s)),
+        Value::Number(n) => format!("the number {n}"),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Null => "null".to_string(),
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "an object".to_string(),
     }
 }
 
@@ -147,8 +171,11 @@ pub struct State<'a> {
 
 impl<'a> State<'a> {
     /// The state of `object`; with `strict`, a non-boolean `spec.suspend` is
-    /// an error naming the field (the new object of a request), otherwise it
-    /// reads as not suspended (an object already stored).
+    /// an error naming the field (the new object of a request, or the one a
+    /// DELETE judges), as is, on a kind that prunes, a `spec.prune` or
+    /// `spec.deletionPolicy` of the wrong type. Otherwise (an object already
+    /// stored, which its CRD schema validated) they read as not suspended and
+    /// not deleting anything.
     pub fn of(object: &'a Object, kind: &Kind, strict: bool) -> Result<Self, String> {
         let (spec_suspend, disabled) = match kind.honours {
             Honours::SpecSuspend => match &object.suspend {
@@ -168,11 +195,17 @@ impl<'a> State<'a> {
                     .is_some_and(|v| v.trim().eq_ignore_ascii_case(DISABLED)),
             ),
         };
+        let collects = match &object.collects {
+            _ if !kind.prunes() => None,
+            Ok(collects) => *collects,
+            Err(e) if strict => return Err(e.clone()),
+            Err(_) => None,
+        };
         Ok(Self {
             spec_suspend,
             disabled,
             reason: object.metadata.annotation(SUSPEND_ANNOTATION),
-            collects: object.collects.filter(|_| kind.prunes()),
+            collects,
         })
     }
 
@@ -306,6 +339,51 @@ mod tests {
         assert!(State::of(&o, ks(), true)
             .unwrap_err()
             .contains("the number 1"));
+    }
+
+    /// `spec.prune` and `spec.deletionPolicy` decide whether deleting a
+    /// Kustomization deletes its inventory: of the wrong type they are
+    /// refused like `spec.suspend`, not read as "deletes nothing".
+    #[test]
+    fn malformed_prune_fields_are_refused_on_kinds_that_prune() {
+        for (spec, error) in [
+            (
+                r#"{"prune":"true"}"#,
+                "spec.prune must be a boolean (true or false), found the string \"true\"",
+            ),
+            (
+                r#"{"prune":true,"deletionPolicy":5}"#,
+                "spec.deletionPolicy must be a string (MirrorPrune, Delete, WaitForTermination \
+                 or Orphan), found the number 5",
+            ),
+            (
+                r#"{"deletionPolicy":["Delete"]}"#,
+                "spec.deletionPolicy must be a string (MirrorPrune, Delete, WaitForTermination \
+                 or Orphan), found a list",
+            ),
+        ] {
+            let o = loaded(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#));
+            assert_eq!(State::of(&o, ks(), true).unwrap_err(), error, "{spec}");
+            assert_eq!(State::of(&o, ks(), false).unwrap().collects, None, "{spec}");
+            // Only Kustomizations prune: elsewhere the fields mean nothing.
+            assert_eq!(State::of(&o, ag(), true).unwrap().collects, None, "{spec}");
+        }
+        let o = loaded(r#"{"metadata":{},"spec":{"prune":null,"deletionPolicy":null}}"#);
+        assert_eq!(State::of(&o, ks(), true).unwrap().collects, None);
+    }
+
+    /// serde reads a struct from a list too: `[true]` must not pass as
+    /// `{"suspend": true}`.
+    #[test]
+    fn a_spec_that_is_a_list_is_refused() {
+        for spec in ["[true]", "[]", r#"[null, true, "Delete"]"#] {
+            let e = load(
+                &request(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#)),
+                Which::Object,
+            )
+            .unwrap_err();
+            assert_eq!(e, "malformed object: spec must be an object", "{spec}");
+        }
     }
 
     #[test]
