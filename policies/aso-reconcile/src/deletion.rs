@@ -108,7 +108,10 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
             .audit(AUDIT_KEY, "manage (deletion confirmed)");
     }
     let children = if may_own {
-        let uid = stored_uid(request);
+        let uid = match stored_uid(request) {
+            Ok(uid) => uid,
+            Err(message) => return Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+        };
         let owner = Owner {
             name,
             uid: &uid,
@@ -158,17 +161,24 @@ fn inside(children: &[Child]) -> String {
 }
 
 /// `metadata.uid` of the stored object, which ASO's owner references carry.
-fn stored_uid(request: &AdmissionRequest) -> String {
-    request
-        .object_value(Which::OldObject)
-        .ok()
-        .flatten()
-        .and_then(|o| {
-            o.pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
+/// kube-apiserver always sends it; without it a child claimed by ASO (owner
+/// reference by uid) could not be recognised, and the deletion would pass as
+/// if the object owned nothing.
+fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
+    let old = request.object_value(Which::OldObject)?;
+    match old.as_ref().and_then(|o| o.pointer("/metadata/uid")) {
+        Some(Value::String(uid)) if !uid.is_empty() => Ok(uid.clone()),
+        Some(Value::String(_) | Value::Null) | None => Err(
+            "malformed oldObject: it has no metadata.uid, so the protected resources ASO claimed \
+             for it (owner references carry the uid) cannot be found; kube-apiserver always \
+             sends it"
+                .to_string(),
+        ),
+        Some(other) => Err(format!(
+            "malformed oldObject: metadata.uid must be a string, found {}",
+            guard_core::request::json_type(other)
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -323,5 +333,35 @@ mod tests {
             &Namespaces::failing("shop", "etcdserver: request timed out"),
         );
         assert!(message(&v).contains("cannot read Namespace \"shop\""));
+    }
+
+    /// Owner references name the owner by uid: without the stored object's
+    /// uid its claimed children cannot be found, so the deletion of a
+    /// possible owner is refused rather than judged as owning nothing.
+    #[test]
+    fn an_owner_without_a_stored_uid_is_refused() {
+        let owns = json!({"deletionProtection": {"kinds": [
+            {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}});
+        let v = eval(&delete(json!({})), owns.clone(), &Namespaces::none());
+        assert!(
+            message(&v).contains("malformed oldObject: it has no metadata.uid"),
+            "{v:?}"
+        );
+        let mut numeric = server(json!({}), &[FINALIZER]);
+        numeric["metadata"]["uid"] = json!(42);
+        let v = eval(
+            &request("DELETE", KUSTOMIZE, None, Some(numeric)),
+            owns.clone(),
+            &Namespaces::none(),
+        );
+        assert!(message(&v).contains("metadata.uid must be a string, found a number"));
+        let mut stored = server(json!({}), &[FINALIZER]);
+        stored["metadata"]["uid"] = json!("5d7f9b1c-3e5a-4c7e-9b2d-8a0c2e4f6b17");
+        let v = eval(
+            &request("DELETE", KUSTOMIZE, None, Some(stored)),
+            owns,
+            &Namespaces::none(),
+        );
+        assert!(v.allowed, "{v:?}");
     }
 }
