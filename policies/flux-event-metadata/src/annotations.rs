@@ -37,8 +37,20 @@ pub fn entries<'a>(
 /// A refusal naming the field that made `object` unreadable: the common case
 /// is an unquoted YAML value (`true`, `42`) in annotations or labels.
 pub fn explain_malformed(request: &AdmissionRequest, error: String) -> String {
-    let subject = format!("{} {}", request.kind.kind, quote(&request.name));
-    let Ok(Some(object)) = request.object_value(Which::Object) else {
+    explain_malformed_in(request, Which::Object, error)
+}
+
+/// [`explain_malformed`] for `object` or `oldObject` (the stored object).
+pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: String) -> String {
+    let subject = match which {
+        Which::Object => format!("{} {}", request.kind.kind, quote(&request.name)),
+        Which::OldObject => format!(
+            "stored {} {} (oldObject)",
+            request.kind.kind,
+            quote(&request.name)
+        ),
+    };
+    let Ok(Some(object)) = request.object_value(which) else {
         return format!("cannot read the {subject}: {error}");
     };
     let meta = object.get("metadata").unwrap_or(&Value::Null);

@@ -83,11 +83,13 @@ impl Policy for FluxEventMetadata {
             Ok(None) => return no_object(request),
             Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
         };
-        // The stored object was valid when written; unreadable means "no grandfathering".
-        let old = old_object(request, |r| r.metadata(Which::OldObject));
         if meta.deletion_timestamp.is_some() {
             return Verdict::allow();
         }
+        let old = match old_object(request, |r| r.metadata(Which::OldObject)) {
+            Ok(old) => old,
+            Err(e) => return Verdict::deny(e),
+        };
         let target = target(request, &meta, old.is_some());
         let mut findings = Findings::default();
         if kinds::emits_events(&request.kind.group, &request.kind.kind) {
@@ -115,10 +117,13 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         Ok(None) => return no_object(request),
         Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
     };
-    let old = old_object(request, |r| r.object_as::<AlertHead>(Which::OldObject));
     if head.metadata.deletion_timestamp.is_some() {
         return Verdict::allow();
     }
+    let old = match old_object(request, |r| r.object_as::<AlertHead>(Which::OldObject)) {
+        Ok(old) => old,
+        Err(e) => return Verdict::deny(e),
+    };
     let target = target(request, &head.metadata, old.is_some());
     let alert = Alert::new(target.name, target.namespace, head.spec.as_ref());
     let old_alert = old
@@ -143,15 +148,18 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
     findings.into_verdict(&target)
 }
 
-/// The old object of an UPDATE, when it can be read.
+/// The old object of an UPDATE. One that cannot be read is refused, naming
+/// the field: read as absent, it would silently turn what the object already
+/// had into new findings (refused instead of warned about) and name none of
+/// the cause. kube-apiserver sends the stored object, so this is bad input.
 fn old_object<T>(
     request: &AdmissionRequest,
     read: impl FnOnce(&AdmissionRequest) -> Result<Option<T>, String>,
-) -> Option<T> {
+) -> Result<Option<T>, String> {
     if request.operation == Operation::Update {
-        read(request).ok().flatten()
+        read(request).map_err(|e| annotations::explain_malformed_in(request, Which::OldObject, e))
     } else {
-        None
+        Ok(None)
     }
 }
 
@@ -277,6 +285,36 @@ mod tests {
         assert_eq!(evaluate(r.clone(), json!({})), Verdict::allow());
         r["operation"] = json!("CONNECT");
         assert_eq!(evaluate(r, json!({})), Verdict::allow());
+    }
+
+    /// An unreadable oldObject is refused, naming it, instead of being read
+    /// as no old object (which dropped the grandfathering of what the object
+    /// already had, and said nothing of the cause).
+    #[test]
+    fn an_unreadable_old_object_is_refused() {
+        for (group, kind, resource) in [
+            ("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases"),
+            (NOTIFICATION_GROUP, "Alert", "alerts"),
+        ] {
+            let mut r = request(group, kind, resource, "UPDATE", json!({}));
+            r["oldObject"] = json!({"metadata": {"annotations": {"example.com/replicas": 3}}});
+            let v = evaluate(r.clone(), json!({}));
+            assert_eq!(
+                v.message.as_deref(),
+                Some(
+                    format!(
+                        "cannot read the stored {kind} \"podinfo\" (oldObject): \
+                         metadata.annotations[\"example.com/replicas\"] must be a string, not a \
+                         number; quote the value in YAML (e.g. \"true\", \"42\")"
+                    )
+                    .as_str()
+                ),
+                "{kind}"
+            );
+            // An object being deleted is left alone, whatever was stored.
+            r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
+            assert_eq!(evaluate(r, json!({})), Verdict::allow(), "{kind}");
+        }
     }
 
     #[test]
