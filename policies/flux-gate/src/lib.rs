@@ -42,6 +42,7 @@ pub mod zones;
 use guard_core::identity;
 use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Context, Metadata, ObjectRef, Operation, Verdict, Which};
+use serde_json::Value;
 
 use crate::binding::{FluxOwnerKind, GateRef};
 use crate::change::Change;
@@ -359,8 +360,22 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
             ))
             .audit(AUDIT_KEY, note));
     }
+    let mut unchecked_overrides = Vec::new();
     if !c.override_groups.is_empty() {
-        if let Some((owner, ns, name, reason)) = owner_override(meta, ctx) {
+        let found = match owner_override(meta, ctx) {
+            Ok(found) => found,
+            Err(failed) => {
+                unchecked_overrides = failed;
+                None
+            }
+        };
+        if let Some(OwnerOverride {
+            owner,
+            namespace: ns,
+            name,
+            reason,
+        }) = found
+        {
             let note = format!(
                 "emergency override on {} {ns}/{name} passed closed gate {} for {who} ({what}, sent by {username}): {}",
                 owner.kind(),
@@ -418,6 +433,14 @@ fn hold(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Result<V
         if request.dry_run { "dry-run " } else { "" },
         request.operation.as_str()
     ));
+    // A failed lookup honours no override (fail closed), and says so.
+    for (owner, e) in &unchecked_overrides {
+        text.push_str(&format!(
+            " An emergency override on {owner} could not be checked ({}), so none is honoured \
+             from it; retry.",
+            quote(e)
+        ));
+    }
     match (override_reason, override_group) {
         (Some(""), Some(_)) => text.push_str(&format!(
             " The emergency override needs a reason: annotate {OVERRIDE_ANNOTATION}=\"<incident and why>\"."
@@ -448,33 +471,65 @@ fn remove_override_command(namespace: &str, resource: &str, name: &str) -> Strin
     format!("kubectl {ns}annotate {resource}/{name} {OVERRIDE_ANNOTATION}-")
 }
 
+/// An emergency override found on the Flux object that applies a change.
+struct OwnerOverride<'m> {
+    owner: FluxOwnerKind,
+    namespace: &'m str,
+    name: &'m str,
+    reason: String,
+}
+
 /// An emergency override on the Kustomization or HelmRelease that applies
 /// this object, with its reason. The annotation there is trusted because
-/// this policy lets only members of emergencyOverride.groups set it.
+/// this policy lets only members of emergencyOverride.groups set it. `Err`
+/// names the owners that could not be read (`Kind namespace/name`, error)
+/// when none of those read carries an override: a failed lookup is not "no
+/// override", and the refusal says so.
 fn owner_override<'m>(
     meta: &'m Metadata,
     ctx: &Context<'_>,
-) -> Option<(FluxOwnerKind, &'m str, &'m str, String)> {
-    [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease]
-        .into_iter()
-        .find_map(|kind| {
-            let (namespace, name) = kind.owner_of(&meta.labels)?;
-            let object = ObjectRef {
-                api_version: kind.api_version(),
-                kind: kind.kind(),
+) -> Result<Option<OwnerOverride<'m>>, Vec<(String, String)>> {
+    let mut failed = Vec::new();
+    for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
+        let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
+            continue;
+        };
+        let object = ObjectRef {
+            api_version: kind.api_version(),
+            kind: kind.kind(),
+            namespace,
+            name,
+        };
+        let owner = match ctx.cluster.get(&object) {
+            Ok(Some(owner)) => owner,
+            // Gone: nothing there overrides anything.
+            Ok(None) => continue,
+            Err(e) => {
+                failed.push((format!("{} {namespace}/{name}", kind.kind()), e.to_string()));
+                continue;
+            }
+        };
+        // Read from the cluster, so metadata.annotations is a map of strings.
+        let reason = owner
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(OVERRIDE_ANNOTATION))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default();
+        if !reason.is_empty() {
+            return Ok(Some(OwnerOverride {
+                owner: kind,
                 namespace,
                 name,
-            };
-            let owner = ctx.cluster.get(&object).ok()??;
-            let reason = owner
-                .get("metadata")?
-                .get("annotations")?
-                .get(OVERRIDE_ANNOTATION)?
-                .as_str()?
-                .trim()
-                .to_string();
-            (!reason.is_empty()).then_some((kind, namespace, name, reason))
-        })
+                reason: reason.to_string(),
+            }));
+        }
+    }
+    if failed.is_empty() {
+        Ok(None)
+    } else {
+        Err(failed)
+    }
 }
 
 /// Adding or changing the emergency-override annotation on a Kustomization
@@ -663,6 +718,54 @@ mod tests {
         fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
             Ok(vec![])
         }
+    }
+
+    /// The owner's override is read through a lookup; when that fails the
+    /// change is held (no override honoured) and the refusal says why,
+    /// instead of reading as "no override" without a word.
+    #[test]
+    fn an_owner_override_that_cannot_be_read_is_named() {
+        let labels = json!({"kustomize.toolkit.fluxcd.io/name": "apps",
+                            "kustomize.toolkit.fluxcd.io/namespace": "flux-system"});
+        let mut req = update("./b", false, json!({}), "bob", &[]);
+        let mut new = object(json!({"path": "./b"}), json!({}));
+        new["metadata"]["labels"] = labels.clone();
+        let mut old = object(json!({"path": "./a"}), json!({}));
+        old["metadata"]["labels"] = labels;
+        req.object = Some(serde_json::value::to_raw_value(&new).unwrap());
+        req.old_object = Some(serde_json::value::to_raw_value(&old).unwrap());
+        let v = eval(&req, &freeze(), &Broken);
+        assert!(!v.allowed);
+        let m = v.message.unwrap();
+        assert!(
+            m.contains(
+                "An emergency override on Kustomization flux-system/apps could not be checked \
+                 (\"timeout\"), so none is honoured from it; retry."
+            ),
+            "{m}"
+        );
+        // The owner found, with an override: it passes.
+        struct Owner;
+        impl Cluster for Owner {
+            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+                assert_eq!(
+                    (o.kind, o.namespace, o.name),
+                    ("Kustomization", "flux-system", "apps")
+                );
+                Ok(Some(
+                    json!({"metadata": {"annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}),
+                ))
+            }
+            fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+                Ok(vec![])
+            }
+        }
+        let v = eval(&req, &freeze(), &Owner);
+        assert!(v.allowed, "{v:?}");
+        assert!(
+            v.audit_annotations[AUDIT_KEY].ends_with(": \"INC-7\""),
+            "{v:?}"
+        );
     }
 
     #[test]
