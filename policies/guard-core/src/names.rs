@@ -95,16 +95,19 @@ pub fn quote(value: &str) -> String {
     format!("{shown:?}")
 }
 
-/// The longest message or warning a reply carries, in bytes. A policy's own
-/// sentences stay far below it; only an echo of the input reaches it, such as
-/// a serde error quoting a 1 MiB string in full.
-pub const MAX_MESSAGE: usize = 4096;
+/// The longest message or warning a reply carries, in bytes: half of what a
+/// Kubernetes condition message may hold (k8s.io/apimachinery
+/// `pkg/apis/meta/v1/types.go`, `Condition.Message`, MaxLength 32768), where
+/// Flux shows a refusal. A policy's own sentences stay below it (flux-gate's
+/// refusal naming every gate its settings allow is about 9 KB); an echo of
+/// the input, such as a serde error quoting a 1 MiB string, does not.
+pub const MAX_MESSAGE: usize = 16 * 1024;
 
 /// `text`, or when longer than [`MAX_MESSAGE`] its beginning and its end
 /// (where serde puts "at line 1 column N") around a note of what was left out.
 pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
-    const HEAD: usize = 3072;
-    const TAIL: usize = 512;
+    const HEAD: usize = 12 * 1024;
+    const TAIL: usize = 2 * 1024;
     if text.len() <= MAX_MESSAGE {
         return text.into();
     }
