@@ -1,10 +1,12 @@
-//! The worst case the settings allow, as `make bench` times it.
+//! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
 //! `tests/bench/flux-gate-worst-case.yaml` is built here from the limits the
 //! settings validation enforces (`flux_gate::settings::limits`): every limit
 //! used to the full, each gate bound to the request, and gates that are never
 //! open together minute by minute, so that the search for the next opening
-//! runs until its own bounds stop it. The test fails when the file and the
+//! runs until its own bounds stop it. The objects are as large as kube-apiserver
+//! admits (see [`MAX_REQUEST_BODY_BYTES`]), and the update changes the last
+//! entry of their largest spec member. The test fails when the file and the
 //! limits drift apart; `FLUX_GATE_WRITE_BENCH=1` rewrites the file.
 
 use flux_gate::settings::limits::*;
@@ -12,6 +14,27 @@ use guard_core::Settings as _;
 use serde_json::{json, Value};
 
 const NOW: &str = "2026-11-20T10:00:30Z";
+
+/// kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update or
+/// patch body, 3 MiB by default (kubernetes/apiserver `pkg/server/config.go`,
+/// `NewConfig`: `MaxRequestBodyBytes: int64(3 * 1024 * 1024)`; enforced by
+/// `limitedReadBody` in `pkg/endpoints/handlers/rest.go`; commit
+/// 24a394e516bfda066d7e2221d7d92c052de27c54). Each object here is kept under
+/// it, as a PUT would be (a PATCH's result can exceed it by the size of the
+/// stored object).
+const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// The annotations of an object hold at most 256 KiB of keys and values
+/// (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
+/// `TotalAnnotationSizeLimitB`, checked by `ValidateAnnotationsSize` from
+/// `ValidateObjectMetaAccessor`; commit
+/// eed236ceee2c19c2753a3d93ac0631dc20750454). flux-gate is a validating
+/// policy, and validating admission runs after that check (`Store.Create`
+/// calls `rest.BeforeCreate` before `createValidation`, `Store.Update`
+/// `rest.BeforeUpdate` before `updateValidation`, kubernetes/apiserver
+/// `pkg/registry/generic/registry/store.go`).
+const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
+/// Room left in each object for what kube-apiserver adds to it.
+const HEADROOM: usize = 16 * 1024;
 
 /// Zones with daylight saving time, each read once per evaluation.
 const ZONES: [&str; 64] = [
@@ -155,16 +178,46 @@ fn gate_object(name: &str) -> Value {
         "spec": {"interval": "30s", "default": "opened", "window": "1h"}}})
 }
 
-fn kustomization(path: &str, generation: u32, annotations: &Value) -> Value {
-    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+/// A Kustomization as large as kube-apiserver admits: its annotations
+/// filled to their validated limit, then `spec.postBuild.substitute` to the
+/// request limit, its last entry `last` (so that comparing an update's specs
+/// reads and parses all of them).
+fn kustomization(generation: u32, annotations: &Value, last: &str) -> Value {
+    let mut object = json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
         "metadata": {"name": "apps", "namespace": "flux-system",
             "uid": "3f9c2b6e-8a0d-4b7e-9c1a-5d2e7f4a6b10", "resourceVersion": "918273",
             "generation": generation, "creationTimestamp": "2026-09-01T08:00:00Z",
             "labels": {"kustomize.toolkit.fluxcd.io/name": "flux-system",
                        "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
             "annotations": annotations, "finalizers": ["finalizers.fluxcd.io"]},
-        "spec": {"interval": "10m0s", "path": path, "prune": true, "wait": true,
-                 "timeout": "5m0s", "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}})
+        "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true, "wait": true,
+                 "timeout": "5m0s", "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+                 "postBuild": {"substitute": {"zz_last": last}}}});
+    let budget = MAX_REQUEST_BODY_BYTES - HEADROOM;
+    let size = |v: &Value| serde_json::to_string(v).map_or(0, |s| s.len());
+    let counted: usize = object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .map_or(0, |m| {
+            m.iter()
+                .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+                .sum()
+        });
+    let annotations = (TOTAL_ANNOTATION_SIZE_LIMIT_B - counted) / "a0000000".len();
+    if let Some(map) = object
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        map.extend((0..annotations).map(|i| (format!("a{i:07}"), json!(""))));
+    }
+    let substitutes = (budget - size(&object)) / r#""s0000000":"","#.len();
+    if let Some(map) = object
+        .pointer_mut("/spec/postBuild/substitute")
+        .and_then(Value::as_object_mut)
+    {
+        map.extend((0..substitutes).map(|i| (format!("s{i:07}"), json!(""))));
+    }
+    object
 }
 
 fn case() -> Value {
@@ -179,10 +232,10 @@ fn case() -> Value {
     context.push(
         json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
         "namespace": "flux-system", "name": "flux-system",
-        "object": kustomization("./clusters/production", 3, &json!({}))}),
+        "object": kustomization(3, &json!({}), "v1")}),
     );
     json!({
-        "description": "The worst case the settings allow: every limit used to the full, all gates bound, and two of them never open together, so the search for the next opening runs to its bounds",
+        "description": "The worst case the settings and kube-apiserver allow: every limit used to the full, all gates bound, two of them never open together, so the search for the next opening runs to its bounds, and objects at the request size limit whose update changes the last entry of their largest spec member",
         "now": NOW,
         "settings": settings(),
         "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
@@ -195,19 +248,20 @@ fn case() -> Value {
             "userInfo": {"username": "system:serviceaccount:flux-system:kustomize-controller",
                 "uid": "0d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d",
                 "groups": ["system:serviceaccounts", "system:serviceaccounts:flux-system", "system:authenticated"]},
-            "object": kustomization("./clusters/production/apps-v2", 8, &annotations),
-            "oldObject": kustomization("./clusters/production/apps", 7, &annotations),
+            "object": kustomization(8, &annotations, "v2"),
+            "oldObject": kustomization(7, &annotations, "v1"),
             "dryRun": true,
             "options": {"kind": "PatchOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kustomize-controller", "force": true}}},
         "context": context,
         "expect": {"allowed": false, "code": 400,
-            "message": "^Reconciliation is waiting approval, gate 'odd-minutes' is closed: .* They are not all open at once before 2026-11-2"},
+            "message": "^Reconciliation is waiting approval, gate 'odd-minutes' is closed: .* They are not all open at once before 2026-11-2.* Held: dry-run UPDATE of Kustomization flux-system/apps \\(changes spec\\.postBuild\\)"},
     })
 }
 
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
-    let expected = serde_json::to_string_pretty(&case()).unwrap() + "\n";
+    // One line: the file is several MiB, and indentation would double it.
+    let expected = serde_json::to_string(&case()).unwrap() + "\n";
     if std::env::var_os("FLUX_GATE_WRITE_BENCH").is_some() {
         std::fs::write(file(), &expected).unwrap();
     }
@@ -250,4 +304,27 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
             .unwrap_err()
             .contains(&format!("at most {MAX_BINDINGS} bindings"))
     );
+    // Each object is as large as kube-apiserver admits, its annotations
+    // within their validated limit.
+    let case = case();
+    let request = &case["request"]["request"];
+    for object in [&request["object"], &request["oldObject"]] {
+        let bytes = serde_json::to_string(object).unwrap().len();
+        assert!(
+            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
+                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            "{bytes} bytes"
+        );
+        let annotation_bytes: usize = object["metadata"]["annotations"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+            .sum();
+        assert!(
+            annotation_bytes <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+                && annotation_bytes > TOTAL_ANNOTATION_SIZE_LIMIT_B - 16,
+            "{annotation_bytes}"
+        );
+    }
 }

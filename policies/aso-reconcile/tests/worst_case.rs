@@ -1,0 +1,334 @@
+//! The worst case the settings and kube-apiserver allow, as `make bench` times it.
+//!
+//! `tests/bench/aso-reconcile-worst-case.yaml` is built here along the
+//! policy's most expensive path: the DELETE of a ResourceGroup under
+//! deletion protection, whose effective reconcile policy comes from its
+//! Namespace (looked up), and which owns protected resources of every
+//! protected kind (each kind listed in the namespace, every object's labels
+//! matched against the selector and its owner references walked). The
+//! settings validation bounds no list, so each list the path reads has
+//! [`LIST_ENTRIES`] entries, the one that matches last; the test fails when
+//! the file and this generator drift apart; `ASO_RECONCILE_WRITE_BENCH=1`
+//! rewrites the file.
+//!
+//! Bounds this case relies on:
+//!
+//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
+//!   or patch body, 3 MiB by default (kubernetes/apiserver
+//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
+//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
+//!   `pkg/endpoints/handlers/rest.go`; commit
+//!   24a394e516bfda066d7e2221d7d92c052de27c54). A DELETE's `oldObject` and
+//!   the Namespace are stored objects, each written by such a request, so
+//!   each is kept under it.
+//! - The annotations of a stored object hold at most
+//!   `TotalAnnotationSizeLimitB`, 256 KiB of keys and values
+//!   (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
+//!   `ValidateAnnotationsSize`, called from `ValidateObjectMetaAccessor`;
+//!   commit eed236ceee2c19c2753a3d93ac0631dc20750454). Labels have no total
+//!   limit, so they fill each object to the request limit.
+//! - What the cluster holds is not bounded by the request: the protected
+//!   objects listed are [`CHILDREN_PER_KIND`] of each protected kind, each a
+//!   few KiB.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
+use serde_json::{json, Map, Value};
+
+/// kube-apiserver's `MaxRequestBodyBytes` (see above).
+const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
+const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
+/// Room left in each object for what kube-apiserver adds to it.
+const HEADROOM: usize = 16 * 1024;
+/// Entries in each settings list the validation does not bound.
+const LIST_ENTRIES: usize = 1024;
+/// Entries in a list inside a settings list entry (selector values).
+const INNER_ENTRIES: usize = 16;
+/// Protected objects of each protected kind in the namespace.
+const CHILDREN_PER_KIND: usize = 4;
+/// Owner references on each protected object, the deleted one's last.
+const OWNER_REFERENCES: usize = 8;
+
+const NOW: &str = "2026-11-20T10:00:00Z";
+const NAMESPACE: &str = "shop";
+const NAME: &str = "rg-shop-prod";
+const OWNER_UID: &str = "b3e1f0a2-6c4d-4e8f-9a1b-2c3d4e5f6a70";
+const VERSION: &str = "v1api20230601";
+
+fn file() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/bench/aso-reconcile-worst-case.yaml")
+}
+
+fn size(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// The protected kinds that are listed: every one but the last has a version.
+fn protected_kind(i: usize) -> (String, String) {
+    (
+        format!("service{i:04}.azure.com"),
+        format!("Protected{i:04}"),
+    )
+}
+
+/// The longest annotation key accepted: a 253-byte prefix and a 63-byte name.
+fn confirmation_annotation() -> String {
+    format!("{}/{}", "c".repeat(253), "d".repeat(63))
+}
+
+/// Labels every selected object carries: the selector's, each expression's
+/// value the last of its values.
+fn selected_labels() -> Map<String, Value> {
+    let mut labels = Map::new();
+    for i in 0..INNER_ENTRIES {
+        labels.insert(format!("protect.example.com/label-{i:02}"), json!("yes"));
+        labels.insert(
+            format!("protect.example.com/tier-{i:02}"),
+            json!(format!("tier-{}", INNER_ENTRIES - 1)),
+        );
+    }
+    labels
+}
+
+fn settings() -> Value {
+    let mut kinds: Vec<Value> = (0..LIST_ENTRIES - 1)
+        .map(|i| {
+            let (group, kind) = protected_kind(i);
+            json!({"group": group, "kind": kind, "version": VERSION})
+        })
+        .collect();
+    kinds.push(json!({"group": "resources.azure.com", "kind": "ResourceGroup"}));
+    let namespaces: Vec<String> = (0..LIST_ENTRIES - 1)
+        .map(|i| format!("team-{i:04}"))
+        .chain([NAMESPACE.to_string()])
+        .collect();
+    let match_labels: Map<String, Value> = (0..INNER_ENTRIES)
+        .map(|i| (format!("protect.example.com/label-{i:02}"), json!("yes")))
+        .collect();
+    let expressions: Vec<Value> = (0..INNER_ENTRIES)
+        .map(|i| {
+            let values: Vec<String> = (0..INNER_ENTRIES).map(|v| format!("tier-{v}")).collect();
+            json!({"key": format!("protect.example.com/tier-{i:02}"), "operator": "In", "values": values})
+        })
+        .collect();
+    let operators: Vec<String> = (0..LIST_ENTRIES)
+        .map(|i| format!("system:serviceaccount:aso-{i:04}:azureserviceoperator-default"))
+        .collect();
+    let mut defaults: Map<String, Value> = (0..LIST_ENTRIES - 1)
+        .map(|i| (format!("team-{i:04}"), json!("detach-on-delete")))
+        .collect();
+    defaults.insert("*".into(), json!("skip"));
+    json!({
+        "defaultReconcilePolicy": "manage",
+        "acceptLegacyValues": true,
+        "operatorIdentities": {"serviceAccounts": operators},
+        "ifExistsChangeAfterFinalizer": "deny",
+        "namespaceLookupFailure": "deny",
+        "deletionProtection": {
+            "kinds": kinds,
+            "namespaces": namespaces,
+            "labelSelector": {"matchLabels": match_labels, "matchExpressions": expressions},
+            "confirmationAnnotation": confirmation_annotation(),
+        },
+        "explicitDefaults": defaults,
+    })
+}
+
+/// Adds short annotations (`a0000000: ""`) while the annotations stay within
+/// `TotalAnnotationSizeLimitB` and the object within `budget`.
+fn fill_annotations(object: &mut Value, budget: usize) {
+    const ENTRY_JSON: usize = r#""a0000000":"","#.len();
+    const ENTRY_BYTES: usize = "a0000000".len();
+    let counted: usize = object["metadata"]["annotations"]
+        .as_object()
+        .map_or(0, |m| {
+            m.iter()
+                .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+                .sum()
+        });
+    let count = ((budget - size(object)) / ENTRY_JSON)
+        .min((TOTAL_ANNOTATION_SIZE_LIMIT_B - counted) / ENTRY_BYTES);
+    if let Some(map) = object["metadata"]["annotations"].as_object_mut() {
+        map.extend((0..count).map(|i| (format!("a{i:07}"), json!(""))));
+    }
+}
+
+/// Adds short labels (`l0000000: ""`) until the object reaches `budget`.
+fn fill_labels(object: &mut Value, budget: usize) {
+    const ENTRY_JSON: usize = r#""l0000000":"","#.len();
+    let count = (budget - size(object)) / ENTRY_JSON;
+    if let Some(map) = object["metadata"]["labels"].as_object_mut() {
+        map.extend((0..count).map(|i| (format!("l{i:07}"), json!(""))));
+    }
+}
+
+/// The stored ResourceGroup: taken over by ASO (finalizer, status), carrying
+/// a confirmation that does not name it, no reconcile policy of its own, and
+/// labels that select it filling it to the request limit.
+fn old_object() -> Value {
+    let mut annotations = Map::new();
+    annotations.insert(confirmation_annotation(), json!("rg-shop-staging"));
+    annotations.insert(
+        "serviceoperator.azure.com/resource-id".into(),
+        json!("/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/rg-shop-prod"),
+    );
+    let mut object = json!({"apiVersion": "resources.azure.com/v1api20200601", "kind": "ResourceGroup",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "uid": OWNER_UID,
+            "resourceVersion": "48712", "generation": 1, "creationTimestamp": "2026-06-03T14:21:08Z",
+            "labels": selected_labels(), "annotations": annotations,
+            "finalizers": ["serviceoperator.azure.com/finalizer"]},
+        "spec": {"location": "westeurope"},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "severity": "", "reason": "Succeeded",
+            "observedGeneration": 1, "lastTransitionTime": "2026-06-03T14:21:12Z"}],
+            "id": "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/rg-shop-prod",
+            "location": "westeurope", "name": NAME, "provisioningState": "Succeeded"}});
+    fill_annotations(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    object
+}
+
+/// The Namespace, whose annotation makes the effective policy `manage`.
+fn namespace() -> Value {
+    let mut object = json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "uid": "4f002bd8-786d-5135-b148-adda623ed846",
+            "resourceVersion": "1207", "creationTimestamp": "2026-05-11T07:30:00Z",
+            "labels": {"kubernetes.io/metadata.name": NAMESPACE},
+            "annotations": {"serviceoperator.azure.com/reconcile-policy": "manage"}},
+        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+    fill_annotations(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    object
+}
+
+/// A protected object the ResourceGroup owns, found by its owner references.
+fn child(kind_index: usize, n: usize) -> Value {
+    let (group, kind) = protected_kind(kind_index);
+    let name = format!("{}-{n}", kind.to_lowercase());
+    let references: Vec<Value> = (0..OWNER_REFERENCES)
+        .map(|r| {
+            let uid = if r + 1 == OWNER_REFERENCES {
+                OWNER_UID.to_string()
+            } else {
+                format!("00000000-0000-4000-8000-{r:012}")
+            };
+            json!({"apiVersion": "resources.azure.com/v1api20200601", "kind": "ResourceGroup",
+                   "name": format!("rg-{r}"), "uid": uid})
+        })
+        .collect();
+    json!({"apiVersion": format!("{group}/{VERSION}"), "kind": kind,
+        "namespace": NAMESPACE, "name": name, "object": {
+        "apiVersion": format!("{group}/{VERSION}"), "kind": kind,
+        "metadata": {"name": name, "namespace": NAMESPACE,
+            "uid": format!("6a7b8c9d-0e1f-4a2b-8c3d-{kind_index:06}{n:06}"),
+            "resourceVersion": "50211", "generation": 1,
+            "labels": selected_labels(), "ownerReferences": references,
+            "finalizers": ["serviceoperator.azure.com/finalizer"]},
+        "spec": {"owner": {"name": NAME}, "location": "westeurope"}}})
+}
+
+fn context() -> Vec<Value> {
+    let mut context = vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "name": NAMESPACE,
+                                  "object": namespace()}),
+    ];
+    for k in 0..LIST_ENTRIES - 1 {
+        context.extend((0..CHILDREN_PER_KIND).map(|n| child(k, n)));
+    }
+    context
+}
+
+fn granted() -> Vec<Value> {
+    let mut granted = vec![json!({"apiVersion": "v1", "kind": "Namespace"})];
+    granted.extend((0..LIST_ENTRIES - 1).map(|i| {
+        let (group, kind) = protected_kind(i);
+        json!({"apiVersion": format!("{group}/{VERSION}"), "kind": kind})
+    }));
+    granted
+}
+
+fn case() -> Value {
+    json!({
+        "description": "The worst case the settings and kube-apiserver allow: the DELETE of a protected ResourceGroup at the request size limit, its policy inherited from a Namespace at the same limit, owning protected objects of every protected kind, each listed, selected by label and found by its owner references",
+        "now": NOW,
+        "settings": settings(),
+        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "5d7f9b1c-3e5a-4c7e-9b2d-8a0c2e4f6b17",
+            "kind": {"group": "resources.azure.com", "version": "v1api20200601", "kind": "ResourceGroup"},
+            "resource": {"group": "resources.azure.com", "version": "v1api20200601", "resource": "resourcegroups"},
+            "requestKind": {"group": "resources.azure.com", "version": "v1api20200601", "kind": "ResourceGroup"},
+            "requestResource": {"group": "resources.azure.com", "version": "v1api20200601", "resource": "resourcegroups"},
+            "name": NAME, "namespace": NAMESPACE, "operation": "DELETE",
+            "userInfo": {"username": "system:serviceaccount:flux-system:kustomize-controller",
+                "uid": "2f6b8d0a-7c1e-4e3b-9a5d-1c3e5a7b9d2f",
+                "groups": ["system:serviceaccounts", "system:serviceaccounts:flux-system", "system:authenticated"]},
+            "object": null,
+            "oldObject": old_object(),
+            "dryRun": false,
+            "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "propagationPolicy": "Background"}}},
+        "context": context(),
+        "contextAwareResources": granted(),
+        "expect": {"allowed": false, "code": 400,
+            "message": format!("^ResourceGroup \"{NAME}\" in namespace \"{NAMESPACE}\" is protected from deletion: ASO would delete the Azure resource as well, because its effective serviceoperator\\.azure\\.com/reconcile-policy is manage \\(inherited from Namespace \"{NAMESPACE}\"\\), and Azure deletes what is inside it, including the protected Protected0000 \"protected0000-0\", .* and {} more\\. Annotation ",
+                (LIST_ENTRIES - 1) * CHILDREN_PER_KIND - 5)},
+    })
+}
+
+#[test]
+fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
+    let case = case();
+    // One line: the file is several MiB, and indentation would double it.
+    let expected = serde_json::to_string(&case).unwrap() + "\n";
+    if std::env::var_os("ASO_RECONCILE_WRITE_BENCH").is_some() {
+        std::fs::write(file(), &expected).unwrap();
+    }
+    let actual = std::fs::read_to_string(file()).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "tests/bench/aso-reconcile-worst-case.yaml is not what this generator makes; rerun with ASO_RECONCILE_WRITE_BENCH=1"
+    );
+    // The verdict it records is the policy's.
+    let (count, failures) = conformance::check_native(&aso_reconcile::ENTRY, &file()).unwrap();
+    assert_eq!(count, 1);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The settings are accepted as they are, and fit the ClusterAdmissionPolicy
+    // that carries them.
+    let s = &case["settings"];
+    assert!(
+        guard_core::settings::parse::<aso_reconcile::Settings>(s.to_string().as_bytes()).is_ok()
+    );
+    assert!(size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM, "{}", size(s));
+
+    // Each stored object is as large as kube-apiserver admits, its
+    // annotations within their validated limit.
+    let objects = [
+        case["request"]["request"]["oldObject"].clone(),
+        case["context"][0]["object"].clone(),
+    ];
+    for object in &objects {
+        let bytes = size(object);
+        assert!(
+            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
+                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            "{bytes} bytes"
+        );
+        let annotation_bytes: usize = object["metadata"]["annotations"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+            .sum();
+        assert!(
+            annotation_bytes <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+                && annotation_bytes > TOTAL_ANNOTATION_SIZE_LIMIT_B - 16,
+            "{annotation_bytes}"
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! The worst case the settings and kube-apiserver allow, as `make bench` times it.
+//!
+//! `tests/bench/flux-event-metadata-worst-case.yaml` is built here along the
+//! policy's most expensive path: an UPDATE of a Kustomization that changes
+//! every one of as many `event.toolkit.fluxcd.io/` annotations as
+//! kube-apiserver admits, each checked against every settings list, with a
+//! value pattern whose program is as large as the matching budget accepts,
+//! and as many Alerts as the policy examines, each selecting the object
+//! (after a few sources that do not) and setting keys it also sets, so that
+//! every Alert key is a reported conflict. Every action that can warn warns:
+//! a warning's text is built even when it is not shown. The test fails when
+//! the file and the limits drift apart; `FLUX_EVENT_METADATA_WRITE_BENCH=1`
+//! rewrites the file.
+//!
+//! Bounds this case relies on:
+//!
+//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
+//!   or patch body, 3 MiB by default (kubernetes/apiserver
+//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
+//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
+//!   `pkg/endpoints/handlers/rest.go`; commit
+//!   24a394e516bfda066d7e2221d7d92c052de27c54). A PATCH's result can exceed
+//!   it by the size of the stored object; this case keeps each object under
+//!   it, as a PUT would.
+//! - The annotations of an object hold at most `TotalAnnotationSizeLimitB`,
+//!   256 KiB of keys and values (kubernetes/apimachinery
+//!   `pkg/api/validation/objectmeta.go`, `ValidateAnnotationsSize`, called
+//!   from `ValidateObjectMetaAccessor`; commit
+//!   eed236ceee2c19c2753a3d93ac0631dc20750454). flux-event-metadata is a
+//!   validating policy, and validating admission runs after that check:
+//!   `Store.Create` calls `rest.BeforeCreate`, which validates, before
+//!   `createValidation`, and `Store.Update` calls `rest.BeforeUpdate` before
+//!   `updateValidation` (kubernetes/apiserver
+//!   `pkg/registry/generic/registry/store.go`). Labels have no total limit,
+//!   so they fill each object to the request limit.
+//! - `maxKeys` is at most [`MAX_KEYS`]; `maxValueLength` and the value
+//!   patterns share one matching budget when the validation has one (the
+//!   smaller the longest value, the larger a pattern's program), so the case
+//!   takes the smallest `maxValueLength` and one pattern as large as the
+//!   validation then accepts, found by asking it: its program is compiled
+//!   for every request, whatever the values.
+//! - Settings lists the validation does not bound are given [`LIST_ENTRIES`]
+//!   entries each. What the cluster holds is not bounded by the request:
+//!   [`ALERTS`] Alerts, the policy's own bound (`conflicts::MAX_ALERTS`,
+//!   checked below), each of a few KiB.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
+use serde_json::{json, Map, Value};
+
+/// kube-apiserver's `MaxRequestBodyBytes` (see above).
+const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
+const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
+/// Room left in each object for what kube-apiserver adds to it.
+const HEADROOM: usize = 16 * 1024;
+/// Entries in each settings list the validation does not bound.
+const LIST_ENTRIES: usize = 1024;
+/// The largest `maxKeys` accepted (checked below).
+const MAX_KEYS: usize = 1000;
+/// Alerts the policy examines at most (checked below).
+const ALERTS: usize = 4096;
+/// Labels an Alert's last source matches on.
+const MATCH_LABELS: usize = 16;
+/// `spec.eventMetadata` keys of each Alert, all set by the object too.
+const ALERT_KEYS: usize = 16;
+
+const PREFIX: &str = "event.toolkit.fluxcd.io/";
+const NOW: &str = "2026-11-20T10:00:00Z";
+const PATTERN_KEY: &str = "build";
+
+fn file() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/bench/flux-event-metadata-worst-case.yaml")
+}
+
+fn size(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+fn parse(settings: &Value) -> Result<flux_event_metadata::Settings, String> {
+    guard_core::settings::parse(settings.to_string().as_bytes())
+}
+
+/// The smallest `maxValueLength`: the one that leaves the pattern the
+/// largest program.
+const MAX_VALUE_LENGTH: usize = 1;
+
+fn pattern(n: usize) -> String {
+    format!("[a-z0-9 ]{{0,{n}}}")
+}
+
+/// The largest `n` for which the validation accepts `[a-z0-9 ]{0,n}`
+/// beside `maxValueLength: 1`.
+fn pattern_repeats() -> usize {
+    let accepted = |n: usize| {
+        parse(&json!({"maxValueLength": MAX_VALUE_LENGTH,
+                      "valuePatterns": {PATTERN_KEY: pattern(n)}}))
+        .is_ok()
+    };
+    let (mut accepted_up_to, mut refused_from) = (0, 1 << 24);
+    while refused_from - accepted_up_to > 1 {
+        let n = accepted_up_to + (refused_from - accepted_up_to) / 2;
+        if accepted(n) {
+            accepted_up_to = n;
+        } else {
+            refused_from = n;
+        }
+    }
+    accepted_up_to
+}
+
+/// The keys the object sets: the ones with a rule of their own, then as many
+/// short ones as the annotation limit admits beside their values.
+fn keys() -> Vec<String> {
+    let mut keys: Vec<String> = [
+        "commit",
+        "change_request",
+        "revision",
+        "summary",
+        PATTERN_KEY,
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut bytes: usize = keys.iter().map(|k| PREFIX.len() + k.len() + 1).sum();
+    let entry = PREFIX.len() + "k0000".len() + 1;
+    let mut i = 0;
+    while bytes + entry <= TOTAL_ANNOTATION_SIZE_LIMIT_B {
+        keys.push(format!("k{i:04}"));
+        bytes += entry;
+        i += 1;
+    }
+    keys
+}
+
+fn annotations(value: &str) -> Map<String, Value> {
+    keys()
+        .into_iter()
+        .map(|k| (format!("{PREFIX}{k}"), json!(value)))
+        .collect()
+}
+
+fn match_labels() -> Map<String, Value> {
+    (0..MATCH_LABELS)
+        .map(|i| (format!("team.example.com/label-{i:02}"), json!("payments")))
+        .collect()
+}
+
+fn settings() -> Value {
+    let list = |what: &str| -> Vec<String> {
+        (0..LIST_ENTRIES)
+            .map(|i| format!("{what}-{i:04}"))
+            .collect()
+    };
+    // Keys the object sets, so that each lookup in them may succeed late.
+    let allowed: Vec<String> = (0..LIST_ENTRIES).map(|i| format!("k{i:04}")).collect();
+    let (kind_required, all_required) = allowed.split_at(LIST_ENTRIES / 2);
+    let users: Vec<String> = (0..LIST_ENTRIES)
+        .map(|i| format!("release-bot-{i:04}@example.com"))
+        .collect();
+    let controllers: Vec<String> = (0..LIST_ENTRIES)
+        .map(|i| format!("flux-system:controller-{i:04}"))
+        .collect();
+    json!({
+        "controllerKeys": "warn",
+        "routingKeyFormat": "warn",
+        "routingKeySetters": {"users": users},
+        "deniedKeys": list("denied"),
+        "allowedKeys": allowed,
+        "requiredKeys": {"Kustomization": kind_required, "*": all_required},
+        "valuePatterns": {PATTERN_KEY: pattern(pattern_repeats())},
+        "maxValueLength": MAX_VALUE_LENGTH,
+        "maxKeys": MAX_KEYS,
+        "allowNewlines": false,
+        "reservedKeys": list("reserved"),
+        "alertConflicts": "warn",
+        "alertLookupFailure": "warn",
+        "inertAnnotations": "warn",
+        "deprecatedSummary": "warn",
+        "fluxControllers": {"serviceAccounts": controllers},
+        "noCrossNamespaceRefs": false,
+    })
+}
+
+/// Adds short labels (`l0000000: ""`) until the object reaches `budget`.
+fn fill_labels(object: &mut Value, budget: usize) {
+    const ENTRY_JSON: usize = r#""l0000000":"","#.len();
+    let count = (budget - size(object)) / ENTRY_JSON;
+    if let Some(map) = object["metadata"]["labels"].as_object_mut() {
+        map.extend((0..count).map(|i| (format!("l{i:07}"), json!(""))));
+    }
+}
+
+fn kustomization(generation: u32, value: &str) -> Value {
+    let mut object = json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system",
+            "uid": "3f9c2b6e-8a0d-4b7e-9c1a-5d2e7f4a6b10", "resourceVersion": "918273",
+            "generation": generation, "creationTimestamp": "2026-09-01T08:00:00Z",
+            "labels": match_labels(), "annotations": annotations(value),
+            "finalizers": ["finalizers.fluxcd.io"]},
+        "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true,
+                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}});
+    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    object
+}
+
+/// An Alert that selects the object by its last source, with a summary and
+/// `ALERT_KEYS` metadata keys the object also sets.
+fn alert(i: usize, keys: &[String]) -> Value {
+    let metadata: Map<String, Value> = (0..ALERT_KEYS)
+        .filter_map(|j| keys.get((i * ALERT_KEYS + j) % keys.len()))
+        .map(|k| (k.clone(), json!("from-the-alert")))
+        .collect();
+    let name = format!("alert-{i:04}");
+    json!({"apiVersion": "notification.toolkit.fluxcd.io/v1beta3", "kind": "Alert",
+        "namespace": "flux-system", "name": name, "object": {
+        "apiVersion": "notification.toolkit.fluxcd.io/v1beta3", "kind": "Alert",
+        "metadata": {"name": name, "namespace": "flux-system",
+                     "uid": format!("9d8c7b6a-5f4e-4d3c-8b2a-{i:012}"), "resourceVersion": "7700",
+                     "generation": 1},
+        "spec": {"providerRef": {"name": "slack"}, "summary": "production cluster",
+                 "eventSeverity": "info",
+                 "eventSources": [
+                     {"kind": "GitRepository", "name": "*"},
+                     {"kind": "HelmRelease", "name": "*"},
+                     {"kind": "Kustomization", "name": "infrastructure"},
+                     {"kind": "Kustomization", "name": "*", "matchLabels": match_labels()}],
+                 "eventMetadata": metadata}}})
+}
+
+fn case() -> Value {
+    let keys = keys();
+    let context: Vec<Value> = (0..ALERTS).map(|i| alert(i, &keys)).collect();
+    json!({
+        "description": "The worst case the settings and kube-apiserver allow: an UPDATE changing as many event annotations as kube-apiserver admits on an object at the request size limit, each checked against every settings list, a value pattern as large as the matching budget accepts, and as many Alerts as the policy examines, each selecting the object and overriding its keys",
+        "now": NOW,
+        "settings": settings(),
+        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d",
+            "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "requestKind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "requestResource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
+            "userInfo": {"username": "alice@example.com", "uid": "c1f0",
+                "groups": ["sre", "system:authenticated"]},
+            "object": kustomization(8, "a"),
+            "oldObject": kustomization(7, "b"),
+            "dryRun": false,
+            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply"}}},
+        "context": context,
+        "expect": {"allowed": false, "code": 400,
+            "message": "^\\d+ problems with the event metadata of Kustomization flux-system/apps: \\(1\\) "},
+    })
+}
+
+#[test]
+fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
+    let case = case();
+    // One line: the file is several MiB, and indentation would double it.
+    let expected = serde_json::to_string(&case).unwrap() + "\n";
+    if std::env::var_os("FLUX_EVENT_METADATA_WRITE_BENCH").is_some() {
+        std::fs::write(file(), &expected).unwrap();
+    }
+    let actual = std::fs::read_to_string(file()).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "tests/bench/flux-event-metadata-worst-case.yaml does not use the current limits; rerun with FLUX_EVENT_METADATA_WRITE_BENCH=1"
+    );
+    // The verdict it records is the policy's, and every Alert key conflicts.
+    let (count, failures) =
+        conformance::check_native(&flux_event_metadata::ENTRY, &file()).unwrap();
+    assert_eq!(count, 1);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let loaded = conformance::load_cases(&file()).unwrap();
+    let response = conformance::evaluate_native(&flux_event_metadata::ENTRY, &loaded[0]).unwrap();
+    let last = response["warnings"].as_array().unwrap().last().unwrap();
+    let unshown: usize = last
+        .as_str()
+        .and_then(|w| w.strip_prefix("… and "))
+        .and_then(|w| w.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(unshown >= ALERTS * (ALERT_KEYS + 1) - 8, "{unshown}");
+
+    // Every limit is reached, and the settings are accepted as they are.
+    let s = &case["settings"];
+    assert!(parse(s).is_ok());
+    assert!(size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM);
+    let mut more = s.clone();
+    more["maxKeys"] = json!(MAX_KEYS + 1);
+    assert!(parse(&more).unwrap_err().contains("maxKeys"));
+    let mut smaller = s.clone();
+    smaller["maxValueLength"] = json!(MAX_VALUE_LENGTH - 1);
+    assert!(parse(&smaller).unwrap_err().contains("maxValueLength"));
+    let mut larger = s.clone();
+    larger["valuePatterns"][PATTERN_KEY] = json!(pattern(pattern_repeats() + 1));
+    assert!(parse(&larger).is_err());
+
+    // Each object is as large as kube-apiserver admits, its annotations
+    // within their validated limit.
+    let request = &case["request"]["request"];
+    for which in ["object", "oldObject"] {
+        let object = &request[which];
+        let bytes = size(object);
+        assert!(
+            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
+                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            "{which}: {bytes} bytes"
+        );
+        let annotation_bytes: usize = object["metadata"]["annotations"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+            .sum();
+        assert!(
+            annotation_bytes <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+                && annotation_bytes > TOTAL_ANNOTATION_SIZE_LIMIT_B - 40,
+            "{which}: {annotation_bytes}"
+        );
+    }
+}
+
+/// `ALERTS` is the policy's own bound: one Alert more is not examined, and
+/// the policy says so.
+#[test]
+fn alerts_beyond_the_benchmarked_count_are_not_examined() {
+    let alerts: Vec<Value> = (0..=ALERTS)
+        .map(|i| {
+            json!({"apiVersion": "notification.toolkit.fluxcd.io/v1beta3", "kind": "Alert",
+                   "namespace": "flux-system", "name": format!("a{i}"),
+                   "object": {"metadata": {"name": format!("a{i}"), "namespace": "flux-system"},
+                              "spec": {"eventSources": []}}})
+        })
+        .collect();
+    let mut case = case();
+    case["settings"] = json!({});
+    case["context"] = json!(alerts);
+    case["request"]["request"]["object"] = json!({"metadata": {"name": "apps",
+        "namespace": "flux-system", "annotations": {format!("{PREFIX}team"): "payments"}}});
+    case["request"]["request"]["oldObject"] = json!({"metadata": {"name": "apps",
+        "namespace": "flux-system"}});
+    let case: conformance::Case = serde_json::from_value(case).unwrap();
+    let response = conformance::evaluate_native(&flux_event_metadata::ENTRY, &case).unwrap();
+    assert_eq!(
+        response["warnings"],
+        json!([format!(
+            "only the first {ALERTS} of {} Alerts (notification.toolkit.fluxcd.io) were checked for metadata keys that override this object's annotations.",
+            ALERTS + 1
+        )])
+    );
+}

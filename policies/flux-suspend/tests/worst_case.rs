@@ -1,0 +1,353 @@
+//! The worst case the settings and kube-apiserver allow, as `make bench` times it.
+//!
+//! `tests/bench/flux-suspend-worst-case.yaml` is built here from the limits
+//! the settings validation enforces (`flux_suspend::settings::limits`) and
+//! the size kube-apiserver admits, along the policy's most expensive path: an
+//! UPDATE that suspends a Kustomization with a reason, in mirror mode with
+//! `recordSuspender`, so that the reason is read in full (`maxReasonLength`,
+//! `minReasonLength`, every placeholder, `reasonPattern`, `until=`,
+//! `maxDuration`) and the object is edited twice (`spec.suspend` and the
+//! suspender annotation, which expands the whole annotation map). The test
+//! fails when the file and the limits drift apart;
+//! `FLUX_SUSPEND_WRITE_BENCH=1` rewrites the file.
+//!
+//! Bounds this case relies on:
+//!
+//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
+//!   or patch body, 3 MiB by default (kubernetes/apiserver
+//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
+//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
+//!   `pkg/endpoints/handlers/rest.go`, called from `createHandler`,
+//!   `UpdateResource` and `PatchResource`; commit
+//!   24a394e516bfda066d7e2221d7d92c052de27c54). A PATCH's result can exceed
+//!   it by the size of the stored object; this case keeps the object itself
+//!   under the limit, as a PUT would.
+//! - The annotations of an object together hold at most
+//!   `TotalAnnotationSizeLimitB`, 256 KiB of keys and values
+//!   (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
+//!   `ValidateAnnotationsSize`, called from `ValidateObjectMetaAccessor`;
+//!   commit eed236ceee2c19c2753a3d93ac0631dc20750454). That check is the
+//!   object's validation, and mutating admission runs before it: the create
+//!   handler calls `mutatingAdmission.Admit` before `r.Create`
+//!   (`pkg/endpoints/handlers/create.go`, `createHandler`), where
+//!   `rest.BeforeCreate` validates (`pkg/registry/generic/registry/store.go`,
+//!   `Store.Create`), and an update's admission runs in
+//!   `objInfo.UpdatedObject` before `rest.BeforeUpdate` (`Store.Update`).
+//!   flux-suspend is a mutating policy, so the object it sees may carry
+//!   annotations up to the request limit; the stored `oldObject` passed
+//!   validation and keeps under 256 KiB of them.
+//! - Settings lists the validation does not bound (`placeholderReasons`,
+//!   `suspenders`, `resumers`, `reconcilers`) are given [`LIST_ENTRIES`]
+//!   entries each; they are read one by one, and only the
+//!   ClusterAdmissionPolicy's own size bounds them.
+//! - `reasonPattern` is as long as accepted, of alternatives that all match
+//!   every character of the reason; when the validation shares one matching
+//!   budget between the pattern's program size and `maxReasonLength` (so that
+//!   counted repetitions cannot make a short pattern cost more than it), the
+//!   case takes the longest `maxReasonLength` it accepts beside that pattern,
+//!   found by asking the validation itself.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test code
+
+use flux_suspend::settings::limits::*;
+use guard_core::Settings as _;
+use serde_json::{json, Map, Value};
+
+/// kube-apiserver's `MaxRequestBodyBytes` (see above).
+const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
+const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
+/// Room left in each object for what kube-apiserver adds to it on the way
+/// to the webhook (managedFields, resourceVersion, ...).
+const HEADROOM: usize = 16 * 1024;
+/// Entries in each settings list the validation does not bound.
+const LIST_ENTRIES: usize = 1024;
+
+const NOW: &str = "2026-11-20T10:00:00Z";
+const UNTIL: &str = "until=2027-06-01T00:00:00Z";
+const USER: &str = "alice@example.com";
+
+fn file() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/bench/flux-suspend-worst-case.yaml")
+}
+
+/// The longest `maxReasonLength` the validation accepts beside
+/// [`reason_pattern`]: the pattern's program size and the reason's length
+/// share one matching budget, so the pattern sets how long a reason may be.
+fn max_reason_length() -> usize {
+    let accepted = |n: usize| {
+        let probe = json!({"reasonPattern": reason_pattern(), "maxReasonLength": n,
+                           "minReasonLength": 0});
+        guard_core::settings::parse::<flux_suspend::Settings>(probe.to_string().as_bytes()).is_ok()
+    };
+    let (mut accepted_up_to, mut refused_from) = (0, MAX_ANNOTATION_BYTES + 1);
+    while refused_from - accepted_up_to > 1 {
+        let n = accepted_up_to + (refused_from - accepted_up_to) / 2;
+        if accepted(n) {
+            accepted_up_to = n;
+        } else {
+            refused_from = n;
+        }
+    }
+    accepted_up_to
+}
+
+/// A ticket and words, then the expiry: `maxReasonLength` characters.
+fn reason() -> String {
+    let head = "INC-4711";
+    let tail = format!(" {UNTIL}");
+    let words: String = " abcdefghij"
+        .chars()
+        .cycle()
+        .take(max_reason_length() - head.len() - tail.len())
+        .collect();
+    format!("{head}{words}{tail}")
+}
+
+/// The reason as the policy judges it: without `until=`.
+fn reason_text() -> String {
+    reason()
+        .split_whitespace()
+        .filter(|w| !w.starts_with("until="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `MAX_PATTERN_LEN` bytes matching the whole reason, each character of it
+/// against every one of as many alternatives as fit.
+fn reason_pattern() -> String {
+    let (head, alternative, tail) = ("^INC-[0-9]+(?:", "[a-z ]", ")*$");
+    let fixed = head.len() + tail.len();
+    let count = (MAX_PATTERN_LEN - fixed + 1) / (alternative.len() + 1);
+    let mut alternatives = vec![alternative.to_string(); count];
+    let spare = MAX_PATTERN_LEN - fixed - (count * (alternative.len() + 1) - 1);
+    if let Some(first) = alternatives.first_mut() {
+        *first = format!("[a-z {}]", "a".repeat(spare));
+    }
+    format!("{head}{}{tail}", alternatives.join("|"))
+}
+
+/// A placeholder as long as the reason, so that comparing them reads it all.
+fn long_placeholder() -> String {
+    let mut text = reason_text();
+    text.pop();
+    text.push('x');
+    text
+}
+
+/// The longest annotation key accepted: a 253-byte prefix and a 63-byte name.
+fn suspender_annotation() -> String {
+    format!("{}/{}", "a".repeat(253), "b".repeat(63))
+}
+
+fn settings() -> Value {
+    let visible = reason_text().chars().filter(|c| *c != ' ').count();
+    let mut placeholders: Vec<String> = flux_suspend::settings::DEFAULT_PLACEHOLDERS
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    placeholders.extend((placeholders.len()..LIST_ENTRIES - 1).map(|i| format!("placeholder-{i}")));
+    placeholders.push(long_placeholder());
+    let users = |who: &str| -> Vec<String> {
+        (0..LIST_ENTRIES - 1)
+            .map(|i| format!("{who}-{i}@example.com"))
+            .chain([USER.to_string()])
+            .collect()
+    };
+    let service_accounts: Vec<String> = (0..LIST_ENTRIES)
+        .map(|i| format!("flux-system:controller-{i}"))
+        .collect();
+    json!({
+        "mode": "mirror",
+        "requireReason": true,
+        "minReasonLength": visible,
+        "maxReasonLength": max_reason_length(),
+        "placeholderReasons": placeholders,
+        "reasonPattern": reason_pattern(),
+        "requireExpiry": true,
+        "maxDuration": "8760h",
+        "suspenders": {"users": users("suspender")},
+        "resumers": {"users": users("resumer")},
+        "reconcilers": {"serviceAccounts": service_accounts},
+        "recordSuspender": true,
+        "suspenderAnnotation": suspender_annotation(),
+    })
+}
+
+fn size(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// `annotations` with as many short annotations added (`k0000000: ""`) as
+/// keep `object` within `object_budget` bytes and the annotations within
+/// `annotation_budget` (keys and values, as apimachinery counts them).
+fn fill_annotations(object: &mut Value, object_budget: usize, annotation_budget: usize) {
+    const ENTRY_JSON: usize = r#""k0000000":"","#.len();
+    const ENTRY_BYTES: usize = "k0000000".len();
+    let annotations = &object["metadata"]["annotations"];
+    let counted: usize = annotations.as_object().map_or(0, |m| {
+        m.iter()
+            .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+            .sum()
+    });
+    let by_object = (object_budget - size(object)) / ENTRY_JSON;
+    let by_annotations = (annotation_budget - counted) / ENTRY_BYTES;
+    let count = by_object.min(by_annotations);
+    if let Some(map) = object["metadata"]["annotations"].as_object_mut() {
+        map.extend((0..count).map(|i| (format!("k{i:07}"), json!(""))));
+    }
+}
+
+/// The inventory a Kustomization that applied many objects records, to
+/// bring the stored object to the request limit.
+fn fill_inventory(object: &mut Value, budget: usize) {
+    let entry = |i: usize| json!({"id": format!("apps_app-{i:06}_apps_Deployment"), "v": "v1"});
+    let per_entry = size(&entry(0)) + 1;
+    let count = (budget - size(object)) / per_entry;
+    object["status"]["inventory"]["entries"] = Value::Array((0..count).map(entry).collect());
+}
+
+fn kustomization(annotations: Map<String, Value>, suspend: bool) -> Value {
+    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system",
+            "uid": "3f9c2b6e-8a0d-4b7e-9c1a-5d2e7f4a6b10", "resourceVersion": "918273",
+            "generation": 7, "creationTimestamp": "2026-09-01T08:00:00Z",
+            "labels": {"kustomize.toolkit.fluxcd.io/name": "flux-system",
+                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
+            "annotations": annotations, "finalizers": ["finalizers.fluxcd.io"]},
+        "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true,
+                 "wait": true, "timeout": "5m0s", "suspend": suspend,
+                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}},
+        "status": {"observedGeneration": 7,
+                   "lastAppliedRevision": "main@sha1:4f2a6c1d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49",
+                   "inventory": {"entries": []}}})
+}
+
+/// The stored object: annotations within their validated limit, and an
+/// inventory that brings it to the request limit.
+fn old_object() -> Value {
+    let mut old = kustomization(Map::new(), false);
+    fill_annotations(
+        &mut old,
+        MAX_REQUEST_BODY_BYTES - HEADROOM,
+        TOTAL_ANNOTATION_SIZE_LIMIT_B,
+    );
+    fill_inventory(&mut old, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    old
+}
+
+/// The object `kubectl annotate` sends: the stored annotations, the reason,
+/// and as many more annotations as the request limit admits (mutating
+/// admission runs before the annotation size is validated).
+fn new_object() -> Value {
+    let mut annotations = Map::new();
+    annotations.insert(
+        flux_suspend::kinds::SUSPEND_ANNOTATION.to_string(),
+        json!(reason()),
+    );
+    let mut new = kustomization(annotations, false);
+    fill_annotations(&mut new, MAX_REQUEST_BODY_BYTES - HEADROOM, usize::MAX);
+    new
+}
+
+fn case() -> Value {
+    json!({
+        "description": "The worst case the settings and kube-apiserver allow: a Kustomization suspended in mirror mode with recordSuspender, the reason as long as maxReasonLength and judged by every rule, the object at the request size limit with its annotations all edited",
+        "now": NOW,
+        "settings": settings(),
+        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "5e0f3c1b-7a2d-4e8f-9b6c-1d2e3f4a5b6c",
+            "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "requestKind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
+            "requestResource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
+            "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
+            "userInfo": {"username": USER, "uid": "5b1f6c0e-3c1a-4f7e-9d6b-1c2e3f4a5b60",
+                "groups": ["sre", "system:authenticated"]},
+            "object": new_object(),
+            "oldObject": old_object(),
+            "dryRun": false,
+            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-annotate"}}},
+        "expect": {"allowed": true,
+            "warnings": ["^Kustomization flux-system/apps: suspended via annotation reconcile.fluxcd.io/suspended; spec.suspend: true mirrored",
+                         "^Kustomization flux-system/apps is now suspended by spec.suspend: true and annotation reconcile.fluxcd.io/suspended \\(reason \"INC-4711 abcdefghij"]},
+    })
+}
+
+#[test]
+fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
+    let case = case();
+    // One line: the file is several MiB, and indentation would double it.
+    let expected = serde_json::to_string(&case).unwrap() + "\n";
+    if std::env::var_os("FLUX_SUSPEND_WRITE_BENCH").is_some() {
+        std::fs::write(file(), &expected).unwrap();
+    }
+    let actual = std::fs::read_to_string(file()).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "tests/bench/flux-suspend-worst-case.yaml does not use the current limits; rerun with FLUX_SUSPEND_WRITE_BENCH=1"
+    );
+    // The verdict it records is the policy's.
+    let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &file()).unwrap();
+    assert_eq!(count, 1);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // Every limit is reached, and the settings are accepted as they are.
+    let s = &case["settings"];
+    let longest = max_reason_length();
+    assert_eq!(reason().chars().count(), longest);
+    assert_eq!(s["maxReasonLength"], longest);
+    assert_eq!(s["reasonPattern"].as_str().unwrap().len(), MAX_PATTERN_LEN);
+    let parsed: flux_suspend::Settings =
+        guard_core::settings::parse(s.to_string().as_bytes()).unwrap();
+    assert!(parsed.validate().is_ok());
+    assert!(parsed
+        .reason_pattern
+        .regex
+        .unwrap()
+        .is_match(&reason_text()));
+    // One more of anything is refused.
+    let mut longer = s.clone();
+    longer["maxReasonLength"] = json!(longest + 1);
+    let e = guard_core::settings::parse::<flux_suspend::Settings>(longer.to_string().as_bytes())
+        .unwrap_err();
+    assert!(e.contains("maxReasonLength"), "{e}");
+    let mut longer = s.clone();
+    longer["reasonPattern"] = json!(format!("{}a", reason_pattern()));
+    let e = guard_core::settings::parse::<flux_suspend::Settings>(longer.to_string().as_bytes())
+        .unwrap_err();
+    assert!(e.contains(&format!("at most {MAX_PATTERN_LEN}")), "{e}");
+    let mut key = s.clone();
+    key["suspenderAnnotation"] = json!(format!("{}/{}", "a".repeat(254), "b".repeat(63)));
+    assert!(
+        guard_core::settings::parse::<flux_suspend::Settings>(key.to_string().as_bytes()).is_err()
+    );
+
+    // Each object is as large as kube-apiserver admits; the stored one's
+    // annotations are within their validated limit.
+    let request = &case["request"]["request"];
+    for which in ["object", "oldObject"] {
+        let bytes = size(&request[which]);
+        assert!(
+            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
+                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            "{which}: {bytes} bytes"
+        );
+    }
+    let annotation_bytes: usize = request["oldObject"]["metadata"]["annotations"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().unwrap().len())
+        .sum();
+    assert!(
+        annotation_bytes <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+            && annotation_bytes > TOTAL_ANNOTATION_SIZE_LIMIT_B - 16
+    );
+}
