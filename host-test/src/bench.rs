@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::capabilities::{Grants, Host, Source};
 use crate::harness::Policy;
-use crate::host::Limits;
+use crate::host::{CallError, Limits};
 use crate::replay::{median, percentile};
 
 /// One input to time: a request, settings and recorded cluster state.
@@ -24,6 +24,9 @@ pub struct Input {
     pub settings: Value,
     pub now: Timestamp,
     pub context: Vec<conformance::cluster::Recorded>,
+    /// The kinds the policy may read, when the case says (by default those
+    /// the module's metadata lists).
+    pub granted: Option<Vec<crate::capabilities::ContextAwareResource>>,
 }
 
 impl Input {
@@ -34,6 +37,7 @@ impl Input {
             settings: case.settings.clone(),
             now: case.now,
             context: case.context.clone(),
+            granted: case.context_aware_resources.clone(),
         }
     }
 }
@@ -53,6 +57,17 @@ pub fn worst_case(bench_dir: &Path, policy: &str) -> Result<Option<Input>> {
     }))
 }
 
+/// The budget a worst case is held to on this machine (issue 17): one
+/// evaluation on a fresh instance, as policy-server runs each request, and
+/// the instance's linear memory.
+pub const BUDGET_FRESH_MS: f64 = 20.0;
+pub const BUDGET_MEMORY_BYTES: usize = 64 << 20;
+
+/// Each timing loop stops after this long, having taken at least
+/// [`MIN_SAMPLES`]: a worst case may take seconds per evaluation.
+const TIME_PER_LOOP_SECONDS: f64 = 3.0;
+const MIN_SAMPLES: usize = 3;
+
 #[derive(Debug, Serialize)]
 pub struct Row {
     pub policy: String,
@@ -60,14 +75,34 @@ pub struct Row {
     pub module_bytes: usize,
     pub module_gzip_bytes: usize,
     pub compile_ms: f64,
+    /// The waPC `validate` payload (request and settings), in bytes.
+    pub payload_bytes: usize,
+    /// The recorded cluster objects the policy may look up, as JSON.
+    pub context_bytes: usize,
+    /// What one fresh evaluation answered: `accepted`, `accepted, mutated`,
+    /// `rejected`, or why there was no answer (the policy timeout included).
+    pub outcome: String,
     pub fresh_median_us: f64,
     pub fresh_p99_us: f64,
-    pub warm_median_us: f64,
-    pub warm_p99_us: f64,
-    pub native_median_us: f64,
-    pub native_p99_us: f64,
+    pub fresh_max_us: f64,
+    /// Fresh evaluations timed (fewer than `iterations` when they are slow).
+    pub fresh_samples: usize,
+    /// Warm and native timings are left out (`None`) when the fresh
+    /// evaluation gave no answer: a native run has no timeout to stop it.
+    pub warm_median_us: Option<f64>,
+    pub warm_p99_us: Option<f64>,
+    pub native_median_us: Option<f64>,
+    pub native_p99_us: Option<f64>,
     /// warm wasm / native, medians.
-    pub ratio_warm_native: f64,
+    pub ratio_warm_native: Option<f64>,
+    /// The instance's linear memory at its largest, after one fresh
+    /// evaluation (deterministic: it depends on the input alone).
+    pub peak_memory_bytes: usize,
+    /// `peak_memory_bytes / (payload_bytes + context_bytes)`.
+    pub memory_per_input_byte: f64,
+    /// Fresh median under [`BUDGET_FRESH_MS`] with an answer, and peak
+    /// memory under [`BUDGET_MEMORY_BYTES`].
+    pub within_budget: bool,
     pub iterations: usize,
 }
 
@@ -77,14 +112,102 @@ fn gzip_len(bytes: &[u8]) -> usize {
     enc.finish().map(|v| v.len()).unwrap_or(0)
 }
 
+/// Up to `iterations` timings in microseconds, fewer once the loop has run
+/// for [`TIME_PER_LOOP_SECONDS`] (never fewer than [`MIN_SAMPLES`]).
 fn time<F: FnMut()>(iterations: usize, mut f: F) -> Vec<f64> {
-    (0..iterations)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64() * 1e6
-        })
-        .collect()
+    time_after(iterations, || (), |()| f())
+}
+
+/// [`time`], with `setup` run untimed before each timed `f`.
+fn time_after<S, T: FnMut() -> S, F: FnMut(S)>(
+    iterations: usize,
+    mut setup: T,
+    mut f: F,
+) -> Vec<f64> {
+    let loop_start = Instant::now();
+    let mut samples = Vec::with_capacity(iterations.min(1 << 16));
+    while samples.len() < iterations {
+        let prepared = setup();
+        let start = Instant::now();
+        f(prepared);
+        samples.push(start.elapsed().as_secs_f64() * 1e6);
+        if samples.len() >= MIN_SAMPLES
+            && loop_start.elapsed().as_secs_f64() > TIME_PER_LOOP_SECONDS
+        {
+            break;
+        }
+    }
+    samples
+}
+
+/// How the guest answered, in a word or two.
+fn outcome(reply: &Result<Vec<u8>, CallError>) -> String {
+    match reply {
+        Ok(bytes) => match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => {
+                let accepted = v.get("accepted").and_then(Value::as_bool) == Some(true);
+                let mutated = v.get("mutated_object").is_some_and(|m| !m.is_null());
+                match (accepted, mutated) {
+                    (true, true) => "accepted, mutated".into(),
+                    (true, false) => "accepted".into(),
+                    (false, _) => "rejected".into(),
+                }
+            }
+            Err(_) => "unreadable reply".into(),
+        },
+        Err(CallError::Timeout) => "timeout".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// What one fresh evaluation of an input left: the guest's answer (see
+/// [`Row::outcome`]), whether there was one, and the peak linear memory.
+#[derive(Debug, Clone)]
+pub struct Fresh {
+    pub outcome: String,
+    pub answered: bool,
+    pub peak_memory_bytes: usize,
+    pub payload_bytes: usize,
+}
+
+/// Evaluates `input` once on a fresh instance of `policy`, as `bench` does
+/// before timing it (there with policy-server's timeout and no memory cap).
+pub fn evaluate_fresh(policy: &Policy, input: &Input, limits: &Limits) -> Result<Fresh> {
+    let request = conformance::as_policy_server_sends(&input.request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
+    let payload = conformance::validate_payload(&request, &input.settings);
+    let granted = input
+        .granted
+        .clone()
+        .unwrap_or_else(|| policy.context_aware_resources());
+    let host = Box::new(Host::new(
+        Grants::all_capabilities(granted),
+        Source::Recorded(input.context.clone()),
+    ));
+    let (reply, peak_memory_bytes) = evaluate_once(policy, input, limits, host, &payload);
+    Ok(Fresh {
+        outcome: outcome(&reply),
+        answered: reply.is_ok(),
+        peak_memory_bytes,
+        payload_bytes: payload.len(),
+    })
+}
+
+/// One fresh instance, one `validate` call: the reply and the peak memory.
+fn evaluate_once(
+    policy: &Policy,
+    input: &Input,
+    limits: &Limits,
+    host: Box<Host>,
+    payload: &[u8],
+) -> (Result<Vec<u8>, CallError>, usize) {
+    match policy.module().instantiate(input.now, limits, host) {
+        Ok(mut instance) => {
+            let reply = instance.call("validate", payload);
+            (reply, instance.peak_memory_bytes())
+        }
+        Err(e) => (Err(e), 0),
+    }
 }
 
 /// Benchmarks one policy module on the given inputs.
@@ -107,58 +230,90 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
         crate::native(&name).with_context(|| format!("no native evaluator named {name}"))?;
     let gzip = gzip_len(&wasm);
     let limits = Limits::default();
-    let allowed = policy.context_aware_resources();
+    let metadata_grants = policy.context_aware_resources();
     let mut rows = Vec::new();
     for input in inputs {
+        let allowed = input.granted.as_ref().unwrap_or(&metadata_grants);
         let request = conformance::as_policy_server_sends(&input.request)
             .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
         let payload = conformance::validate_payload(&request, &input.settings);
+        let context_bytes: usize = input
+            .context
+            .iter()
+            .filter_map(|r| r.object.as_ref())
+            .map(|o| serde_json::to_vec(o).map_or(0, |v| v.len()))
+            .sum();
         let host = || {
             Box::new(Host::new(
                 Grants::all_capabilities(allowed.clone()),
                 Source::Recorded(input.context.clone()),
             ))
         };
-        let fresh = time(iterations, || {
-            if let Ok(mut i) = policy.module().instantiate(input.now, &limits, host()) {
+        let (reply, peak_memory_bytes) = evaluate_once(&policy, input, &limits, host(), &payload);
+        let answered = reply.is_ok();
+        // The recorded cluster is copied into each host untimed:
+        // policy-server serves lookups from caches it keeps.
+        let fresh = time_after(iterations, host, |host| {
+            if let Ok(mut i) = policy.module().instantiate(input.now, &limits, host) {
                 let _ = i.call("validate", &payload);
             }
         });
-        let mut warm_instance = policy
-            .module()
-            .instantiate(input.now, &limits, host())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let _ = warm_instance.call("validate", &payload);
-        let warm = time(iterations, || {
+        let (warm, native) = if answered {
+            let mut warm_instance = policy
+                .module()
+                .instantiate(input.now, &limits, host())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let _ = warm_instance.call("validate", &payload);
-        });
-        let cluster = RecordedCluster::new(&input.context);
-        let ctx = Context::new(input.now, &cluster);
-        let native = time(iterations, || {
-            std::hint::black_box((entry.validate)(std::hint::black_box(&payload), &ctx));
-        });
-        let (warm_median, native_median) = (median(&warm), median(&native));
+            let warm = time(iterations, || {
+                let _ = warm_instance.call("validate", &payload);
+            });
+            let cluster = RecordedCluster::new(&input.context);
+            let ctx = Context::new(input.now, &cluster);
+            let native = time(iterations, || {
+                std::hint::black_box((entry.validate)(std::hint::black_box(&payload), &ctx));
+            });
+            (Some(warm), Some(native))
+        } else {
+            (None, None)
+        };
+        let warm_median = warm.as_deref().map(median);
+        let native_median = native.as_deref().map(median);
+        let fresh_median = median(&fresh);
         rows.push(Row {
             policy: name.clone(),
             input: input.label.clone(),
             module_bytes: wasm.len(),
             module_gzip_bytes: gzip,
             compile_ms,
-            fresh_median_us: median(&fresh),
+            payload_bytes: payload.len(),
+            context_bytes,
+            outcome: outcome(&reply),
+            fresh_median_us: fresh_median,
             fresh_p99_us: percentile(&fresh, 99.0),
+            fresh_max_us: fresh.iter().copied().fold(0.0, f64::max),
+            fresh_samples: fresh.len(),
             warm_median_us: warm_median,
-            warm_p99_us: percentile(&warm, 99.0),
+            warm_p99_us: warm.as_deref().map(|w| percentile(w, 99.0)),
             native_median_us: native_median,
-            native_p99_us: percentile(&native, 99.0),
-            ratio_warm_native: if native_median > 0.0 {
-                warm_median / native_median
-            } else {
-                0.0
+            native_p99_us: native.as_deref().map(|n| percentile(n, 99.0)),
+            ratio_warm_native: match (warm_median, native_median) {
+                (Some(w), Some(n)) if n > 0.0 => Some(w / n),
+                _ => None,
             },
+            peak_memory_bytes,
+            memory_per_input_byte: peak_memory_bytes as f64
+                / (payload.len() + context_bytes).max(1) as f64,
+            within_budget: answered
+                && fresh_median <= BUDGET_FRESH_MS * 1e3
+                && peak_memory_bytes <= BUDGET_MEMORY_BYTES,
             iterations,
         });
     }
     Ok(rows)
+}
+
+fn opt(value: Option<f64>, precision: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.precision$}"))
 }
 
 pub fn print_table(rows: &[Row]) {
@@ -179,7 +334,7 @@ pub fn print_table(rows: &[Row]) {
     );
     for r in rows {
         println!(
-            "{:<20} {:<34} {:>9} {:>8} {:>6.0}ms {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.2} {:>9.2} {:>6.1}x",
+            "{:<20} {:<34} {:>9} {:>8} {:>6.0}ms {:>9.1} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7}",
             r.policy,
             truncate(&r.input, 34),
             r.module_bytes,
@@ -187,11 +342,57 @@ pub fn print_table(rows: &[Row]) {
             r.compile_ms,
             r.fresh_median_us,
             r.fresh_p99_us,
-            r.warm_median_us,
-            r.warm_p99_us,
-            r.native_median_us,
-            r.native_p99_us,
+            opt(r.warm_median_us, 1),
+            opt(r.warm_p99_us, 1),
+            opt(r.native_median_us, 2),
+            opt(r.native_p99_us, 2),
             r.ratio_warm_native
+                .map_or_else(|| "-".to_string(), |x| format!("{x:.1}x")),
+        );
+    }
+}
+
+/// Each input against the budget: its size (payload and the recorded
+/// cluster objects), fresh-instance time (median and max), warm and native
+/// medians, the instance's peak linear memory and its ratio to the input
+/// size. Printed, never asserted: timings vary.
+pub fn print_budget(rows: &[Row]) {
+    let ms = |us: f64| us / 1e3;
+    let mib = |bytes: usize| bytes as f64 / f64::from(1u32 << 20);
+    println!(
+        "\nAgainst the budget: a fresh-instance evaluation under {BUDGET_FRESH_MS:.0} ms (median), \
+         linear memory under {} MiB",
+        BUDGET_MEMORY_BYTES >> 20
+    );
+    println!(
+        "{:<20} {:<34} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}  {:<18} budget",
+        "policy",
+        "input",
+        "input KiB",
+        "fresh ms",
+        "fresh max",
+        "warm ms",
+        "native ms",
+        "peak MiB",
+        "peak/in",
+        "samples",
+        "answer",
+    );
+    for r in rows {
+        println!(
+            "{:<20} {:<34} {:>9.1} {:>10.2} {:>10.2} {:>9} {:>9} {:>9.1} {:>8.1}x {:>8}  {:<18} {}",
+            r.policy,
+            truncate(&r.input, 34),
+            (r.payload_bytes + r.context_bytes) as f64 / 1024.0,
+            ms(r.fresh_median_us),
+            ms(r.fresh_max_us),
+            opt(r.warm_median_us.map(ms), 2),
+            opt(r.native_median_us.map(ms), 2),
+            mib(r.peak_memory_bytes),
+            r.memory_per_input_byte,
+            r.fresh_samples,
+            truncate(&r.outcome, 18),
+            if r.within_budget { "within" } else { "OVER" }
         );
     }
 }

@@ -97,10 +97,13 @@ impl HostWallClock for FixedClock {
 }
 
 /// Caps linear memory, remembering whether the cap was hit so that the
-/// resulting trap (Rust aborts when an allocation fails) can be named.
+/// resulting trap (Rust aborts when an allocation fails) can be named, and
+/// the largest size granted: linear memory never shrinks, so that is the
+/// instance's peak.
 struct MemoryCap {
     limit: Option<usize>,
     hit: bool,
+    peak: usize,
 }
 
 impl ResourceLimiter for MemoryCap {
@@ -114,6 +117,7 @@ impl ResourceLimiter for MemoryCap {
             self.hit = true;
             return Ok(false);
         }
+        self.peak = self.peak.max(desired);
         Ok(true)
     }
     fn table_growing(
@@ -214,6 +218,7 @@ impl PolicyModule {
             memory: MemoryCap {
                 limit: limits.memory_bytes,
                 hit: false,
+                peak: 0,
             },
             operation: Vec::new(),
             payload: Vec::new(),
@@ -293,6 +298,17 @@ impl Instance<'_> {
                 || format!("the guest failed {operation} without an error message"),
             )))
         }
+    }
+
+    /// The largest the instance's linear memory has been, in bytes: its
+    /// initial size included, whatever the calls made of it since (growth
+    /// the memory cap refused is not counted).
+    pub fn peak_memory_bytes(&mut self) -> usize {
+        let now = match self.instance.get_export(&mut self.store, "memory") {
+            Some(Extern::Memory(m)) => m.data_size(&self.store),
+            _ => 0,
+        };
+        self.store.data().memory.peak.max(now)
     }
 
     /// Log lines the guest sent through `tracing/log` and `__console_log`.

@@ -595,6 +595,7 @@ fn bench_cmd(
             settings: Value::Object(Default::default()),
             now,
             context: Vec::new(),
+            granted: None,
         }];
         let bench_dir = typical.parent().unwrap_or(Path::new("."));
         inputs.extend(bench::worst_case(bench_dir, entry.name)?);
@@ -611,6 +612,7 @@ fn bench_cmd(
         rows.extend(bench::bench_policy(&wasm, &inputs, iterations)?);
     }
     bench::print_table(&rows);
+    bench::print_budget(&rows);
     if let Some(parent) = json_out.parent() {
         std::fs::create_dir_all(parent)?;
     }
