@@ -18,7 +18,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench load setup test-setup scaffold aso-groups lint native-tests replay conformance clean
+.PHONY: demo test build bench worst-cases load setup test-setup scaffold aso-groups lint native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 setup:
@@ -54,8 +54,14 @@ demo: build
 
 # The harness's timings, then the typical object through the real `kwctl bench`,
 # ours beside Kubewarden's official annotations policy (skipped without kwctl).
-bench: build
+bench: build worst-cases
 	$(HOST_TEST) bench --engine kwctl
+
+# Each policy's worst case, written under target/bench/worst-case by its
+# tests/worst_case.rs from the limits its settings enforce (megabytes each,
+# so they are made, not kept).
+worst-cases:
+	cargo test --profile host $(addprefix -p ,$(POLICIES)) --test worst_case
 
 # The real policy-server with our modules and the official annotations policy
 # under the same load from Debian's `hey` (skipped when there is no policy-server).
@@ -91,7 +97,7 @@ lint: setup
 
 # Native unit tests, the native corpus runs and the harness' own tests (which
 # use the built modules and the test policy).
-native-tests: build test-setup
+native-tests: build test-setup worst-cases
 	cargo test --workspace --profile host
 
 replay: build
@@ -102,7 +108,37 @@ replay: build
 conformance: build
 	$(HOST_TEST) conformance tests/cases
 
-test: lint native-tests replay conformance playground-test
+## Fuzzing ---------------------------------------------------------------
+# guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads
+# through each policy, natively and through its module in the harness. A
+# panic, trap, timeout, harness error or unreadable reply is a finding,
+# minimized and saved as a case under target/fuzz/<policy>/; any finding
+# fails the run. INPUTS and SECONDS are per policy and engine (60 s when
+# neither is given); SEED defaults to one from the clock, printed.
+FUZZ := target/host/guard-fuzz
+POLICY ?= all
+ENGINE ?= both
+INPUTS ?=
+SECONDS ?=
+SEED ?=
+
+fuzz: build
+	cargo build --profile host -p guard-fuzz
+	$(FUZZ) --policy $(POLICY) --engine $(ENGINE) $(if $(INPUTS),--inputs $(INPUTS)) \
+		$(if $(SECONDS),--seconds $(SECONDS)) $(if $(SEED),--seed $(SEED))
+
+# A fixed-seed short run of every policy: a few thousand inputs natively and a
+# few hundred through the modules. Both runs happen; either finding fails.
+fuzz-smoke: build
+	cargo build --profile host -p guard-fuzz
+	@status=0; \
+	$(FUZZ) --policy all --engine native --inputs 4000 --seed 1 --progress-seconds 60 \
+		--minimize-seconds 5 --out target/fuzz-smoke || status=1; \
+	$(FUZZ) --policy all --engine wasm --inputs 400 --seed 1 --progress-seconds 60 \
+		--minimize-seconds 5 --out target/fuzz-smoke || status=1; \
+	exit $$status
+
+test: lint native-tests replay conformance playground-test fuzz-smoke
 
 clean:
 	cargo clean

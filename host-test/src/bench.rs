@@ -42,13 +42,18 @@ impl Input {
     }
 }
 
-/// `<bench_dir>/<policy>-worst-case.yaml`, when the policy has one: a corpus
-/// case holding the worst case its settings allow, timed beside the typical
-/// object (the policy's tests check that it uses the limits it enforces).
-pub fn worst_case(bench_dir: &Path, policy: &str) -> Result<Option<Input>> {
-    let file = bench_dir.join(format!("{policy}-worst-case.yaml"));
+/// The policy's worst case (`conformance::worst_case`, under `root`): a
+/// corpus case holding the worst input its settings and policy-server allow,
+/// timed beside the typical object. Written by the policy's
+/// `tests/worst_case.rs`, which `make bench` runs first.
+pub fn worst_case(root: &Path, policy: &str) -> Result<Option<Input>> {
+    let file = conformance::worst_case::path(root, policy);
     if !file.is_file() {
-        return Ok(None);
+        anyhow::bail!(
+            "{} is missing: run `cargo test --profile host -p {policy} --test worst_case` \
+             (make bench does) to write it",
+            file.display()
+        );
     }
     let cases = conformance::load_cases(&file).map_err(anyhow::Error::msg)?;
     Ok(cases.first().map(|case| Input {

@@ -597,8 +597,7 @@ fn bench_cmd(
             context: Vec::new(),
             granted: None,
         }];
-        let bench_dir = typical.parent().unwrap_or(Path::new("."));
-        inputs.extend(bench::worst_case(bench_dir, entry.name)?);
+        inputs.extend(bench::worst_case(Path::new("."), entry.name)?);
         let dir = cases_dir.join(entry.name);
         if dir.is_dir() {
             let cases = conformance::load_cases(&dir).map_err(anyhow::Error::msg)?;

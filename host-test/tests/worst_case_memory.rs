@@ -1,5 +1,5 @@
-//! The benchmarked worst cases (`tests/bench/<policy>-worst-case.yaml`,
-//! each made by its policy's `tests/worst_case.rs`) through the shipped
+//! The benchmarked worst cases (`conformance::worst_case`, each written by
+//! its policy's `tests/worst_case.rs`) through the shipped
 //! modules in dist/ (made by `make build`): each answers as its case
 //! records, and its instance's linear memory stays within the budget.
 //! Memory is asserted because it depends on the input alone; time is not
@@ -18,15 +18,6 @@ use host_test::bench::{self, Input, BUDGET_MEMORY_BYTES};
 use host_test::harness::Policy;
 use host_test::host::Limits;
 
-/// Worst cases known to exceed the memory budget: the ceiling each is held
-/// to instead, and why.
-const OVER_BUDGET: &[(&str, usize, &str)] = &[(
-    "flux-event-metadata",
-    96 << 20,
-    "object and oldObject each read 200,000 labels into a map kept for the whole evaluation \
-     (about 36 MiB of the peak), beside the 4096 Alerts listed at once (about 7 MiB)",
-)];
-
 #[test]
 fn every_worst_case_answers_within_its_memory_budget() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -38,9 +29,15 @@ fn every_worst_case_answers_within_its_memory_budget() {
     };
     let mut report = Vec::new();
     for entry in host_test::POLICIES {
-        let file = root.join(format!("tests/bench/{}-worst-case.yaml", entry.name));
+        let file = conformance::worst_case::path(&root, entry.name);
         let case = conformance::load_cases(&file)
-            .unwrap_or_else(|e| panic!("{}: {e}", entry.name))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{e}: run `cargo test --profile host -p {} --test worst_case` first \
+                     (make native-tests does)",
+                    entry.name
+                )
+            })
             .remove(0);
         let path = root.join("dist").join(format!("{}.wasm", entry.name));
         let policy = Policy::load(&path)
@@ -54,21 +51,15 @@ fn every_worst_case_answers_within_its_memory_budget() {
             entry.name,
             fresh.outcome
         );
-        let (ceiling, why) = OVER_BUDGET
-            .iter()
-            .find(|(name, ..)| *name == entry.name)
-            .map_or((BUDGET_MEMORY_BYTES, ""), |(_, ceiling, why)| {
-                (*ceiling, *why)
-            });
         report.push(format!(
-            "{}: {:.1} MiB for {:.1} KiB of payload {why}",
+            "{}: {:.1} MiB for {:.1} KiB of payload",
             entry.name,
             fresh.peak_memory_bytes as f64 / f64::from(1u32 << 20),
             fresh.payload_bytes as f64 / 1024.0
         ));
         assert!(
-            fresh.peak_memory_bytes <= ceiling,
-            "{}: peak linear memory {} bytes, over {ceiling} {why}",
+            fresh.peak_memory_bytes <= BUDGET_MEMORY_BYTES,
+            "{}: peak linear memory {} bytes, over {BUDGET_MEMORY_BYTES}",
             entry.name,
             fresh.peak_memory_bytes
         );

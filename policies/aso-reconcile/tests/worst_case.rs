@@ -1,32 +1,24 @@
 //! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
-//! `tests/bench/aso-reconcile-worst-case.yaml` is built here along the
+//! `target/bench/worst-case/aso-reconcile-worst-case.yaml` (conformance::worst_case) is built here along the
 //! policy's most expensive path: the DELETE of a ResourceGroup under
 //! deletion protection, whose effective reconcile policy comes from its
 //! Namespace (looked up), and which owns protected resources of every
 //! protected kind (each kind listed in the namespace, every object's labels
 //! matched against the selector and its owner references walked). The
 //! settings validation bounds no list, so each list the path reads has
-//! [`LIST_ENTRIES`] entries, the one that matches last; the test fails when
-//! the file and this generator drift apart; `ASO_RECONCILE_WRITE_BENCH=1`
-//! rewrites the file.
+//! [`LIST_ENTRIES`] entries, the one that matches last. The test writes the
+//! case for `make bench` and checks the verdict it records.
 //!
-//! Bounds this case relies on:
+//! Bounds this case relies on (`conformance::worst_case`, each cited there):
 //!
-//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
-//!   or patch body, 3 MiB by default (kubernetes/apiserver
-//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
-//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
-//!   `pkg/endpoints/handlers/rest.go`; commit
-//!   24a394e516bfda066d7e2221d7d92c052de27c54). A DELETE's `oldObject` and
-//!   the Namespace are stored objects, each written by such a request, so
-//!   each is kept under it.
-//! - The annotations of a stored object hold at most
-//!   `TotalAnnotationSizeLimitB`, 256 KiB of keys and values
-//!   (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
-//!   `ValidateAnnotationsSize`, called from `ValidateObjectMetaAccessor`;
-//!   commit eed236ceee2c19c2753a3d93ac0631dc20750454). Labels have no total
-//!   limit, so they fill each object to the request limit.
+//! - A DELETE's review carries one object, `oldObject`, so it may fill
+//!   policy-server's 2 MiB AdmissionReview limit ([`REVIEW_LIMIT`]); the
+//!   Namespace, a stored object looked up, is given the same size (under
+//!   kube-apiserver's 3 MiB write limit).
+//! - The annotations of a stored object hold at most 256 KiB
+//!   ([`TOTAL_ANNOTATION_SIZE_LIMIT_B`]). Labels have no total limit, so
+//!   they fill each object.
 //! - What the cluster holds is not bounded by the request: the protected
 //!   objects listed are [`CHILDREN_PER_KIND`] of each protected kind, each a
 //!   few KiB.
@@ -38,13 +30,14 @@
     clippy::indexing_slicing
 )] // test code
 
+use conformance::worst_case::{
+    self, MAX_REQUEST_BODY_BYTES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,
+};
 use serde_json::{json, Map, Value};
 
-/// kube-apiserver's `MaxRequestBodyBytes` (see above).
-const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
-const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
-/// Room left in each object for what kube-apiserver adds to it.
+/// The share of policy-server's AdmissionReview limit for the one object of the request.
+const OBJECT_BYTES: usize = REVIEW_LIMIT;
+/// Room left in each object for the rest of the review.
 const HEADROOM: usize = 16 * 1024;
 /// Entries in each settings list the validation does not bound.
 const LIST_ENTRIES: usize = 1024;
@@ -61,9 +54,9 @@ const NAME: &str = "rg-shop-prod";
 const OWNER_UID: &str = "b3e1f0a2-6c4d-4e8f-9a1b-2c3d4e5f6a70";
 const VERSION: &str = "v1api20230601";
 
-fn file() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/bench/aso-reconcile-worst-case.yaml")
+/// The workspace root, where `target/` is.
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn size(value: &Value) -> usize {
@@ -189,8 +182,8 @@ fn old_object() -> Value {
             "observedGeneration": 1, "lastTransitionTime": "2026-06-03T14:21:12Z"}],
             "id": "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/rg-shop-prod",
             "location": "westeurope", "name": NAME, "provisioningState": "Succeeded"}});
-    fill_annotations(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
-    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_annotations(&mut object, OBJECT_BYTES - HEADROOM);
+    fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
     object
 }
 
@@ -202,8 +195,8 @@ fn namespace() -> Value {
             "labels": {"kubernetes.io/metadata.name": NAMESPACE},
             "annotations": {"serviceoperator.azure.com/reconcile-policy": "manage"}},
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
-    fill_annotations(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
-    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_annotations(&mut object, OBJECT_BYTES - HEADROOM);
+    fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
     object
 }
 
@@ -283,18 +276,9 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
     let case = case();
-    // One line: the file is several MiB, and indentation would double it.
-    let expected = serde_json::to_string(&case).unwrap() + "\n";
-    if std::env::var_os("ASO_RECONCILE_WRITE_BENCH").is_some() {
-        std::fs::write(file(), &expected).unwrap();
-    }
-    let actual = std::fs::read_to_string(file()).unwrap_or_default();
-    assert!(
-        actual == expected,
-        "tests/bench/aso-reconcile-worst-case.yaml is not what this generator makes; rerun with ASO_RECONCILE_WRITE_BENCH=1"
-    );
+    let file = worst_case::write(&root(), "aso-reconcile", &case).unwrap();
     // The verdict it records is the policy's.
-    let (count, failures) = conformance::check_native(&aso_reconcile::ENTRY, &file()).unwrap();
+    let (count, failures) = conformance::check_native(&aso_reconcile::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 
@@ -315,8 +299,7 @@ fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
     for object in &objects {
         let bytes = size(object);
         assert!(
-            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
-                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{bytes} bytes"
         );
         let annotation_bytes: usize = object["metadata"]["annotations"]

@@ -1,6 +1,6 @@
 //! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
-//! `tests/bench/flux-event-metadata-worst-case.yaml` is built here along the
+//! `target/bench/worst-case/flux-event-metadata-worst-case.yaml` (conformance::worst_case) is built here along the
 //! policy's most expensive path: an UPDATE of a Kustomization that changes
 //! every one of as many `event.toolkit.fluxcd.io/` annotations as
 //! kube-apiserver admits, each checked against every settings list, with a
@@ -8,31 +8,17 @@
 //! and as many Alerts as the policy examines, each selecting the object
 //! (after a few sources that do not) and setting keys it also sets, so that
 //! every Alert key is a reported conflict. Every action that can warn warns:
-//! a warning's text is built even when it is not shown. The test fails when
-//! the file and the limits drift apart; `FLUX_EVENT_METADATA_WRITE_BENCH=1`
-//! rewrites the file.
+//! a warning's text is built even when it is not shown. The test writes the
+//! case for `make bench` and checks the verdict it records.
 //!
-//! Bounds this case relies on:
+//! Bounds this case relies on (`conformance::worst_case`, each cited there):
 //!
-//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
-//!   or patch body, 3 MiB by default (kubernetes/apiserver
-//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
-//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
-//!   `pkg/endpoints/handlers/rest.go`; commit
-//!   24a394e516bfda066d7e2221d7d92c052de27c54). A PATCH's result can exceed
-//!   it by the size of the stored object; this case keeps each object under
-//!   it, as a PUT would.
-//! - The annotations of an object hold at most `TotalAnnotationSizeLimitB`,
-//!   256 KiB of keys and values (kubernetes/apimachinery
-//!   `pkg/api/validation/objectmeta.go`, `ValidateAnnotationsSize`, called
-//!   from `ValidateObjectMetaAccessor`; commit
-//!   eed236ceee2c19c2753a3d93ac0631dc20750454). flux-event-metadata is a
-//!   validating policy, and validating admission runs after that check:
-//!   `Store.Create` calls `rest.BeforeCreate`, which validates, before
-//!   `createValidation`, and `Store.Update` calls `rest.BeforeUpdate` before
-//!   `updateValidation` (kubernetes/apiserver
-//!   `pkg/registry/generic/registry/store.go`). Labels have no total limit,
-//!   so they fill each object to the request limit.
+//! - The two objects share policy-server's 2 MiB AdmissionReview limit
+//!   ([`REVIEW_LIMIT`]), tighter than kube-apiserver's 3 MiB write limit.
+//! - The annotations of an object hold at most 256 KiB
+//!   ([`TOTAL_ANNOTATION_SIZE_LIMIT_B`]), checked before validating
+//!   admission, so before flux-event-metadata. Labels have no total limit, so
+//!   they fill each object to its share.
 //! - `maxKeys` is at most [`MAX_KEYS`]; `maxValueLength` and the value
 //!   patterns share one matching budget when the validation has one (the
 //!   smaller the longest value, the larger a pattern's program), so the case
@@ -51,13 +37,14 @@
     clippy::indexing_slicing
 )] // test code
 
+use conformance::worst_case::{
+    self, MAX_REQUEST_BODY_BYTES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,
+};
 use serde_json::{json, Map, Value};
 
-/// kube-apiserver's `MaxRequestBodyBytes` (see above).
-const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
-const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
-/// Room left in each object for what kube-apiserver adds to it.
+/// The share of policy-server's AdmissionReview limit for each of the request's two objects.
+const OBJECT_BYTES: usize = REVIEW_LIMIT / 2;
+/// Room left in each object for the rest of the review.
 const HEADROOM: usize = 16 * 1024;
 /// Entries in each settings list the validation does not bound.
 const LIST_ENTRIES: usize = 1024;
@@ -74,9 +61,9 @@ const PREFIX: &str = "event.toolkit.fluxcd.io/";
 const NOW: &str = "2026-11-20T10:00:00Z";
 const PATTERN_KEY: &str = "build";
 
-fn file() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/bench/flux-event-metadata-worst-case.yaml")
+/// The workspace root, where `target/` is.
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn size(value: &Value) -> usize {
@@ -205,7 +192,7 @@ fn kustomization(generation: u32, value: &str) -> Value {
             "finalizers": ["finalizers.fluxcd.io"]},
         "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true,
                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}});
-    fill_labels(&mut object, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
     object
 }
 
@@ -262,22 +249,12 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    // One line: the file is several MiB, and indentation would double it.
-    let expected = serde_json::to_string(&case).unwrap() + "\n";
-    if std::env::var_os("FLUX_EVENT_METADATA_WRITE_BENCH").is_some() {
-        std::fs::write(file(), &expected).unwrap();
-    }
-    let actual = std::fs::read_to_string(file()).unwrap_or_default();
-    assert!(
-        actual == expected,
-        "tests/bench/flux-event-metadata-worst-case.yaml does not use the current limits; rerun with FLUX_EVENT_METADATA_WRITE_BENCH=1"
-    );
+    let file = worst_case::write(&root(), "flux-event-metadata", &case).unwrap();
     // The verdict it records is the policy's, and every Alert key conflicts.
-    let (count, failures) =
-        conformance::check_native(&flux_event_metadata::ENTRY, &file()).unwrap();
+    let (count, failures) = conformance::check_native(&flux_event_metadata::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let loaded = conformance::load_cases(&file()).unwrap();
+    let loaded = conformance::load_cases(&file).unwrap();
     let response = conformance::evaluate_native(&flux_event_metadata::ENTRY, &loaded[0]).unwrap();
     let last = response["warnings"].as_array().unwrap().last().unwrap();
     let unshown: usize = last
@@ -310,8 +287,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
         let object = &request[which];
         let bytes = size(object);
         assert!(
-            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
-                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{which}: {bytes} bytes"
         );
         let annotation_bytes: usize = object["metadata"]["annotations"]

@@ -1,39 +1,26 @@
 //! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
-//! `tests/bench/flux-gate-worst-case.yaml` is built here from the limits the
+//! `target/bench/worst-case/flux-gate-worst-case.yaml` (conformance::worst_case) is built here from the limits the
 //! settings validation enforces (`flux_gate::settings::limits`): every limit
 //! used to the full, each gate bound to the request, and gates that are never
 //! open together minute by minute, so that the search for the next opening
-//! runs until its own bounds stop it. The objects are as large as kube-apiserver
-//! admits (see [`MAX_REQUEST_BODY_BYTES`]), and the update changes the last
-//! entry of their largest spec member. The test fails when the file and the
-//! limits drift apart; `FLUX_GATE_WRITE_BENCH=1` rewrites the file.
+//! runs until its own bounds stop it. The objects share policy-server's
+//! AdmissionReview limit ([`REVIEW_LIMIT`], `conformance::worst_case`), their
+//! annotations within kube-apiserver's validated total, and the update
+//! changes the last entry of their largest spec member. The test writes the
+//! case for `make bench` and checks the verdict it records.
 
+use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
 use flux_gate::settings::limits::*;
 use guard_core::Settings as _;
 use serde_json::{json, Value};
 
 const NOW: &str = "2026-11-20T10:00:30Z";
 
-/// kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update or
-/// patch body, 3 MiB by default (kubernetes/apiserver `pkg/server/config.go`,
-/// `NewConfig`: `MaxRequestBodyBytes: int64(3 * 1024 * 1024)`; enforced by
-/// `limitedReadBody` in `pkg/endpoints/handlers/rest.go`; commit
-/// 24a394e516bfda066d7e2221d7d92c052de27c54). Each object here is kept under
-/// it, as a PUT would be (a PATCH's result can exceed it by the size of the
-/// stored object).
-const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// The annotations of an object hold at most 256 KiB of keys and values
-/// (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
-/// `TotalAnnotationSizeLimitB`, checked by `ValidateAnnotationsSize` from
-/// `ValidateObjectMetaAccessor`; commit
-/// eed236ceee2c19c2753a3d93ac0631dc20750454). flux-gate is a validating
-/// policy, and validating admission runs after that check (`Store.Create`
-/// calls `rest.BeforeCreate` before `createValidation`, `Store.Update`
-/// `rest.BeforeUpdate` before `updateValidation`, kubernetes/apiserver
-/// `pkg/registry/generic/registry/store.go`).
-const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
-/// Room left in each object for what kube-apiserver adds to it.
+/// The share of policy-server's AdmissionReview limit for each of the
+/// request's two objects.
+const OBJECT_BYTES: usize = REVIEW_LIMIT / 2;
+/// Room left in each object for the rest of the review.
 const HEADROOM: usize = 16 * 1024;
 
 /// Zones with daylight saving time, each read once per evaluation.
@@ -104,9 +91,9 @@ const ZONES: [&str; 64] = [
     "America/Fort_Wayne",
 ];
 
-fn file() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/bench/flux-gate-worst-case.yaml")
+/// The workspace root, where `target/` is.
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Declared gates: two that are open on alternate minutes (never together),
@@ -193,7 +180,7 @@ fn kustomization(generation: u32, annotations: &Value, last: &str) -> Value {
         "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true, "wait": true,
                  "timeout": "5m0s", "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
                  "postBuild": {"substitute": {"zz_last": last}}}});
-    let budget = MAX_REQUEST_BODY_BYTES - HEADROOM;
+    let budget = OBJECT_BYTES - HEADROOM;
     let size = |v: &Value| serde_json::to_string(v).map_or(0, |s| s.len());
     let counted: usize = object
         .pointer("/metadata/annotations")
@@ -260,18 +247,9 @@ fn case() -> Value {
 
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
-    // One line: the file is several MiB, and indentation would double it.
-    let expected = serde_json::to_string(&case()).unwrap() + "\n";
-    if std::env::var_os("FLUX_GATE_WRITE_BENCH").is_some() {
-        std::fs::write(file(), &expected).unwrap();
-    }
-    let actual = std::fs::read_to_string(file()).unwrap_or_default();
-    assert!(
-        actual == expected,
-        "tests/bench/flux-gate-worst-case.yaml does not use the current limits; rerun with FLUX_GATE_WRITE_BENCH=1"
-    );
+    let file = worst_case::write(&root(), "flux-gate", &case()).unwrap();
     // The verdict it records is the policy's.
-    let (count, failures) = conformance::check_native(&flux_gate::ENTRY, &file()).unwrap();
+    let (count, failures) = conformance::check_native(&flux_gate::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every limit is reached, and the settings are accepted as they are.
@@ -304,15 +282,14 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
             .unwrap_err()
             .contains(&format!("at most {MAX_BINDINGS} bindings"))
     );
-    // Each object is as large as kube-apiserver admits, its annotations
+    // Each object takes its share of the review, its annotations
     // within their validated limit.
     let case = case();
     let request = &case["request"]["request"];
     for object in [&request["object"], &request["oldObject"]] {
         let bytes = serde_json::to_string(object).unwrap().len();
         assert!(
-            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
-                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{bytes} bytes"
         );
         let annotation_bytes: usize = object["metadata"]["annotations"]

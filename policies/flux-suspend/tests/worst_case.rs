@@ -1,6 +1,6 @@
 //! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
-//! `tests/bench/flux-suspend-worst-case.yaml` is built here from the limits
+//! `target/bench/worst-case/flux-suspend-worst-case.yaml` (conformance::worst_case) is built here from the limits
 //! the settings validation enforces (`flux_suspend::settings::limits`) and
 //! the size kube-apiserver admits, along the policy's most expensive path: an
 //! UPDATE that suspends a Kustomization with a reason, in mirror mode with
@@ -8,34 +8,16 @@
 //! `minReasonLength`, every placeholder, `reasonPattern`, `until=`,
 //! `maxDuration`) and the object is edited twice (`spec.suspend` and the
 //! suspender annotation, which expands the whole annotation map). The test
-//! fails when the file and the limits drift apart;
-//! `FLUX_SUSPEND_WRITE_BENCH=1` rewrites the file.
+//! writes the case for `make bench` and checks the verdict it records.
 //!
-//! Bounds this case relies on:
+//! Bounds this case relies on (`conformance::worst_case`, each cited there):
 //!
-//! - kube-apiserver reads at most `MaxRequestBodyBytes` of a create, update
-//!   or patch body, 3 MiB by default (kubernetes/apiserver
-//!   `pkg/server/config.go`, `NewConfig`: `MaxRequestBodyBytes:
-//!   int64(3 * 1024 * 1024)`; enforced by `limitedReadBody` in
-//!   `pkg/endpoints/handlers/rest.go`, called from `createHandler`,
-//!   `UpdateResource` and `PatchResource`; commit
-//!   24a394e516bfda066d7e2221d7d92c052de27c54). A PATCH's result can exceed
-//!   it by the size of the stored object; this case keeps the object itself
-//!   under the limit, as a PUT would.
-//! - The annotations of an object together hold at most
-//!   `TotalAnnotationSizeLimitB`, 256 KiB of keys and values
-//!   (kubernetes/apimachinery `pkg/api/validation/objectmeta.go`,
-//!   `ValidateAnnotationsSize`, called from `ValidateObjectMetaAccessor`;
-//!   commit eed236ceee2c19c2753a3d93ac0631dc20750454). That check is the
-//!   object's validation, and mutating admission runs before it: the create
-//!   handler calls `mutatingAdmission.Admit` before `r.Create`
-//!   (`pkg/endpoints/handlers/create.go`, `createHandler`), where
-//!   `rest.BeforeCreate` validates (`pkg/registry/generic/registry/store.go`,
-//!   `Store.Create`), and an update's admission runs in
-//!   `objInfo.UpdatedObject` before `rest.BeforeUpdate` (`Store.Update`).
-//!   flux-suspend is a mutating policy, so the object it sees may carry
-//!   annotations up to the request limit; the stored `oldObject` passed
-//!   validation and keeps under 256 KiB of them.
+//! - The two objects share policy-server's 2 MiB AdmissionReview limit
+//!   ([`REVIEW_LIMIT`]), tighter than kube-apiserver's 3 MiB write limit.
+//! - A stored object's annotations hold at most 256 KiB
+//!   ([`TOTAL_ANNOTATION_SIZE_LIMIT_B`]); validation runs after mutating
+//!   admission, so the new object flux-suspend (a mutating policy) sees may
+//!   carry more, up to its share of the review.
 //! - Settings lists the validation does not bound (`placeholderReasons`,
 //!   `suspenders`, `resumers`, `reconcilers`) are given [`LIST_ENTRIES`]
 //!   entries each; they are read one by one, and only the
@@ -54,16 +36,14 @@
     clippy::indexing_slicing
 )] // test code
 
+use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
 use flux_suspend::settings::limits::*;
 use guard_core::Settings as _;
 use serde_json::{json, Map, Value};
 
-/// kube-apiserver's `MaxRequestBodyBytes` (see above).
-const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// apimachinery's `TotalAnnotationSizeLimitB` (see above).
-const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
-/// Room left in each object for what kube-apiserver adds to it on the way
-/// to the webhook (managedFields, resourceVersion, ...).
+/// The share of policy-server's AdmissionReview limit for each of the request's two objects.
+const OBJECT_BYTES: usize = REVIEW_LIMIT / 2;
+/// Room left in each object for the rest of the review.
 const HEADROOM: usize = 16 * 1024;
 /// Entries in each settings list the validation does not bound.
 const LIST_ENTRIES: usize = 1024;
@@ -72,9 +52,9 @@ const NOW: &str = "2026-11-20T10:00:00Z";
 const UNTIL: &str = "until=2027-06-01T00:00:00Z";
 const USER: &str = "alice@example.com";
 
-fn file() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/bench/flux-suspend-worst-case.yaml")
+/// The workspace root, where `target/` is.
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The longest `maxReasonLength` the validation accepts beside
@@ -235,10 +215,10 @@ fn old_object() -> Value {
     let mut old = kustomization(Map::new(), false);
     fill_annotations(
         &mut old,
-        MAX_REQUEST_BODY_BYTES - HEADROOM,
+        OBJECT_BYTES - HEADROOM,
         TOTAL_ANNOTATION_SIZE_LIMIT_B,
     );
-    fill_inventory(&mut old, MAX_REQUEST_BODY_BYTES - HEADROOM);
+    fill_inventory(&mut old, OBJECT_BYTES - HEADROOM);
     old
 }
 
@@ -252,7 +232,7 @@ fn new_object() -> Value {
         json!(reason()),
     );
     let mut new = kustomization(annotations, false);
-    fill_annotations(&mut new, MAX_REQUEST_BODY_BYTES - HEADROOM, usize::MAX);
+    fill_annotations(&mut new, OBJECT_BYTES - HEADROOM, usize::MAX);
     new
 }
 
@@ -283,18 +263,9 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    // One line: the file is several MiB, and indentation would double it.
-    let expected = serde_json::to_string(&case).unwrap() + "\n";
-    if std::env::var_os("FLUX_SUSPEND_WRITE_BENCH").is_some() {
-        std::fs::write(file(), &expected).unwrap();
-    }
-    let actual = std::fs::read_to_string(file()).unwrap_or_default();
-    assert!(
-        actual == expected,
-        "tests/bench/flux-suspend-worst-case.yaml does not use the current limits; rerun with FLUX_SUSPEND_WRITE_BENCH=1"
-    );
+    let file = worst_case::write(&root(), "flux-suspend", &case).unwrap();
     // The verdict it records is the policy's.
-    let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &file()).unwrap();
+    let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 
@@ -329,14 +300,13 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
         guard_core::settings::parse::<flux_suspend::Settings>(key.to_string().as_bytes()).is_err()
     );
 
-    // Each object is as large as kube-apiserver admits; the stored one's
+    // Each object takes its share of the review; the stored one's
     // annotations are within their validated limit.
     let request = &case["request"]["request"];
     for which in ["object", "oldObject"] {
         let bytes = size(&request[which]);
         assert!(
-            bytes <= MAX_REQUEST_BODY_BYTES - HEADROOM
-                && bytes > MAX_REQUEST_BODY_BYTES - HEADROOM - 64,
+            bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{which}: {bytes} bytes"
         );
     }
