@@ -7,8 +7,6 @@
 //! to ASO: it logs and applies the operator default without looking at the
 //! Namespace. Every rule of this policy reads the policy from here.
 
-use std::collections::BTreeMap;
-
 use guard_core::names::quote;
 use guard_core::request::null_default;
 use guard_core::{Cluster, ObjectRef};
@@ -60,7 +58,7 @@ struct NamespaceView {
 #[derive(Default, Deserialize)]
 struct NamespaceMeta {
     #[serde(default, deserialize_with = "null_default")]
-    annotations: BTreeMap<String, String>,
+    annotations: guard_core::StringMap,
 }
 
 /// Resolves the effective policy of an object in `namespace` whose own

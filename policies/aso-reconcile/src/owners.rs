@@ -5,10 +5,8 @@
 //! the child it also records the resolved owner, with its uid, in
 //! `metadata.ownerReferences`.
 
-use std::collections::BTreeMap;
-
 use guard_core::names::quote;
-use guard_core::Cluster;
+use guard_core::{Cluster, StringMap};
 use serde_json::Value;
 
 use crate::settings::DeletionProtection;
@@ -94,12 +92,12 @@ fn owned_by(item: &Value, owner: &Owner<'_>) -> bool {
     }
 }
 
-fn labels(item: &Value) -> BTreeMap<String, String> {
+fn labels(item: &Value) -> StringMap {
     item.pointer("/metadata/labels")
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
                 .collect()
         })
         .unwrap_or_default()

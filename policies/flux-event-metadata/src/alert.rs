@@ -4,9 +4,8 @@
 //! Both the Alert under review and the Alerts listed from the cluster are read
 //! here, by reference into their JSON, so a long list allocates nothing.
 
-use std::collections::BTreeMap;
-
 use guard_core::request::json_type;
+use guard_core::StringMap;
 use serde_json::Value;
 
 /// eventSources beyond this many are not read (the CRD sets no bound).
@@ -31,7 +30,7 @@ pub struct Emitter<'a> {
     pub kind: &'a str,
     pub namespace: &'a str,
     pub name: &'a str,
-    pub labels: &'a BTreeMap<String, String>,
+    pub labels: &'a StringMap,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
@@ -152,10 +151,9 @@ impl Source<'_> {
         // A requirement with an invalid key or value fails LabelSelectorAsSelector
         // upstream (no match); valid object labels can never equal it here either.
         self.match_labels.is_none_or(|wanted| {
-            wanted.iter().all(|(k, v)| {
-                v.as_str()
-                    .is_some_and(|v| object.labels.get(k).is_some_and(|l| l == v))
-            })
+            wanted
+                .iter()
+                .all(|(k, v)| v.as_str().is_some_and(|v| object.labels.get(k) == Some(v)))
         })
     }
 }
@@ -169,11 +167,7 @@ mod tests {
         json!({"metadata": {"name": "slack", "namespace": "flux-system"}, "spec": spec})
     }
 
-    fn emitter<'a>(
-        labels: &'a BTreeMap<String, String>,
-        ns: &'a str,
-        name: &'a str,
-    ) -> Emitter<'a> {
+    fn emitter<'a>(labels: &'a StringMap, ns: &'a str, name: &'a str) -> Emitter<'a> {
         Emitter {
             kind: "HelmRelease",
             namespace: ns,
@@ -184,9 +178,9 @@ mod tests {
 
     #[test]
     fn selection_by_name_star_labels_and_namespace() {
-        let mut labels = BTreeMap::new();
+        let mut labels = StringMap::new();
         labels.insert("team".to_string(), "payments".to_string());
-        let none = BTreeMap::new();
+        let none = StringMap::new();
         let by_name = alert(json!({"eventSources": [{"kind": "HelmRelease", "name": "podinfo"}]}));
         let a = Alert::from_object(&by_name);
         assert!(a.selects(&emitter(&none, "flux-system", "podinfo"), false));
@@ -229,7 +223,7 @@ mod tests {
 
     #[test]
     fn no_cross_namespace_refs_keeps_alerts_to_their_namespace() {
-        let none = BTreeMap::new();
+        let none = StringMap::new();
         let elsewhere = alert(
             json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "apps"}]}),
         );

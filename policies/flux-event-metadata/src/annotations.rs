@@ -1,8 +1,6 @@
 //! Finding the `event.toolkit.fluxcd.io/` annotations of an object, and
 //! explaining an object whose metadata cannot be read.
 
-use std::ops::Bound;
-
 use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde_json::Value;
@@ -25,12 +23,12 @@ pub fn entries<'a>(
     old: Option<&'a Metadata>,
 ) -> impl Iterator<Item = Entry<'a>> {
     meta.annotations
-        .range::<str, _>((Bound::Included(PREFIX), Bound::Unbounded))
+        .iter_from(PREFIX)
         .take_while(|(k, _)| k.starts_with(PREFIX))
         .map(move |(full, value)| Entry {
             key: full.get(PREFIX.len()..).unwrap_or(""),
             value,
-            unchanged: old.and_then(|o| o.annotation(full)) == Some(value.as_str()),
+            unchanged: old.and_then(|o| o.annotation(full)) == Some(value),
         })
 }
 

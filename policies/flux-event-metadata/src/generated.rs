@@ -79,8 +79,8 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
             Some(Origin {
                 controller: "helm-controller",
                 owner_kind: "HelmRelease",
-                owner_namespace: namespace.clone(),
-                owner_name: name.clone(),
+                owner_namespace: namespace.to_string(),
+                owner_name: name.to_string(),
                 template: "spec.chart.metadata.annotations",
             })
         }

@@ -1,10 +1,8 @@
 //! Which gates hold a request: the settings' bindings, and the gates an
 //! object names itself in its `gating.toolkit.fluxcd.io/gates` annotation.
 
-use std::collections::BTreeMap;
-
 use guard_core::names;
-use guard_core::{AdmissionRequest, Metadata};
+use guard_core::{AdmissionRequest, Metadata, StringMap};
 
 use crate::gate::DeclaredGate;
 use crate::settings::limits::MAX_ANNOTATED;
@@ -99,9 +97,9 @@ impl FluxOwnerKind {
 
     /// The `(namespace, name)` of the object of this kind that applied an
     /// object with these labels.
-    pub fn owner_of(self, labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
+    pub fn owner_of(self, labels: &StringMap) -> Option<(&str, &str)> {
         let group = self.group();
-        let get = |key: &str| labels.get(&format!("{group}/{key}")).map(String::as_str);
+        let get = |key: &str| labels.get(&format!("{group}/{key}"));
         Some((get("namespace")?, get("name")?))
     }
 }
@@ -116,7 +114,7 @@ pub struct FluxOwner {
 }
 
 impl FluxOwner {
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    fn matches(&self, labels: &StringMap) -> bool {
         self.kind.owner_of(labels).is_some_and(|(ns, name)| {
             (self.namespace.is_empty() || self.namespace == ns)
                 && (self.name.is_empty() || self.name == name)

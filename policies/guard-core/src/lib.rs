@@ -31,6 +31,7 @@ pub mod request;
 pub mod rfc3339;
 pub mod selector;
 pub mod settings;
+pub mod string_map;
 pub mod verdict;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
@@ -41,6 +42,7 @@ pub use jiff::Timestamp;
 pub use policy::{validate_json, validate_settings_json, Policy};
 pub use request::{AdmissionRequest, GroupKind, Metadata, Operation, UserInfo};
 pub use settings::Settings;
+pub use string_map::StringMap;
 pub use verdict::Verdict;
 
 /// Exports `wapc_init` registering the policy. Only on `wasm32-wasip1`, so the

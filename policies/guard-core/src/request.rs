@@ -6,12 +6,12 @@
 //! parsing the whole request into typed Kubernetes structs is where generic
 //! policies spend most of their time.
 
-use std::collections::BTreeMap;
-
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+use crate::string_map::StringMap;
 
 /// Deserializes `null` as the type's default, so absent and null read alike.
 pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -261,10 +261,11 @@ pub struct Metadata {
     pub generate_name: String,
     #[serde(default, deserialize_with = "null_default")]
     pub namespace: String,
+    /// Read into a [`StringMap`]: a request may carry 200,000 entries.
     #[serde(default, deserialize_with = "null_default")]
-    pub labels: BTreeMap<String, String>,
+    pub labels: StringMap,
     #[serde(default, deserialize_with = "null_default")]
-    pub annotations: BTreeMap<String, String>,
+    pub annotations: StringMap,
     #[serde(default, deserialize_with = "null_default")]
     pub finalizers: Vec<String>,
     #[serde(default)]
@@ -273,7 +274,7 @@ pub struct Metadata {
 
 impl Metadata {
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.annotations.get(key).map(String::as_str)
+        self.annotations.get(key)
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::request::null_default;
+use crate::string_map::StringMap;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -35,15 +36,17 @@ pub enum SelectorOperator {
 
 impl LabelSelector {
     /// An empty selector selects everything, as in Kubernetes.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &StringMap) -> bool {
         self.match_labels
             .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
+            .all(|(k, v)| labels.get(k) == Some(v.as_str()))
             && self.match_expressions.iter().all(|r| {
                 let value = labels.get(&r.key);
                 match r.operator {
-                    SelectorOperator::In => value.is_some_and(|v| r.values.contains(v)),
-                    SelectorOperator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    SelectorOperator::In => value.is_some_and(|v| r.values.iter().any(|x| x == v)),
+                    SelectorOperator::NotIn => {
+                        value.is_none_or(|v| !r.values.iter().any(|x| x == v))
+                    }
                     SelectorOperator::Exists => value.is_some(),
                     SelectorOperator::DoesNotExist => value.is_none(),
                 }
@@ -75,11 +78,8 @@ impl LabelSelector {
 mod tests {
     use super::*;
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+    fn labels(pairs: &[(&str, &str)]) -> StringMap {
+        pairs.iter().copied().collect()
     }
 
     #[test]

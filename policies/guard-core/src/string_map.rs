@@ -1,0 +1,319 @@
+//! A map of strings as objects carry them (`metadata.labels`,
+//! `metadata.annotations`), cheap to read at any size.
+//!
+//! A request may carry a map of 200,000 entries. Read into a
+//! `BTreeMap<String, String>`, each entry costs two allocations and a dozen
+//! key comparisons, and the map is read for one or two keys. [`StringMap`]
+//! copies every key and value into one text buffer, keeps their places in
+//! one vector sorted once at the end (Kubernetes writes maps sorted, so the
+//! sort only checks the order), and finds a key by binary search. Cloning
+//! it is two copies.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+/// Where one string lies in [`StringMap::text`].
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: Span,
+    value: Span,
+}
+
+/// A string-to-string map with the lookups and order of a `BTreeMap`, and
+/// its reading of JSON: later duplicate keys win, a value that is not a
+/// string is an error in the same words.
+#[derive(Clone, Default)]
+pub struct StringMap {
+    /// Every key and value, one after the other.
+    text: String,
+    /// Sorted by key, one entry per key.
+    entries: Vec<Entry>,
+}
+
+impl StringMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn str(&self, span: Span) -> &str {
+        self.text.get(span.start..span.end).unwrap_or_default()
+    }
+
+    fn push(&mut self, s: &str) -> Span {
+        let start = self.text.len();
+        self.text.push_str(s);
+        Span {
+            start,
+            end: self.text.len(),
+        }
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.entries
+            .binary_search_by(|entry| self.str(entry.key).cmp(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let index = self.find(key).ok()?;
+        self.entries.get(index).map(|entry| self.str(entry.value))
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.entries
+            .iter()
+            .map(|entry| (self.str(entry.key), self.str(entry.value)))
+    }
+
+    /// The entries whose keys sort at or after `key`, in key order: with
+    /// `take_while`, the keys under a prefix without a pass over the rest.
+    pub fn iter_from<'s>(&'s self, key: &str) -> impl Iterator<Item = (&'s str, &'s str)> + 's {
+        let start = self.find(key).unwrap_or_else(|index| index);
+        self.entries
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .map(|entry| (self.str(entry.key), self.str(entry.value)))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entries.iter().map(|entry| self.str(entry.key))
+    }
+
+    /// Sets `key` to `value`; returns the value it replaces. The replaced
+    /// text stays in the buffer: edits are few, reads many.
+    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        let value_span = self.push(&value);
+        match self.find(&key) {
+            Ok(index) => {
+                let entry = self.entries.get_mut(index)?;
+                let old = std::mem::replace(&mut entry.value, value_span);
+                Some(self.str(old).to_string())
+            }
+            Err(index) => {
+                let key_span = self.push(&key);
+                self.entries.insert(
+                    index,
+                    Entry {
+                        key: key_span,
+                        value: value_span,
+                    },
+                );
+                None
+            }
+        }
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        let index = self.find(key).ok()?;
+        let entry = self.entries.remove(index);
+        Some(self.str(entry.value).to_string())
+    }
+
+    /// Sorts the entries read in document order by key, keeping the last of
+    /// each key. The sort is stable and finds sorted runs, so input that is
+    /// already sorted costs one comparison per entry.
+    fn sort(&mut self) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.sort_by(|a, b| self.str(a.key).cmp(self.str(b.key)));
+        entries.dedup_by(|later, kept| {
+            let same = self.str(later.key) == self.str(kept.key);
+            if same {
+                kept.value = later.value;
+            }
+            same
+        });
+        self.entries = entries;
+    }
+}
+
+impl PartialEq for StringMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for StringMap {}
+
+impl PartialOrd for StringMap {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for StringMap {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl fmt::Debug for StringMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StringMap {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut map = StringMap::new();
+        for (key, value) in iter {
+            let key = map.push(key.as_ref());
+            let value = map.push(value.as_ref());
+            map.entries.push(Entry { key, value });
+        }
+        map.sort();
+        map
+    }
+}
+
+impl<'a> IntoIterator for &'a StringMap {
+    type Item = (&'a str, &'a str);
+    type IntoIter = Box<dyn Iterator<Item = (&'a str, &'a str)> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// Reads one string straight into the map's buffer, borrowed or decoded,
+/// without a `String` of its own.
+struct Append<'m>(&'m mut String);
+
+impl<'de> DeserializeSeed<'de> for Append<'_> {
+    type Value = Span;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Span, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Append<'_> {
+    type Value = Span;
+    // serde's own words for a `String`, so that errors read as before.
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Span, E> {
+        let start = self.0.len();
+        self.0.push_str(s);
+        Ok(Span {
+            start,
+            end: self.0.len(),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for StringMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = StringMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<StringMap, A::Error> {
+                let mut map = StringMap::new();
+                while let Some(key) = access.next_key_seed(Append(&mut map.text))? {
+                    let value = access.next_value_seed(Append(&mut map.text))?;
+                    map.entries.push(Entry { key, value });
+                }
+                map.sort();
+                Ok(map)
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn read(json: &str) -> Result<StringMap, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    fn btree(json: &str) -> Result<BTreeMap<String, String>, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_json_as_a_btree_map_does() {
+        for json in [
+            r#"{}"#,
+            r#"{"b":"2","a":"1","c":""}"#,
+            r#"{"a":"1","b":"2","a":"3"}"#,
+            r#"{"k\u00e9y":"v\"q\"","z":"\ud83d\ude00","y":"x"}"#,
+            r#"{"a":1}"#,
+            r#"{"a":null}"#,
+            r#"["a"]"#,
+            r#""a""#,
+            r#"{"a":"1""#,
+        ] {
+            let ours = read(json);
+            let theirs = btree(json);
+            match (&ours, &theirs) {
+                (Ok(map), Ok(tree)) => {
+                    let pairs: Vec<(&str, &str)> =
+                        tree.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                    assert_eq!(map.iter().collect::<Vec<_>>(), pairs, "{json}");
+                    for (k, v) in tree {
+                        assert_eq!(map.get(k), Some(v.as_str()));
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{json}"),
+                _ => panic!("{json}: {ours:?} vs {theirs:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn edits_lookups_and_equality() {
+        let mut map: StringMap = [("b", "2"), ("a", "1")].into_iter().collect();
+        assert_eq!(map.insert("a".into(), "x".into()), Some("1".to_string()));
+        assert_eq!(map.insert("c".into(), "3".into()), None);
+        assert_eq!(map.remove("b"), Some("2".to_string()));
+        assert_eq!(map.remove("b"), None);
+        assert!(map.contains_key("c") && !map.contains_key("b"));
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(map.iter_from("b").collect::<Vec<_>>(), [("c", "3")]);
+        assert_eq!(map.iter_from("a").count(), 2);
+        assert_eq!(map.iter_from("d").count(), 0);
+        let same: StringMap = [("c", "3"), ("a", "x")].into_iter().collect();
+        assert_eq!(map, same);
+        assert_ne!(map, StringMap::new());
+        assert_eq!(format!("{map:?}"), r#"{"a": "x", "c": "3"}"#);
+    }
+
+    #[test]
+    fn many_sorted_entries_read_quickly_and_duplicates_keep_the_last() {
+        let body: String = (0..200_000)
+            .map(|i| format!(r#""k{i:07}":"{i}","#))
+            .collect();
+        let map = read(&format!(r#"{{{body}"k0000005":"last"}}"#)).unwrap();
+        assert_eq!(map.len(), 200_000);
+        assert_eq!(map.get("k0000005"), Some("last"));
+        assert_eq!(map.get("k0199999"), Some("199999"));
+    }
+}
