@@ -58,11 +58,15 @@ impl Findings {
     pub fn report(&mut self, action: Action, preexisting: bool, text: impl FnOnce() -> String) {
         match action {
             Action::Ignore => {}
-            Action::Warn => self.warn(text()),
-            Action::Deny if preexisting => self.warn(format!(
-                "{} (The object was already so before this change, so the change is accepted.)",
-                text()
-            )),
+            // A text that will not be shown is not built: an Alert check can
+            // find tens of thousands of warnings, and only SHOWN are spelled out.
+            Action::Warn => self.warn_with(text),
+            Action::Deny if preexisting => self.warn_with(|| {
+                format!(
+                    "{} (The object was already so before this change, so the change is accepted.)",
+                    text()
+                )
+            }),
             Action::Deny => {
                 if self.refusals.len() < SHOWN {
                     self.refusals.push(text());
@@ -74,8 +78,13 @@ impl Findings {
     }
 
     pub fn warn(&mut self, text: String) {
+        self.warn_with(|| text);
+    }
+
+    /// [`Findings::warn`], building the text only when it is shown.
+    fn warn_with(&mut self, text: impl FnOnce() -> String) {
         if self.warnings.len() < SHOWN {
-            self.warnings.push(text);
+            self.warnings.push(text());
         } else {
             self.unshown_warnings = self.unshown_warnings.saturating_add(1);
         }
