@@ -3,6 +3,8 @@
 //! checking them, so each mistake here is otherwise invisible until a
 //! notification is wrong.
 
+use std::collections::BTreeSet;
+
 use guard_core::identity::describe;
 use guard_core::names::{check_name_part, quote};
 use guard_core::{Metadata, UserInfo};
@@ -34,10 +36,11 @@ pub fn check<'a>(
 ) -> Vec<Entry<'a>> {
     let mut valid = Vec::new();
     let mut count = 0usize;
+    let lists = KeyLists::new(settings);
     for entry in entries(subject.meta, subject.old) {
         // Saturating: a count past usize::MAX is still "too many".
         count = count.saturating_add(1);
-        if check_entry(subject, settings, user, &entry, findings) {
+        if check_entry(subject, settings, &lists, user, &entry, findings) {
             valid.push(entry);
         }
     }
@@ -46,10 +49,30 @@ pub fn check<'a>(
     valid
 }
 
+/// The settings' key lists as sets, built once per request: each of
+/// thousands of annotations is looked up in each list of up to thousands.
+struct KeyLists<'s> {
+    reserved: BTreeSet<&'s str>,
+    denied: BTreeSet<&'s str>,
+    allowed: BTreeSet<&'s str>,
+}
+
+impl<'s> KeyLists<'s> {
+    fn new(settings: &'s Settings) -> Self {
+        let set = |keys: &'s [String]| keys.iter().map(String::as_str).collect();
+        Self {
+            reserved: set(&settings.reserved_keys),
+            denied: set(&settings.denied_keys),
+            allowed: set(&settings.allowed_keys),
+        }
+    }
+}
+
 /// Returns whether the key is well-formed (the value rules ran).
 fn check_entry(
     subject: &Subject<'_>,
     settings: &Settings,
+    lists: &KeyLists<'_>,
     user: &UserInfo,
     entry: &Entry<'_>,
     findings: &mut Findings,
@@ -59,10 +82,13 @@ fn check_entry(
         value,
         unchanged,
     } = *entry;
-    let stored = subject
-        .old
-        .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")));
-    let removal = || subject.target.removal(key, stored);
+    // Messages are built only when shown, so what only they need is lazy too.
+    let stored = || {
+        subject
+            .old
+            .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")))
+    };
+    let removal = || subject.target.removal(key, stored());
     if let Err(e) = check_name_part(key) {
         findings.report(Action::Deny, unchanged, || {
             format!(
@@ -73,9 +99,10 @@ fn check_entry(
         });
         return false;
     }
-    let field = format!("annotation {PREFIX}{key}");
+    let field = || format!("annotation {PREFIX}{key}");
     if let Some(c) = values::control_character(value, settings.allow_newlines) {
         findings.report(Action::Deny, unchanged, || {
+            let field = field();
             format!(
                 "{field} has the control character {c:?} in its value {}; providers show values \
                  verbatim, so write it as one line of printable text.",
@@ -86,6 +113,7 @@ fn check_entry(
     let too_long = values::excess_length(value, settings.max_value_length);
     if let Some(len) = too_long {
         findings.report(Action::Deny, unchanged, || {
+            let field = field();
             format!(
                 "{field} has a value of {len} characters; at most {} are accepted, since it is sent \
                  with every event of this object.",
@@ -95,6 +123,7 @@ fn check_entry(
     }
     if kinds::controller_keys(subject.group).contains(&key) {
         findings.report(settings.controller_keys, unchanged, || {
+            let field = field();
             format!(
                 "{field} always loses: {} sends its own `{key}` with every {} event and controller \
                  metadata takes precedence over annotations (RFC-0008), so {} is never delivered and \
@@ -107,8 +136,9 @@ fn check_entry(
             )
         });
     }
-    if settings.reserved_keys.iter().any(|k| k == key) {
+    if lists.reserved.contains(key) {
         findings.report(Action::Deny, unchanged, || {
+            let field = field();
             format!(
                 "{field}: `{key}` is reserved for cluster-level metadata that Alerts set, and an \
                  Alert's value takes precedence over an object's annotation, so {} would silently \
@@ -118,16 +148,18 @@ fn check_entry(
             )
         });
     }
-    if settings.denied_keys.iter().any(|k| k == key) {
+    if lists.denied.contains(key) {
         findings.report(Action::Deny, unchanged, || {
+            let field = field();
             format!(
                 "{field} is not permitted in this cluster (deniedKeys); {}.",
                 removal()
             )
         });
     }
-    if !settings.allowed_keys.is_empty() && !settings.allowed_keys.iter().any(|k| k == key) {
+    if !lists.allowed.is_empty() && !lists.allowed.contains(key) {
         findings.report(Action::Deny, unchanged, || {
+            let field = field();
             format!(
                 "{field} is not among the keys permitted in this cluster ({}); use one of them, or {}.",
                 list(&settings.allowed_keys),
@@ -144,6 +176,7 @@ fn check_entry(
     if let Some((source, pattern)) = pattern {
         if !pattern.is_match(value) {
             findings.report(Action::Deny, unchanged, || {
+                let field = field();
                 format!(
                     "{field}={} does not match the pattern this cluster requires for `{key}`: {} \
                      (the whole value must match).",
