@@ -2,8 +2,6 @@
 //! wins (RFC-0008 precedence), silently for the object's owner; the only
 //! trace is a `MetadataAppendFailed` Warning event on the Alert.
 
-use std::collections::BTreeMap;
-
 use crate::alert::{Alert, Emitter};
 use crate::annotations::Entry;
 use crate::kinds::{NOTIFICATION_GROUP, PREFIX};
@@ -38,8 +36,14 @@ pub fn check(
         }
     };
     let target = &subject.target;
-    // One lookup per Alert key, not a scan of the object's annotations.
-    let by_key: BTreeMap<&str, &Entry<'_>> = entries.iter().map(|e| (e.key, e)).collect();
+    // One binary search per Alert key, not a scan of the object's
+    // annotations: `entries` come in key order (annotations::entries).
+    let by_key = |key: &str| {
+        entries
+            .binary_search_by(|e| e.key.cmp(key))
+            .ok()
+            .and_then(|i| entries.get(i))
+    };
     let emitter = Emitter {
         kind: target.kind,
         namespace: target.namespace,
@@ -64,7 +68,7 @@ pub fn check(
                 .map(|(k, v)| (k, v, "spec.eventMetadata")),
         );
         for (key, alert_value, field) in alert_keys {
-            let Some(entry) = by_key.get(key) else {
+            let Some(entry) = by_key(key) else {
                 continue;
             };
             let shown_field = if field == "spec.summary" {
