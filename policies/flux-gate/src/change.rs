@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use guard_core::Metadata;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -39,13 +38,7 @@ fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
 fn same(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => {
-            a.get() == b.get()
-                || matches!(
-                    (serde_json::from_str::<Value>(a.get()), serde_json::from_str::<Value>(b.get())),
-                    (Ok(x), Ok(y)) if x == y
-                )
-        }
+        (Some(a), Some(b)) => crate::json_eq::equal(a.get(), b.get()),
         _ => false,
     }
 }

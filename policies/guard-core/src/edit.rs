@@ -34,7 +34,7 @@ impl RawObject {
     /// a number no float holds (`1e400`) and nesting deeper than 128, and
     /// policy-server would then fail on the reply with a 500.
     pub fn parse(json: &str) -> Result<Self, String> {
-        serde_json::from_str::<Strict>(json).map_err(|e| format!("it is not valid JSON: {e}"))?;
+        check_strictly(json).map_err(|e| format!("it is not valid JSON: {e}"))?;
         serde_json::from_str(json).map_err(|_| "it is not a JSON object".to_string())
     }
 
@@ -159,6 +159,13 @@ fn last_of_each_key(members: Vec<(String, Member)>) -> Vec<(String, Member)> {
         .zip(keep.into_iter().rev())
         .filter_map(|(member, kept)| kept.then_some(member))
         .collect()
+}
+
+/// Reads `json` as strictly as serde_json reads a `Value` (see
+/// [`RawObject::parse`]) without building one: no allocation but for
+/// strings with escapes.
+pub fn check_strictly(json: &str) -> Result<(), serde_json::Error> {
+    serde_json::from_str::<Strict>(json).map(|_| ())
 }
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
