@@ -164,9 +164,54 @@ fn inside(children: &[Child]) -> String {
 /// kube-apiserver always sends it; without it a child claimed by ASO (owner
 /// reference by uid) could not be recognised, and the deletion would pass as
 /// if the object owned nothing.
+///
+/// Only `metadata.uid` is parsed; the rest of the object (which may be
+/// megabytes) is checked as strictly as a `Value` would read it, without
+/// building one, so that what a `Value` could not hold is still refused.
 fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
-    let old = request.object_value(Which::OldObject)?;
-    match old.as_ref().and_then(|o| o.pointer("/metadata/uid")) {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        metadata: Option<Meta>,
+    }
+    /// `metadata.uid`, the last one when repeated, as a `Value` reads it
+    /// (a derived struct would refuse the repeat).
+    struct Meta {
+        uid: Option<Value>,
+    }
+    impl<'de> serde::Deserialize<'de> for Meta {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Meta;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a map")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Meta, A::Error> {
+                    let mut uid = None;
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        if key == "uid" {
+                            uid = Some(map.next_value::<Value>()?);
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Meta { uid })
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    if let Some(raw) = request.old_object.as_deref() {
+        guard_core::edit::check_strictly(raw.get())
+            .map_err(|e| format!("malformed oldObject: {e}"))?;
+    }
+    let old = request.object_as::<Head>(Which::OldObject)?;
+    let uid = old.and_then(|o| o.metadata).and_then(|m| m.uid);
+    match uid.as_ref() {
         Some(Value::String(uid)) if !uid.is_empty() => Ok(uid.clone()),
         Some(Value::String(_) | Value::Null) | None => Err(
             "malformed oldObject: it has no metadata.uid, so the protected resources ASO claimed \
