@@ -231,7 +231,7 @@ pub fn check_settings_reply(
         Err(e) => return Some(invalid(op, reply, &e)),
     };
     let message = parsed.message.unwrap_or_default();
-    if message.len() > max_message || reply.len() > 2 * max_message {
+    if message.len() > max_message {
         let shape = input_shape();
         return Some(Finding {
             kind: Kind::OversizedMessage,
