@@ -6,7 +6,7 @@
 //! than every rule together; [`RawObject`] keeps each member as raw JSON text
 //! and expands only the objects on the path to an edit.
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -34,7 +34,9 @@ impl RawObject {
     /// a number no float holds (`1e400`) and nesting deeper than 128, and
     /// policy-server would then fail on the reply with a 500.
     pub fn parse(json: &str) -> Result<Self, String> {
-        check_strictly(json).map_err(|e| format!("it is not valid JSON: {e}"))?;
+        // The reply holds the object one level down (`mutated_object`).
+        check_within(json, VALUE_DEPTH.saturating_sub(1))
+            .map_err(|e| format!("it is not valid JSON: {e}"))?;
         serde_json::from_str(json).map_err(|_| "it is not a JSON object".to_string())
     }
 
@@ -161,56 +163,80 @@ fn last_of_each_key(members: Vec<(String, Member)>) -> Vec<(String, Member)> {
         .collect()
 }
 
+/// The most containers serde_json nests when it reads a `Value`: its
+/// recursion limit of 128 counts down on entering each and fails at zero.
+const VALUE_DEPTH: u8 = 127;
+
 /// Reads `json` as strictly as serde_json reads a `Value` (see
 /// [`RawObject::parse`]) without building one: no allocation but for
 /// strings with escapes.
 pub fn check_strictly(json: &str) -> Result<(), serde_json::Error> {
-    serde_json::from_str::<Strict>(json).map(|_| ())
+    check_within(json, VALUE_DEPTH)
+}
+
+fn check_within(json: &str, depth: u8) -> Result<(), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    Strict(depth).deserialize(&mut deserializer)?;
+    deserializer.end()
 }
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
-/// strings are decoded, numbers converted and nesting counted.
-struct Strict;
+/// strings are decoded, numbers converted, and containers nested at most
+/// this many deep.
+struct Strict(u8);
 
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Any;
-        impl<'de> Visitor<'de> for Any {
-            type Value = Strict;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_unit<E>(self) -> Result<Strict, E> {
-                Ok(Strict)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Strict, A::Error> {
-                while seq.next_element::<Strict>()?.is_some() {}
-                Ok(Strict)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
-                while map.next_entry::<Strict, Strict>()?.is_some() {}
-                Ok(Strict)
-            }
+impl<'de> DeserializeSeed<'de> for Strict {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl Strict {
+    /// The seed for what a container holds; an error past the last level.
+    fn inner<E: serde::de::Error>(&self) -> Result<Strict, E> {
+        self.0
+            .checked_sub(1)
+            .map(Strict)
+            .ok_or_else(|| E::custom("nested too deep for the reply to be read"))
+    }
+}
+
+impl<'de> Visitor<'de> for Strict {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.inner()?;
+        while seq.next_element_seed(Strict(inner.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.inner()?;
+        while map.next_key_seed(Strict(inner.0))?.is_some() {
+            map.next_value_seed(Strict(inner.0))?;
         }
-        deserializer.deserialize_any(Any)
+        Ok(())
     }
 }
 
@@ -282,11 +308,24 @@ mod tests {
             r#"{"a":"\ud800"}"#,
             r#"{"a":1e400}"#,
             &format!(r#"{{"a":{}1{}}}"#, "[".repeat(200), "]".repeat(200)),
+            // 127 containers: a Value holds them, a reply holding them in
+            // `mutated_object` does not.
+            &format!(r#"{{"a":{}1{}}}"#, "[".repeat(126), "]".repeat(126)),
         ] {
             let err = RawObject::parse(bad).unwrap_err();
             assert!(err.starts_with("it is not valid JSON: "), "{err}");
         }
         assert!(RawObject::parse(r#"{"a":"\ud83d\ude00","b":-0.0,"c":1e300}"#).is_ok());
+        let deepest = format!(r#"{{"a":{}1{}}}"#, "[".repeat(125), "]".repeat(125));
+        assert!(RawObject::parse(&deepest).is_ok());
+        let reply = format!(r#"{{"mutated_object":{deepest}}}"#);
+        assert!(serde_json::from_str::<Value>(&reply).is_ok());
+        let value_deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(126), "]".repeat(126));
+        assert!(check_strictly(&value_deep).is_ok());
+        assert!(serde_json::from_str::<Value>(&value_deep).is_ok());
+        let too_deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(127), "]".repeat(127));
+        assert!(check_strictly(&too_deep).is_err());
+        assert!(serde_json::from_str::<Value>(&too_deep).is_err());
     }
 
     #[test]
