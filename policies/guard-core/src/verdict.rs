@@ -100,7 +100,7 @@ impl Verdict {
             message: Option<Cow<'a, str>>,
             code: Option<u16>,
             mutated_object: Option<&'a RawValue>,
-            audit_annotations: Option<&'a BTreeMap<String, String>>,
+            audit_annotations: Option<BTreeMap<&'a str, Cow<'a, str>>>,
             warnings: Option<Vec<Cow<'a, str>>>,
         }
         // Every text the reply carries is bounded here, whatever built it.
@@ -109,13 +109,41 @@ impl Verdict {
             message: self.message.as_deref().map(bounded),
             code: self.code,
             mutated_object: self.mutated_object.as_deref(),
-            audit_annotations: (!self.audit_annotations.is_empty())
-                .then_some(&self.audit_annotations),
+            audit_annotations: (!self.audit_annotations.is_empty()).then(|| {
+                self.audit_annotations
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), bounded(v)))
+                    .collect()
+            }),
             warnings: (!self.warnings.is_empty())
                 .then(|| self.warnings.iter().map(|w| bounded(w)).collect()),
         };
         // Serializing plain strings, maps and an already-valid Value cannot fail;
         // should it ever, an empty reply makes the host answer with code 500.
         serde_json::to_vec(&wire).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::MAX_MESSAGE;
+
+    #[test]
+    fn every_text_of_the_wire_reply_is_bounded() {
+        let huge = "x".repeat(1 << 20);
+        let wire = Verdict::deny(huge.clone())
+            .warn(huge.clone())
+            .audit("who", huge)
+            .to_wire();
+        assert!(wire.len() < 3 * (MAX_MESSAGE + 100), "{} bytes", wire.len());
+        let reply: Value = serde_json::from_slice(&wire).unwrap();
+        for text in [
+            &reply["message"],
+            &reply["warnings"][0],
+            &reply["audit_annotations"]["who"],
+        ] {
+            assert!(text.as_str().unwrap().contains(" bytes not shown] … "));
+        }
     }
 }
