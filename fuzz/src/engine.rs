@@ -140,12 +140,15 @@ pub fn evaluate_payloads(
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let shape = || shape_of(input);
+    // A mutating policy may carry over what the stored object had (a
+    // restored annotation), so both objects bound the mutated one.
     let object_size = || {
-        input
-            .request
-            .get("object")
-            .and_then(|o| serde_json::to_vec(o).ok())
-            .map_or(0, |b| b.len())
+        ["object", "oldObject"]
+            .iter()
+            .filter_map(|k| input.request.get(*k))
+            .filter_map(|o| serde_json::to_vec(o).ok())
+            .map(|b| b.len())
+            .sum()
     };
     if let Some(f) = timed(target, Operation::Validate, &p.validate, input, thresholds)
         .and_then(|reply| {

@@ -46,7 +46,7 @@ pub enum Kind {
     /// A message (or warning, audit annotation) over the bound.
     OversizedMessage,
     /// Texts adding up to more than four bounded messages, or a mutated
-    /// object larger than twice the request's object plus the message bound.
+    /// object larger than twice the request's objects plus the message bound.
     OversizedReply,
 }
 
@@ -130,8 +130,8 @@ struct SettingsResponse {
 /// Checks a `validate` reply: it parses as policy-server parses it; no
 /// message, warning or audit annotation is over `max_message` bytes; they add
 /// up to at most [`TEXTS_PER_REPLY`] of those; the mutated object is at most
-/// twice the request's object plus `max_message`. `object_size` is the
-/// serialized size of the request's `object`; `input_shape` names where the input's bytes are (see
+/// twice the request's objects plus `max_message`. `object_size` is the
+/// serialized size of the request's `object` and `oldObject` together; `input_shape` names where the input's bytes are (see
 /// [`crate::tree::dominant_path`]), computed only when needed.
 pub fn check_validate_reply(
     reply: &[u8],
