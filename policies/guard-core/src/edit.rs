@@ -34,8 +34,7 @@ impl RawObject {
     /// a number no float holds (`1e400`) and nesting deeper than 128, and
     /// policy-server would then fail on the reply with a 500.
     pub fn parse(json: &str) -> Result<Self, String> {
-        // The reply holds the object one level down (`mutated_object`).
-        check_within(json, VALUE_DEPTH.saturating_sub(1))
+        check_within(json, MUTATED_OBJECT_DEPTH)
             .map_err(|e| format!("it is not valid JSON: {e}"))?;
         serde_json::from_str(json).map_err(|_| "it is not a JSON object".to_string())
     }
@@ -166,6 +165,11 @@ fn last_of_each_key(members: Vec<(String, Member)>) -> Vec<(String, Member)> {
 /// The most containers serde_json nests when it reads a `Value`: its
 /// recursion limit of 128 counts down on entering each and fails at zero.
 const VALUE_DEPTH: u8 = 127;
+
+/// The most containers a mutated object may nest: the reply holds it one
+/// level down (`mutated_object`), and policy-server reads the reply with
+/// serde_json.
+pub const MUTATED_OBJECT_DEPTH: u8 = VALUE_DEPTH - 1;
 
 /// Reads `json` as strictly as serde_json reads a `Value` (see
 /// [`RawObject::parse`]) without building one: no allocation but for

@@ -7,7 +7,25 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::edit::MUTATED_OBJECT_DEPTH;
 use crate::names::bounded;
+
+/// How many containers deep `value` nests (a scalar is 0), without recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0usize)];
+    while let Some((value, above)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        let depth = above.saturating_add(1);
+        deepest = deepest.max(depth);
+        pending.extend(children.map(|child| (child, depth)));
+    }
+    deepest
+}
 
 /// Allow or deny, plus what the person behind the request should know.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +90,12 @@ impl Verdict {
     }
 
     pub fn mutate(self, object: Value) -> Self {
+        if nesting(&object) > usize::from(MUTATED_OBJECT_DEPTH) {
+            return Self::deny(format!(
+                "malformed object: it nests more than {MUTATED_OBJECT_DEPTH} levels, deeper than \
+                 the reply carrying it back could be read"
+            ));
+        }
         match serde_json::value::to_raw_value(&object) {
             Ok(raw) => self.mutate_raw(raw),
             Err(e) => {
@@ -128,6 +152,28 @@ impl Verdict {
 mod tests {
     use super::*;
     use crate::names::MAX_MESSAGE;
+
+    #[test]
+    fn a_mutated_object_the_reply_could_not_carry_is_refused() {
+        let nested = |n: usize| -> Value {
+            serde_json::from_str(&format!("{}1{}", "[".repeat(n), "]".repeat(n))).unwrap()
+        };
+        assert_eq!(nesting(&nested(3)), 3);
+        assert_eq!(
+            nesting(&serde_json::json!({"a": [1, {"b": []}], "c": 2})),
+            4
+        );
+        let fits = Verdict::allow().mutate(nested(126));
+        assert!(fits.allowed);
+        let reply: Value = serde_json::from_slice(&fits.to_wire()).unwrap();
+        assert!(reply["mutated_object"].is_array());
+        let refused = Verdict::allow().mutate(nested(127));
+        assert!(!refused.allowed);
+        assert!(refused
+            .message
+            .unwrap()
+            .contains("nests more than 126 levels"));
+    }
 
     #[test]
     fn every_text_of_the_wire_reply_is_bounded() {
