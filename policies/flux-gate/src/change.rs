@@ -38,7 +38,7 @@ fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
 fn same(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => crate::json_eq::equal(a.get(), b.get()),
+        (Some(a), Some(b)) => guard_core::json_eq::equal(a.get(), b.get()),
         _ => false,
     }
 }

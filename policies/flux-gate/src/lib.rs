@@ -31,7 +31,6 @@ pub mod cron;
 pub mod firing;
 pub mod gate;
 pub mod gate_object;
-mod json_eq;
 pub mod message;
 pub mod opening;
 pub mod settings;

@@ -24,6 +24,7 @@ pub mod context;
 pub mod duration;
 pub mod edit;
 pub mod identity;
+pub mod json_eq;
 pub mod names;
 pub mod pattern;
 pub mod policy;

@@ -168,11 +168,14 @@ impl AdmissionRequest {
         GroupKind::new(&self.kind.group, &self.kind.kind)
     }
 
-    fn raw(&self, which: Which) -> Option<&RawValue> {
+    /// `object` or `oldObject` as the request's JSON text; `None` when
+    /// absent or null.
+    pub fn raw(&self, which: Which) -> Option<&RawValue> {
         match which {
             Which::Object => self.object.as_deref(),
             Which::OldObject => self.old_object.as_deref(),
         }
+        .filter(|raw| raw.get() != "null")
     }
 
     /// Parses `object` or `oldObject` into `T`, a view holding only what a rule

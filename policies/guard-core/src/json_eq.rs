@@ -20,8 +20,8 @@ use serde_json::Value;
 /// `Value` (a lone surrogate escape, `1e400`, nesting past 128) equals nothing.
 pub fn equal(a: &str, b: &str) -> bool {
     a == b
-        || (guard_core::edit::check_strictly(a).is_ok()
-            && guard_core::edit::check_strictly(b).is_ok()
+        || (crate::edit::check_strictly(a).is_ok()
+            && crate::edit::check_strictly(b).is_ok()
             && equal_valid(a, b))
 }
 
