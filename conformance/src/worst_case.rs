@@ -36,6 +36,16 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// policy may see more, a validating one and every stored object not.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * 1024;
 
+/// The workspace root, for the generators (tests run in their crate's folder).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The bytes `value` takes as compact JSON, as it travels in a request.
+pub fn json_size(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
 /// `<root>/target/bench/worst-case/<policy>-worst-case.yaml`.
 pub fn path(root: &Path, policy: &str) -> PathBuf {
     root.join(DIR).join(format!("{policy}-worst-case.yaml"))

@@ -12,15 +12,13 @@
     clippy::indexing_slicing
 )] // test code
 
-use std::path::PathBuf;
-
 use host_test::bench::{self, Input, BUDGET_MEMORY_BYTES};
 use host_test::harness::Policy;
 use host_test::host::Limits;
 
 #[test]
 fn every_worst_case_answers_within_its_memory_budget() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = conformance::worst_case::workspace_root();
     // No deadline: how long it takes is the benchmark's business, and a
     // loaded machine must not turn a memory figure into a timeout.
     let limits = Limits {

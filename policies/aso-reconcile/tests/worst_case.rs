@@ -54,15 +54,6 @@ const NAME: &str = "rg-shop-prod";
 const OWNER_UID: &str = "b3e1f0a2-6c4d-4e8f-9a1b-2c3d4e5f6a70";
 const VERSION: &str = "v1api20230601";
 
-/// The workspace root, where `target/` is.
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn size(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
-}
-
 /// The protected kinds that are listed: every one but the last has a version.
 fn protected_kind(i: usize) -> (String, String) {
     (
@@ -146,7 +137,7 @@ fn fill_annotations(object: &mut Value, budget: usize) {
                 .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
                 .sum()
         });
-    let count = ((budget - size(object)) / ENTRY_JSON)
+    let count = ((budget - worst_case::json_size(object)) / ENTRY_JSON)
         .min((TOTAL_ANNOTATION_SIZE_LIMIT_B - counted) / ENTRY_BYTES);
     if let Some(map) = object["metadata"]["annotations"].as_object_mut() {
         map.extend((0..count).map(|i| (format!("a{i:07}"), json!(""))));
@@ -156,7 +147,7 @@ fn fill_annotations(object: &mut Value, budget: usize) {
 /// Adds short labels (`l0000000: ""`) until the object reaches `budget`.
 fn fill_labels(object: &mut Value, budget: usize) {
     const ENTRY_JSON: usize = r#""l0000000":"","#.len();
-    let count = (budget - size(object)) / ENTRY_JSON;
+    let count = (budget - worst_case::json_size(object)) / ENTRY_JSON;
     if let Some(map) = object["metadata"]["labels"].as_object_mut() {
         map.extend((0..count).map(|i| (format!("l{i:07}"), json!(""))));
     }
@@ -276,7 +267,7 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
     let case = case();
-    let file = worst_case::write(&root(), "aso-reconcile", &case).unwrap();
+    let file = worst_case::write(&worst_case::workspace_root(), "aso-reconcile", &case).unwrap();
     // The verdict it records is the policy's.
     let (count, failures) = conformance::check_native(&aso_reconcile::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
@@ -288,7 +279,11 @@ fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
     assert!(
         guard_core::settings::parse::<aso_reconcile::Settings>(s.to_string().as_bytes()).is_ok()
     );
-    assert!(size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM, "{}", size(s));
+    assert!(
+        worst_case::json_size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM,
+        "{}",
+        worst_case::json_size(s)
+    );
 
     // Each stored object is as large as kube-apiserver admits, its
     // annotations within their validated limit.
@@ -297,7 +292,7 @@ fn the_benchmarked_worst_case_uses_every_list_the_path_reads() {
         case["context"][0]["object"].clone(),
     ];
     for object in &objects {
-        let bytes = size(object);
+        let bytes = worst_case::json_size(object);
         assert!(
             bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{bytes} bytes"

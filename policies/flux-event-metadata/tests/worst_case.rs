@@ -61,15 +61,6 @@ const PREFIX: &str = "event.toolkit.fluxcd.io/";
 const NOW: &str = "2026-11-20T10:00:00Z";
 const PATTERN_KEY: &str = "build";
 
-/// The workspace root, where `target/` is.
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn size(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
-}
-
 fn parse(settings: &Value) -> Result<flux_event_metadata::Settings, String> {
     guard_core::settings::parse(settings.to_string().as_bytes())
 }
@@ -177,7 +168,7 @@ fn settings() -> Value {
 /// Adds short labels (`l0000000: ""`) until the object reaches `budget`.
 fn fill_labels(object: &mut Value, budget: usize) {
     const ENTRY_JSON: usize = r#""l0000000":"","#.len();
-    let count = (budget - size(object)) / ENTRY_JSON;
+    let count = (budget - worst_case::json_size(object)) / ENTRY_JSON;
     if let Some(map) = object["metadata"]["labels"].as_object_mut() {
         map.extend((0..count).map(|i| (format!("l{i:07}"), json!(""))));
     }
@@ -249,7 +240,8 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    let file = worst_case::write(&root(), "flux-event-metadata", &case).unwrap();
+    let file =
+        worst_case::write(&worst_case::workspace_root(), "flux-event-metadata", &case).unwrap();
     // The verdict it records is the policy's, and every Alert key conflicts.
     let (count, failures) = conformance::check_native(&flux_event_metadata::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
@@ -269,7 +261,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     // Every limit is reached, and the settings are accepted as they are.
     let s = &case["settings"];
     assert!(parse(s).is_ok());
-    assert!(size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM);
+    assert!(worst_case::json_size(s) < MAX_REQUEST_BODY_BYTES - HEADROOM);
     let mut more = s.clone();
     more["maxKeys"] = json!(MAX_KEYS + 1);
     assert!(parse(&more).unwrap_err().contains("maxKeys"));
@@ -285,7 +277,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let request = &case["request"]["request"];
     for which in ["object", "oldObject"] {
         let object = &request[which];
-        let bytes = size(object);
+        let bytes = worst_case::json_size(object);
         assert!(
             bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{which}: {bytes} bytes"

@@ -91,11 +91,6 @@ const ZONES: [&str; 64] = [
     "America/Fort_Wayne",
 ];
 
-/// The workspace root, where `target/` is.
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// Declared gates: two that are open on alternate minutes (never together),
 /// so that the search jumps minute by minute until its bounds stop it; the
 /// others open by default, with close schedules in zones of their own and
@@ -181,7 +176,6 @@ fn kustomization(generation: u32, annotations: &Value, last: &str) -> Value {
                  "timeout": "5m0s", "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
                  "postBuild": {"substitute": {"zz_last": last}}}});
     let budget = OBJECT_BYTES - HEADROOM;
-    let size = |v: &Value| serde_json::to_string(v).map_or(0, |s| s.len());
     let counted: usize = object
         .pointer("/metadata/annotations")
         .and_then(Value::as_object)
@@ -197,7 +191,7 @@ fn kustomization(generation: u32, annotations: &Value, last: &str) -> Value {
     {
         map.extend((0..annotations).map(|i| (format!("a{i:07}"), json!(""))));
     }
-    let substitutes = (budget - size(&object)) / r#""s0000000":"","#.len();
+    let substitutes = (budget - worst_case::json_size(&object)) / r#""s0000000":"","#.len();
     if let Some(map) = object
         .pointer_mut("/spec/postBuild/substitute")
         .and_then(Value::as_object_mut)
@@ -247,7 +241,7 @@ fn case() -> Value {
 
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
-    let file = worst_case::write(&root(), "flux-gate", &case()).unwrap();
+    let file = worst_case::write(&worst_case::workspace_root(), "flux-gate", &case()).unwrap();
     // The verdict it records is the policy's.
     let (count, failures) = conformance::check_native(&flux_gate::ENTRY, &file).unwrap();
     assert_eq!(count, 1);

@@ -52,11 +52,6 @@ const NOW: &str = "2026-11-20T10:00:00Z";
 const UNTIL: &str = "until=2027-06-01T00:00:00Z";
 const USER: &str = "alice@example.com";
 
-/// The workspace root, where `target/` is.
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The longest `maxReasonLength` the validation accepts beside
 /// [`reason_pattern`]: the pattern's program size and the reason's length
 /// share one matching budget, so the pattern sets how long a reason may be.
@@ -160,10 +155,6 @@ fn settings() -> Value {
     })
 }
 
-fn size(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
-}
-
 /// `annotations` with as many short annotations added (`k0000000: ""`) as
 /// keep `object` within `object_budget` bytes and the annotations within
 /// `annotation_budget` (keys and values, as apimachinery counts them).
@@ -176,7 +167,7 @@ fn fill_annotations(object: &mut Value, object_budget: usize, annotation_budget:
             .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
             .sum()
     });
-    let by_object = (object_budget - size(object)) / ENTRY_JSON;
+    let by_object = (object_budget - worst_case::json_size(object)) / ENTRY_JSON;
     let by_annotations = (annotation_budget - counted) / ENTRY_BYTES;
     let count = by_object.min(by_annotations);
     if let Some(map) = object["metadata"]["annotations"].as_object_mut() {
@@ -188,8 +179,8 @@ fn fill_annotations(object: &mut Value, object_budget: usize, annotation_budget:
 /// bring the stored object to the request limit.
 fn fill_inventory(object: &mut Value, budget: usize) {
     let entry = |i: usize| json!({"id": format!("apps_app-{i:06}_apps_Deployment"), "v": "v1"});
-    let per_entry = size(&entry(0)) + 1;
-    let count = (budget - size(object)) / per_entry;
+    let per_entry = worst_case::json_size(&entry(0)) + 1;
+    let count = (budget - worst_case::json_size(object)) / per_entry;
     object["status"]["inventory"]["entries"] = Value::Array((0..count).map(entry).collect());
 }
 
@@ -263,7 +254,7 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    let file = worst_case::write(&root(), "flux-suspend", &case).unwrap();
+    let file = worst_case::write(&worst_case::workspace_root(), "flux-suspend", &case).unwrap();
     // The verdict it records is the policy's.
     let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &file).unwrap();
     assert_eq!(count, 1);
@@ -304,7 +295,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     // annotations are within their validated limit.
     let request = &case["request"]["request"];
     for which in ["object", "oldObject"] {
-        let bytes = size(&request[which]);
+        let bytes = worst_case::json_size(&request[which]);
         assert!(
             bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
             "{which}: {bytes} bytes"
