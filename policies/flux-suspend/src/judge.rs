@@ -565,12 +565,14 @@ fn record(
         | Change::Stay {
             reason_changed: true,
         } => {
-            let who = if user.username.is_empty() {
+            // A username longer than a message is recorded shortened, as
+            // a message would show it, so the reply stays bounded.
+            let who = guard_core::names::bounded(if user.username.is_empty() {
                 "system:anonymous"
             } else {
                 &user.username
-            };
-            (now_value != Some(who)).then(|| set(who))
+            });
+            (now_value != Some(&*who)).then(|| set(&who))
         }
         Change::Leave => now_value.map(|_| Edit::RemoveAnnotation(key.clone())),
         Change::Stay {
@@ -1132,6 +1134,39 @@ mod tests {
         let v = run(&r, s);
         assert_eq!(annotation_of(&v, key), None);
         assert_eq!(suspend_of(&v), Some(json!(false)));
+    }
+
+    #[test]
+    fn a_username_longer_than_a_message_is_recorded_shortened_and_kept() {
+        let s = r#"{"recordSuspender":true}"#;
+        let key = "fluxcd.controlplane.io/suspendedBy";
+        let long = "alice@example.com".repeat(1_000);
+        let r = request(
+            "UPDATE",
+            &long,
+            ks(json!({R: "INC-1 database migration"}), json!({})),
+            ks(json!({}), json!({})),
+        );
+        let recorded = annotation_of(&run(&r, s), key).unwrap();
+        let recorded = recorded.as_str().unwrap();
+        assert!(recorded.len() <= guard_core::names::MAX_MESSAGE);
+        assert!(recorded.starts_with("alice@example.comalice@"));
+        assert!(recorded.contains("bytes not shown"));
+        // Already recorded: a later edit by the same user leaves it alone.
+        let old = ks(
+            json!({R: "INC-1 database migration", key: recorded}),
+            json!({"suspend": true}),
+        );
+        let r = request(
+            "UPDATE",
+            &long,
+            ks(
+                json!({R: "INC-2 other", key: recorded}),
+                json!({"suspend": true}),
+            ),
+            old,
+        );
+        assert_eq!(annotation_of(&run(&r, s), key), None);
     }
 
     #[test]
