@@ -27,25 +27,34 @@ setup:
 	@rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 	@test -x $(WASM_OPT) || npm ci --no-audit --no-fund
 
-# What the tests need beyond the build: a real OCI registry.
+# What the tests need beyond the build: a real OCI registry, openssl (a
+# placeholder CA for kwctl's offline trust config) and the SPDX project's
+# validator.
 test-setup: setup
-	@command -v docker-registry >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry >/dev/null; }
+	@missing=$$(for t in docker-registry openssl; do command -v $$t >/dev/null || echo $$t; done); \
+	test -z "$$missing" || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
+	@command -v pyspdxtools >/dev/null || python3 -m pip install -q --disable-pip-version-check spdx-tools==0.8.5
 
 ## Build -----------------------------------------------------------------
 # The harness, then each policy: release wasm, wasm-opt, annotated with its
-# metadata.yml and README into dist/<policy>.wasm. `annotate` accepts what
-# kwctl accepts; `lint-metadata` adds what a published policy needs.
+# metadata.yml and README into dist/<policy>.wasm, with its SPDX SBOM
+# dist/<policy>.spdx.json (the graph of this very cargo invocation, dated by
+# the last commit). `annotate` accepts what kwctl accepts; `lint-metadata`
+# adds what a published policy needs.
 build: setup
 	cargo build --profile host -p host-test -p pinned-clock
 	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
 	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy
 	@mkdir -p dist target/opt
-	@for p in $(POLICIES); do \
+	@epoch=$$(git log -1 --format=%ct 2>/dev/null || true); \
+	for p in $(POLICIES); do \
 		crate=$${p//-/_}; \
 		$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/$$crate.wasm -o target/opt/$$p.wasm; \
 		$(HOST_TEST) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
 			-o dist/$$p.wasm target/opt/$$p.wasm; \
 		printf '%-22s %8d bytes (raw %d)\n' dist/$$p.wasm $$(stat -c %s dist/$$p.wasm) $$(stat -c %s $(WASM_DIR)/$$crate.wasm); \
+		env $${epoch:+SOURCE_DATE_EPOCH=$$epoch} $(HOST_TEST) sbom --module dist/$$p.wasm \
+			$(addprefix --built-with ,$(POLICIES) test-policy) -o dist/$$p.spdx.json $$p; \
 	done
 
 ## The main job ----------------------------------------------------------

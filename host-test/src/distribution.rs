@@ -183,6 +183,13 @@ pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
                 url: format!("{source}/releases/download/{}-v{}/{}.wasm", s.name, s.version, s.name),
             },
             Link {
+                name: "SBOM (SPDX)".into(),
+                url: format!(
+                    "{source}/releases/download/{}-v{}/{}.spdx.json",
+                    s.name, s.version, s.name
+                ),
+            },
+            Link {
                 name: "source".into(),
                 url: format!("{source}/tree/main/policies/{}", s.name),
             },
@@ -190,6 +197,9 @@ pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
         install: format!(
             "The policy can be obtained using [`kwctl`](https://github.com/kubewarden/kwctl):\n\
              ```console\nkwctl pull {image}\n```\n\
+             Its signature can be checked against the release's public key, and its SBOM \
+             (SPDX) is attached beside it as `cosign attach sbom` attaches one:\n\
+             ```console\nkwctl verify -k cosign.pub registry://{image}\n```\n\
              Then, generate the policy manifest and tune it to your liking. For example:\n\
              ```console\nkwctl scaffold manifest -t ClusterAdmissionPolicy registry://{image}\n```\n"
         ),

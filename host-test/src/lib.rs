@@ -10,6 +10,8 @@ pub mod host;
 pub mod metadata;
 pub mod oci;
 pub mod replay;
+pub mod sbom;
+pub mod signing;
 
 use guard_core::Entry;
 

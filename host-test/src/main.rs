@@ -21,6 +21,7 @@ use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
 use host_test::oci;
 use host_test::replay::{self, median, Modules};
+use host_test::{sbom, signing};
 
 #[derive(Parser)]
 #[command(name = "host-test", version, about)]
@@ -176,6 +177,66 @@ enum Command {
         uri: String,
         #[arg(short = 'o', long = "output-path")]
         output: PathBuf,
+    },
+    /// Generate a cosign key pair: cosign.key (encrypted with COSIGN_PASSWORD,
+    /// as `cosign generate-key-pair` writes it) and cosign.pub.
+    Keygen {
+        /// Write PREFIX.key and PREFIX.pub.
+        #[arg(long, default_value = "cosign")]
+        output_key_prefix: String,
+    },
+    /// Sign a pushed module with a cosign key (password in COSIGN_PASSWORD),
+    /// storing the signature as cosign does; optionally attach its SBOM and sign that too.
+    Sign {
+        /// The private key (cosign's encrypted PEM).
+        #[arg(short = 'k', long = "key")]
+        key: PathBuf,
+        /// An annotation to sign with the digest (key=value, repeatable), as
+        /// `cosign sign -a`; `kwctl verify -a` and verification configs can require it.
+        #[arg(short = 'a', long = "annotation", value_parser = key_value)]
+        annotations: Vec<(String, String)>,
+        /// An SPDX JSON document to attach (`cosign attach sbom` layout) and sign.
+        #[arg(long)]
+        sbom: Option<PathBuf>,
+        /// registry://HOST/REPOSITORY:TAG or @sha256:... (a tag is resolved; its digest is signed)
+        uri: String,
+    },
+    /// Verify a module's signatures as `kwctl verify` does (same flags and
+    /// verification config format; key-based signatures only).
+    Verify {
+        /// A kwctl verification config (YAML, apiVersion v1).
+        #[arg(long = "verification-config-path", conflicts_with = "keys")]
+        config: Option<PathBuf>,
+        /// A public key that must have signed it (repeatable).
+        #[arg(short = 'k', long = "verification-key")]
+        keys: Vec<PathBuf>,
+        /// An annotation every key's signature must carry (key=value, repeatable).
+        #[arg(short = 'a', long = "verification-annotation", value_parser = key_value)]
+        annotations: Vec<(String, String)>,
+        /// Also require an attached SBOM signed the same way, and write it here.
+        #[arg(long)]
+        sbom_output: Option<PathBuf>,
+        /// registry://HOST/REPOSITORY:TAG or @sha256:...
+        uri: String,
+    },
+    /// Write the SPDX 2.3 JSON SBOM of a built module, from the dependency
+    /// graph cargo resolves for its build.
+    Sbom {
+        /// The built module, e.g. dist/flux-suspend.wasm (its digest names it).
+        #[arg(long)]
+        module: PathBuf,
+        /// The other packages built in the same cargo invocation (features are
+        /// resolved per invocation), as `make build` builds them.
+        #[arg(long = "built-with")]
+        built_with: Vec<String>,
+        /// Where to write the document (default: stdout).
+        #[arg(short = 'o', long = "output-path")]
+        output: Option<PathBuf>,
+        /// The workspace the module was built in.
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// The policy's package name.
+        policy: String,
     },
 }
 
@@ -435,7 +496,123 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", pulled.immutable);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Keygen { output_key_prefix } => {
+            let (private, public) = signing::generate_key_pair(&signing::password()?)?;
+            for (path, text) in [
+                (format!("{output_key_prefix}.key"), private.as_str()),
+                (format!("{output_key_prefix}.pub"), public.as_str()),
+            ] {
+                if Path::new(&path).exists() {
+                    bail!("{path} exists; remove it or choose another --output-key-prefix");
+                }
+                std::fs::write(&path, text).with_context(|| format!("cannot write {path}"))?;
+            }
+            eprintln!("Private key written to {output_key_prefix}.key");
+            eprintln!("Public key written to {output_key_prefix}.pub");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Sign {
+            key,
+            annotations,
+            sbom,
+            uri,
+        } => {
+            let key_pem =
+                std::fs::read(&key).with_context(|| format!("cannot read {}", key.display()))?;
+            let sbom = sbom
+                .map(|p| std::fs::read(&p).with_context(|| format!("cannot read {}", p.display())))
+                .transpose()?;
+            let signed = signing::sign(
+                &uri,
+                &key_pem,
+                &signing::password()?,
+                &annotations.into_iter().collect(),
+                sbom.as_deref(),
+            )?;
+            println!("{} signed: {}", signed.module, signed.signature);
+            if let Some((attached, signature)) = signed.sbom {
+                println!("{attached} (SBOM) signed: {signature}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Verify {
+            config,
+            keys,
+            annotations,
+            sbom_output,
+            uri,
+        } => {
+            let config = match config {
+                Some(path) => signing::VerificationConfig::parse(
+                    &std::fs::read_to_string(&path)
+                        .with_context(|| format!("cannot read {}", path.display()))?,
+                )
+                .with_context(|| format!("{}", path.display()))?,
+                None => signing::VerificationConfig::from_keys(
+                    keys.iter()
+                        .map(|k| {
+                            std::fs::read_to_string(k)
+                                .with_context(|| format!("cannot read {}", k.display()))
+                        })
+                        .collect::<Result<_>>()?,
+                    &annotations.into_iter().collect(),
+                )?,
+            };
+            let verified = signing::verify(&uri, &config, sbom_output.is_some())?;
+            if let (Some(path), Some(document)) = (sbom_output, verified.sbom) {
+                std::fs::write(&path, document)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            println!("Policy successfully verified: {}", verified.module);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Sbom {
+            module,
+            built_with,
+            output,
+            workspace,
+            policy,
+        } => {
+            let bytes = std::fs::read(&module)
+                .with_context(|| format!("cannot read {}", module.display()))?;
+            let graph = sbom::graph(&workspace, &policy, &built_with)?;
+            let file_name = module.file_name().map_or_else(
+                || format!("{policy}.wasm"),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            let document = sbom::document(&graph, &bytes, &file_name, &sbom_created()?)?;
+            let json = serde_json::to_string_pretty(&document)? + "\n";
+            match output {
+                Some(path) => std::fs::write(&path, json)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => print!("{json}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// `key=value`, as cosign and kwctl take annotations.
+fn key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("{text:?} is not key=value")),
+    }
+}
+
+/// When an SBOM is created: `SOURCE_DATE_EPOCH` (the reproducible-builds
+/// convention; `make build` sets the last commit's time), else now.
+fn sbom_created() -> Result<String> {
+    let at = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(epoch) => jiff::Timestamp::from_second(
+            epoch
+                .trim()
+                .parse()
+                .with_context(|| format!("SOURCE_DATE_EPOCH {epoch:?} is not whole seconds"))?,
+        )?,
+        Err(_) => jiff::Timestamp::now(),
+    };
+    Ok(at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
 }
 
 /// The cases under `paths` (default `tests/cases`).

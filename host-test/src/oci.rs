@@ -25,7 +25,7 @@ pub fn parse_reference(uri: &str) -> Result<Reference> {
 }
 
 /// Plain HTTP is allowed only for registries on this machine.
-fn is_loopback(registry: &str) -> bool {
+pub(crate) fn is_loopback(registry: &str) -> bool {
     let host = registry
         .rsplit_once(':')
         .filter(|(h, port)| !h.ends_with(']') || port.chars().all(|c| c.is_ascii_digit()))
@@ -37,7 +37,7 @@ fn is_loopback(registry: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn client_for(reference: &Reference) -> Client {
+pub(crate) fn client_for(reference: &Reference) -> Client {
     let registry = reference.resolve_registry().to_string();
     let protocol = if is_loopback(&registry) {
         ClientProtocol::HttpsExcept(vec![registry])
@@ -156,6 +156,28 @@ pub fn push(wasm: &[u8], uri: &str) -> Result<String> {
     })
 }
 
+/// A layer's bytes, refused unless they have the digest the manifest gives.
+pub(crate) async fn pull_blob_checked(
+    client: &Client,
+    reference: &Reference,
+    layer: &oci_client::manifest::OciDescriptor,
+    uri: &str,
+) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    client
+        .pull_blob(reference, layer, &mut bytes)
+        .await
+        .with_context(|| format!("cannot pull the layer of {uri}"))?;
+    let actual = format!("sha256:{:x}", Sha256::digest(&bytes));
+    if actual != layer.digest {
+        bail!(
+            "{uri}: the layer's digest is {actual}, the manifest says {}",
+            layer.digest
+        );
+    }
+    Ok(bytes)
+}
+
 fn immutable(reference: &Reference, digest: &str) -> String {
     format!(
         "registry://{}/{}@{digest}",
@@ -200,18 +222,7 @@ pub fn pull(uri: &str) -> Result<Pulled> {
                 layer.media_type
             );
         }
-        let mut wasm = Vec::new();
-        client
-            .pull_blob(&reference, layer, &mut wasm)
-            .await
-            .with_context(|| format!("cannot pull the layer of {uri}"))?;
-        let actual = format!("sha256:{:x}", Sha256::digest(&wasm));
-        if actual != layer.digest {
-            bail!(
-                "{uri}: the layer's digest is {actual}, the manifest says {}",
-                layer.digest
-            );
-        }
+        let wasm = pull_blob_checked(&client, &reference, layer, uri).await?;
         Ok(Pulled {
             wasm,
             immutable: immutable(&reference, &digest),

@@ -136,3 +136,336 @@ fn policies_round_trip_through_a_real_registry() {
         assert!(problems.is_empty(), "{}: {problems:?}", case.id);
     }
 }
+
+/// A real Kubewarden engine, where there is one (`KWCTL` / `POLICY_SERVER`,
+/// PATH, or ../shared/engines beside the checkout).
+fn engine(tool: &str, variable: &str) -> Option<PathBuf> {
+    host_test::engines::locate::engine(tool, variable)
+        .ok()
+        .or_else(|| {
+            let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../shared/engines")
+                .join(tool);
+            beside.is_file().then_some(beside)
+        })
+}
+
+fn insecure_sources(dir: &std::path::Path, uri: &str) -> PathBuf {
+    let sources = dir.join("sources.yml");
+    let registry = uri
+        .trim_start_matches("registry://")
+        .split('/')
+        .next()
+        .unwrap();
+    std::fs::write(&sources, format!("insecure_sources: [\"{registry}\"]\n")).unwrap();
+    sources
+}
+
+/// Boots the real policy-server on `uri` requiring `verification`: Ok once
+/// it is ready, Err with its log when it exits first.
+fn policy_server_boots(
+    server: &std::path::Path,
+    dir: &std::path::Path,
+    uri: &str,
+    verification: &std::path::Path,
+) -> Result<(), String> {
+    let work = dir.join(format!("policy-server-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let policies = work.join("policies.yml");
+    std::fs::write(
+        &policies,
+        format!("flux-suspend:\n  module: {uri}\n  policyMode: protect\n  allowedToMutate: true\n  settings: {{}}\n"),
+    )
+    .unwrap();
+    let free = || {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, readiness) = (free(), free());
+    let log = work.join("policy-server.log");
+    let mut child = Command::new(server)
+        .current_dir(&work)
+        .env("RUST_BACKTRACE", "0")
+        .arg("--policies")
+        .arg(&policies)
+        .arg("--policies-download-dir")
+        .arg(&work)
+        .args(["--addr", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--readiness-probe-port", &readiness.to_string()])
+        .args(["--ignore-kubernetes-connection-failure", "--log-no-color"])
+        .arg("--verification-path")
+        .arg(verification)
+        .arg("--sources-path")
+        .arg(insecure_sources(dir, uri))
+        .arg("--sigstore-trust-config")
+        .arg(offline_trust_config(dir))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let outcome = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Err(format!(
+                "exited ({status}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            ));
+        }
+        if Instant::now() > deadline {
+            break Err("not ready after 120 s".into());
+        }
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", readiness)) {
+            use std::io::{Read as _, Write as _};
+            let _ = stream.write_all(b"GET /readiness HTTP/1.0\r\n\r\n");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            if answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200") {
+                break Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    outcome
+}
+
+/// A Sigstore trust config for kwctl without the internet: no Rekor, no CT
+/// log, and a throwaway CA as the Fulcio root (kwctl's sigstore 0.13 refuses
+/// a trust root without one, "Fulcio certificates not found"). Key-based
+/// verification uses none of them.
+fn offline_trust_config(dir: &std::path::Path) -> PathBuf {
+    let der = dir.join("placeholder-ca.der");
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("placeholder-ca.key"))
+        .args([
+            "-subj",
+            "/CN=placeholder",
+            "-days",
+            "3650",
+            "-outform",
+            "DER",
+            "-out",
+        ])
+        .arg(&der)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl is not installed: `make test-setup` installs it");
+    assert!(status.success());
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&der).unwrap());
+    let config = serde_json::json!({
+        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
+        "trustedRoot": {
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "tlogs": [], "ctlogs": [], "timestampAuthorities": [],
+            "certificateAuthorities": [{
+                "subject": {"organization": "placeholder", "commonName": "placeholder"},
+                "uri": "https://fulcio.invalid",
+                "certChain": {"certificates": [{"rawBytes": raw}]},
+                "validFor": {"start": "2020-01-01T00:00:00Z"},
+            }],
+        },
+    });
+    let path = dir.join("trust-config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// `kwctl verify -k KEY -a K=V URI` against the local registry: (success, output).
+fn kwctl_verify(
+    kwctl: &std::path::Path,
+    dir: &std::path::Path,
+    key: &std::path::Path,
+    uri: &str,
+) -> (bool, String) {
+    let sources = insecure_sources(dir, uri);
+    let out = Command::new(kwctl)
+        .env("HOME", dir.join("home"))
+        .env("RUST_BACKTRACE", "0")
+        .env("NO_COLOR", "1")
+        .arg("verify")
+        .arg("--sources-path")
+        .arg(&sources)
+        .arg("--sigstore-trust-config")
+        .arg(offline_trust_config(dir))
+        .arg("-k")
+        .arg(key)
+        .args(["-a", "release=v0.1.0", uri])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
+    use host_test::{sbom, signing};
+    let registry = Registry::start();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = registry.dir.join("keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write_pair = |name: &str| {
+        let (private, public) = signing::generate_key_pair(b"correct horse").unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), private.as_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{name}.pub")), &public).unwrap();
+        (private, public)
+    };
+    let (private, public) = write_pair("cosign");
+    let (_, other_public) = write_pair("other");
+
+    let wasm = std::fs::read(root.join("dist/flux-suspend.wasm")).expect("run `make build` first");
+    let uri = format!(
+        "registry://{}/reconcile-guard/flux-suspend:v0.1.0",
+        registry.addr
+    );
+    let pushed = oci::push(&wasm, &uri).unwrap();
+    let graph = sbom::graph(&root, "flux-suspend", &[]).unwrap();
+    let document =
+        sbom::document(&graph, &wasm, "flux-suspend.wasm", "2026-11-22T00:00:00Z").unwrap();
+    let document = serde_json::to_vec_pretty(&document).unwrap();
+    let annotations = [("release".to_string(), "v0.1.0".to_string())].into();
+
+    // A wrong password opens nothing.
+    assert!(signing::sign(&uri, private.as_bytes(), b"wrong", &annotations, None).is_err());
+    let signed = signing::sign(
+        &uri,
+        private.as_bytes(),
+        b"correct horse",
+        &annotations,
+        Some(&document),
+    )
+    .unwrap();
+    assert_eq!(signed.module, pushed);
+    let digest = pushed.rsplit_once('@').unwrap().1;
+    assert!(signed
+        .signature
+        .ends_with(&format!(":{}.sig", digest.replace(':', "-"))));
+
+    // Ours: the right key and annotation verify, and give back the SBOM.
+    let config =
+        signing::VerificationConfig::from_keys(vec![public.clone()], &annotations).unwrap();
+    let verified = signing::verify(&uri, &config, true).unwrap();
+    assert_eq!(verified.module, pushed);
+    assert_eq!(verified.sbom.as_deref(), Some(document.as_slice()));
+    let attached: serde_json::Value = serde_json::from_slice(&document).unwrap();
+    let module_digest = attached["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "flux-suspend")
+        .unwrap()["checksums"][0]["checksumValue"]
+        .clone();
+    let pulled = oci::pull(&uri).unwrap();
+    assert_eq!(
+        format!("sha256:{}", module_digest.as_str().unwrap()),
+        pulled.manifest.layers[0].digest,
+        "the SBOM names the pushed module"
+    );
+
+    // A wrong key, or a missing annotation, is refused with what is missing.
+    let wrong = signing::VerificationConfig::from_keys(vec![other_public], &annotations).unwrap();
+    let err = format!("{:#}", signing::verify(&uri, &wrong, false).unwrap_err());
+    assert!(err.contains("missing signatures"), "{err}");
+    let other_annotation = [("release".to_string(), "v9".to_string())].into();
+    let wrong =
+        signing::VerificationConfig::from_keys(vec![public.clone()], &other_annotation).unwrap();
+    assert!(signing::verify(&uri, &wrong, false).is_err());
+
+    let keyless = signing::VerificationConfig::parse(
+        "apiVersion: v1\nallOf:\n  - kind: githubAction\n    owner: reconcile-guard\n",
+    )
+    .unwrap();
+    let err = format!("{:#}", signing::verify(&uri, &keyless, false).unwrap_err());
+    assert!(err.contains("keyless"), "{err}");
+
+    // A verification config as policy-server and kwctl read it.
+    let verification = dir.join("verification.yml");
+    std::fs::write(
+        &verification,
+        format!(
+            "apiVersion: v1\nallOf:\n  - kind: pubKey\n    owner: release team\n    key: |\n{}    annotations:\n      release: v0.1.0\n",
+            public.lines().map(|l| format!("      {l}\n")).collect::<String>()
+        ),
+    )
+    .unwrap();
+    let config =
+        signing::VerificationConfig::parse(&std::fs::read_to_string(&verification).unwrap())
+            .unwrap();
+    signing::verify(&uri, &config, true).unwrap();
+    let server = engine("policy-server", "POLICY_SERVER");
+    if let Some(server) = &server {
+        policy_server_boots(server, &dir, &uri, &verification)
+            .expect("the real policy-server refuses our signed module");
+    }
+
+    let kwctl = engine("kwctl", "KWCTL");
+    if let Some(kwctl) = &kwctl {
+        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        assert!(ok, "the real kwctl refuses our signature: {out}");
+        assert!(out.contains("Policy successfully verified"), "{out}");
+        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &uri);
+        assert!(
+            !ok && out.contains("Image verification failed: missing signatures"),
+            "{out}"
+        );
+    } else {
+        eprintln!("no kwctl (KWCTL, PATH or ../shared/engines): the real kwctl verify was not run");
+    }
+    if server.is_none() {
+        eprintln!("no policy-server (POLICY_SERVER, PATH or ../shared/engines): its verification was not run");
+    }
+
+    // Tampering: a changed module pushed under the same tag has no signature.
+    let mut tampered = wasm.clone();
+    tampered.extend_from_slice(&[0, 7, 6, b't', b'a', b'm', b'p', b'e', b'r']);
+    let tampered_ref = oci::push(&tampered, &uri).unwrap();
+    assert_ne!(tampered_ref, pushed);
+    let config = signing::VerificationConfig::from_keys(vec![public], &annotations).unwrap();
+    let err = format!("{:#}", signing::verify(&uri, &config, false).unwrap_err());
+    assert!(err.contains("no signature found"), "{err}");
+    // The signed digest still verifies: the signature names it, not the tag.
+    signing::verify(&pushed, &config, false).unwrap();
+    if let Some(kwctl) = &kwctl {
+        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        assert!(!ok, "the real kwctl accepts a tampered module: {out}");
+    }
+    if let Some(server) = &server {
+        let err = policy_server_boots(server, &dir, &uri, &verification).unwrap_err();
+        assert!(err.contains("cannot be verified"), "{err}");
+    }
+
+    // The SBOM is valid SPDX, as the SPDX project's own validator reads it.
+    let sbom_file = dir.join("flux-suspend.spdx.json");
+    std::fs::write(&sbom_file, &document).unwrap();
+    let out = Command::new("pyspdxtools")
+        .arg("-i")
+        .arg(&sbom_file)
+        .output()
+        .expect("pyspdxtools is not installed: `make test-setup` installs spdx-tools");
+    assert!(
+        out.status.success(),
+        "invalid SPDX: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -88,6 +88,7 @@ env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$server" \
     --policies "$WORK/policies.yml" --policies-download-dir "$WORK/downloads" \
     --addr 127.0.0.1 --port "$port" --readiness-probe-port "$readiness" \
     --ignore-kubernetes-connection-failure --log-level warn --log-no-color \
+    --sigstore-cache-dir "$WORK/sigstore-data" \
     >"$WORK/policy-server.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
