@@ -414,42 +414,76 @@ pub fn annotate(
     Ok(out)
 }
 
-/// The module without custom sections named `name`.
+/// The module without custom sections named `name`: every other section
+/// copied as it is (wasmparser's `Payload::as_section`, wasm-encoder's
+/// `RawSection`).
 fn strip_section(wasm: &[u8], name: &str) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(wasm.len());
-    let mut last = 0usize;
+    let mut module = wasm_encoder::Module::new();
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         let payload = payload?;
-        if let wasmparser::Payload::CustomSection(section) = &payload {
-            if section.name() == name {
-                // The range covers the section's name and data; its header
-                // (id byte and LEB128 size) precedes it.
-                let range = section.range();
-                let header = section_header_start(wasm, range.start, range.len())?;
-                out.extend_from_slice(wasm.get(last..header).unwrap_or_default());
-                last = range.end;
+        match &payload {
+            wasmparser::Payload::Version { encoding, .. }
+                if *encoding != wasmparser::Encoding::Module =>
+            {
+                bail!("not a core wasm module (a component?): policies are modules")
             }
+            wasmparser::Payload::CustomSection(section) if section.name() == name => continue,
+            _ => {}
+        }
+        if let Some((id, range)) = payload.as_section() {
+            let data = wasm
+                .get(range)
+                .context("a section extends past the module's end")?;
+            module.section(&wasm_encoder::RawSection { id, data });
         }
     }
-    out.extend_from_slice(wasm.get(last..).unwrap_or_default());
-    Ok(out)
+    Ok(module.finish())
 }
 
-/// Finds the id byte of the custom section whose contents (`len` bytes)
-/// start at `contents`: a 0 followed by the LEB128 of `len`, possibly padded.
-fn section_header_start(wasm: &[u8], contents: usize, len: usize) -> Result<usize> {
-    for leb_len in 1..=5 {
-        let Some(start) = contents.checked_sub(leb_len + 1) else {
-            break;
-        };
-        if wasm.get(start) != Some(&0) {
-            continue;
-        }
-        let mut reader =
-            wasmparser::BinaryReader::new(wasm.get(start + 1..contents).unwrap_or_default(), 0);
-        if reader.read_var_u32().is_ok_and(|n| n as usize == len) && reader.eof() {
-            return Ok(start);
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn custom(module: &mut wasm_encoder::Module, name: &str, data: &[u8]) {
+        module.section(&wasm_encoder::CustomSection {
+            name: name.into(),
+            data: data.into(),
+        });
     }
-    bail!("cannot locate the header of the custom section at offset {contents}")
+
+    fn custom_sections(wasm: &[u8]) -> Vec<(String, Vec<u8>)> {
+        wasmparser::Parser::new(0)
+            .parse_all(wasm)
+            .filter_map(|p| match p.ok()? {
+                wasmparser::Payload::CustomSection(c) => {
+                    Some((c.name().to_string(), c.data().to_vec()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_the_named_custom_sections_go_and_the_rest_stays_valid() {
+        let mut module = wasm_encoder::Module::new();
+        custom(&mut module, SECTION, b"old");
+        module.section(&wasm_encoder::TypeSection::new());
+        custom(&mut module, "producers", b"kept");
+        // A section larger than one LEB128 byte can size.
+        custom(&mut module, SECTION, &[7; 300]);
+        let stripped = strip_section(&module.finish(), SECTION).unwrap();
+        wasmparser::Validator::new()
+            .validate_all(&stripped)
+            .unwrap();
+        assert_eq!(
+            custom_sections(&stripped),
+            [("producers".to_string(), b"kept".to_vec())]
+        );
+    }
+
+    #[test]
+    fn a_component_is_refused() {
+        let component = wasm_encoder::Component::new().finish();
+        assert!(strip_section(&component, SECTION).is_err());
+    }
 }
