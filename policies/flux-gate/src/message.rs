@@ -8,7 +8,18 @@ use crate::gate::{Action, Gate, State, Why, Zone};
 use crate::opening::Opening;
 use crate::OPEN_ANNOTATION;
 
-const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+fn weekday(day: jiff::civil::Weekday) -> &'static str {
+    use jiff::civil::Weekday::*;
+    match day {
+        Sunday => "Sun",
+        Monday => "Mon",
+        Tuesday => "Tue",
+        Wednesday => "Wed",
+        Thursday => "Thu",
+        Friday => "Fri",
+        Saturday => "Sat",
+    }
+}
 
 /// `2026-11-21T08:00:00Z (Sat 00:00 PST)`: RFC 3339 UTC, then the local time
 /// in each zone (UTC when none is given), each distinct reading once.
@@ -22,11 +33,9 @@ pub fn instant(t: Timestamp, zones: &[&Zone]) -> String {
     {
         let wall = zone.tz.to_datetime(t);
         let info = zone.tz.to_offset_info(t);
-        let day = WEEKDAYS
-            .get(usize::try_from(wall.weekday().to_sunday_zero_offset()).unwrap_or(0))
-            .unwrap_or(&"");
         let reading = format!(
-            "{day} {:02}:{:02} {}",
+            "{} {:02}:{:02} {}",
+            weekday(wall.weekday()),
             wall.hour(),
             wall.minute(),
             info.abbreviation()
