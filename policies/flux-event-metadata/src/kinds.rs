@@ -1,5 +1,13 @@
 //! Which Flux kinds emit events, and which metadata keys their controllers
-//! send themselves (domain facts §4).
+//! send themselves. The kinds are the Alert CRD's `eventSources[].kind` enum
+//! (fluxcd/notification-controller 2e46958, `api/v1/reference_types.go`,
+//! `CrossNamespaceObjectReference.Kind`); the keys are read in each
+//! controller's `event` calls (kustomize-controller 186fb3b,
+//! `internal/controller/kustomization_controller.go`; helm-controller
+//! 0f61a86, `internal/reconcile/release.go`, `metaOCIDigestKey` and
+//! `metaAppVersionKey`) and notification-controller's `cleanupMetadata`
+//! (`internal/server/event_server.go`) and `excludeInternalMetadata`
+//! (`internal/server/event_handlers.go`), which drop the rest.
 
 /// The annotation prefix Flux copies into event metadata (RFC-0008).
 pub const PREFIX: &str = "event.toolkit.fluxcd.io/";
