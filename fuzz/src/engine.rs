@@ -519,7 +519,6 @@ mod tests {
         install_panic_hook();
         let caught = catch_panic(|| {
             let v: Vec<u8> = Vec::new();
-            #[allow(clippy::indexing_slicing)]
             v[3]
         });
         let (location, message) = caught.unwrap_err();

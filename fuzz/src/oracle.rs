@@ -109,7 +109,7 @@ pub const TEXTS_PER_REPLY: usize = 4;
 
 /// The SDK's `ValidationResponse`, as policy-server reads a `validate` reply.
 #[derive(Deserialize)]
-#[allow(dead_code)] // Parsed to be checked, not read.
+#[expect(dead_code, reason = "parsed to be checked, not read")]
 struct ValidationResponse {
     accepted: bool,
     message: Option<String>,
@@ -121,7 +121,7 @@ struct ValidationResponse {
 
 /// The SDK's `SettingsValidationResponse`.
 #[derive(Deserialize)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "parsed to be checked, not read")]
 struct SettingsResponse {
     valid: bool,
     message: Option<String>,

@@ -213,7 +213,10 @@ pub fn run(config: &Config, corpus: &Corpus, target: &dyn Target) -> Summary {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one worker's whole context, passed once per thread"
+)]
 fn work(
     worker: usize,
     config: &Config,

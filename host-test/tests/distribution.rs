@@ -8,8 +8,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
 
 use std::path::{Path, PathBuf};
 

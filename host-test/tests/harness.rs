@@ -6,8 +6,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -9,8 +9,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
 
 use host_test::bench::{self, Input, BUDGET_MEMORY_BYTES};
 use host_test::harness::Policy;

@@ -5,7 +5,10 @@
 use kubewarden_policy_sdk::wapc_guest::{self as guest, CallResult};
 use serde_json::{json, Value};
 
-#[allow(unsafe_code)]
+#[allow(
+    unsafe_code,
+    reason = "`no_mangle` is how waPC finds the init function"
+)]
 #[no_mangle]
 pub extern "C" fn wapc_init() {
     guest::register_function("validate", validate);

@@ -34,8 +34,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
 
 use conformance::worst_case::{
     self, MAX_REQUEST_BODY_BYTES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,

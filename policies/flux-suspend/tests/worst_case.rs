@@ -33,8 +33,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // test code
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
 
 use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
 use flux_suspend::settings::limits::*;

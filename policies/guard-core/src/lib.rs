@@ -52,7 +52,10 @@ pub use verdict::Verdict;
 macro_rules! kubewarden_policy {
     ($policy:ty) => {
         #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
-        #[allow(unsafe_code)] // `no_mangle` is how waPC finds the init function.
+        #[allow(
+            unsafe_code,
+            reason = "`no_mangle` is how waPC finds the init function"
+        )]
         #[no_mangle]
         pub extern "C" fn wapc_init() {
             $crate::wapc::register::<$policy>();
