@@ -4,10 +4,11 @@
 
 use crate::alert::{Alert, Emitter};
 use crate::annotations::Entry;
-use crate::kinds::{NOTIFICATION_GROUP, PREFIX};
+use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
 use crate::report::Findings;
 use crate::settings::{Action, Settings};
+use guard_core::flux::NOTIFICATION;
 use guard_core::names::quote;
 use guard_core::Cluster;
 
@@ -95,7 +96,7 @@ pub fn check(
     }
     if alerts.len() > MAX_ALERTS {
         findings.warn(format!(
-            "only the first {MAX_ALERTS} of {} Alerts ({NOTIFICATION_GROUP}) were checked for metadata \
+            "only the first {MAX_ALERTS} of {} Alerts ({NOTIFICATION}) were checked for metadata \
              keys that override this object's annotations.",
             alerts.len()
         ));

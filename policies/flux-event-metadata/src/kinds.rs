@@ -12,46 +12,29 @@
 /// The annotation prefix Flux copies into event metadata (RFC-0008).
 pub const PREFIX: &str = "event.toolkit.fluxcd.io/";
 
-pub const NOTIFICATION_GROUP: &str = "notification.toolkit.fluxcd.io";
+use guard_core::flux::{self, HELM, IMAGE, KUSTOMIZE, SOURCE, SOURCE_EXTENSIONS};
 
-const SOURCE: &str = "source.toolkit.fluxcd.io";
-const KUSTOMIZE: &str = "kustomize.toolkit.fluxcd.io";
-const HELM: &str = "helm.toolkit.fluxcd.io";
-const IMAGE: &str = "image.toolkit.fluxcd.io";
-const SOURCE_EXTENSIONS: &str = "source.extensions.fluxcd.io";
-
-/// The kinds allowed in an Alert's `.spec.eventSources[].kind`, with their group.
-const EMITTERS: &[(&str, &str)] = &[
-    (SOURCE, "Bucket"),
-    (SOURCE, "GitRepository"),
-    (KUSTOMIZE, "Kustomization"),
-    (HELM, "HelmRelease"),
-    (SOURCE, "HelmChart"),
-    (SOURCE, "HelmRepository"),
-    (IMAGE, "ImageRepository"),
-    (IMAGE, "ImagePolicy"),
-    (IMAGE, "ImageUpdateAutomation"),
-    (SOURCE, "OCIRepository"),
-    (SOURCE_EXTENSIONS, "ArtifactGenerator"),
-    (SOURCE, "ExternalArtifact"),
-];
+/// The kinds allowed in an Alert's `.spec.eventSources[].kind`, in the CRD's order.
+fn emitters() -> impl Iterator<Item = &'static flux::Kind> {
+    flux::KINDS.iter().filter(|k| k.emits_events)
+}
 
 /// Does an object of this group and kind emit Flux events?
 pub fn emits_events(group: &str, kind: &str) -> bool {
-    EMITTERS.iter().any(|&(g, k)| g == group && k == kind)
+    flux::find(group, kind).is_some_and(|k| k.emits_events)
 }
 
 pub fn is_emitting_kind_name(kind: &str) -> bool {
-    EMITTERS.iter().any(|&(_, k)| k == kind)
+    emitters().any(|k| k.kind == kind)
 }
 
 pub fn emitting_kind_names() -> Vec<&'static str> {
-    EMITTERS.iter().map(|&(_, k)| k).collect()
+    emitters().map(|k| k.kind).collect()
 }
 
 /// The group an Alert's `eventSources[].kind` names.
 pub fn group_of_kind(kind: &str) -> Option<&'static str> {
-    EMITTERS.iter().find(|&&(_, k)| k == kind).map(|&(g, _)| g)
+    emitters().find(|k| k.kind == kind).map(|k| k.group)
 }
 
 /// The controller-emitted keys that survive into dispatch for objects of
@@ -86,7 +69,7 @@ mod tests {
     fn emitters_are_matched_by_group_and_kind() {
         assert!(emits_events(HELM, "HelmRelease"));
         assert!(!emits_events("example.com", "HelmRelease"));
-        assert!(!emits_events(NOTIFICATION_GROUP, "Alert"));
+        assert!(!emits_events(flux::NOTIFICATION, "Alert"));
         assert!(emits_events(SOURCE_EXTENSIONS, "ArtifactGenerator"));
         assert_eq!(emitting_kind_names().len(), 12);
     }

@@ -47,10 +47,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::alert::Alert;
-use crate::kinds::{NOTIFICATION_GROUP, PREFIX};
+use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
 use crate::report::{Findings, Target};
 pub use crate::settings::Settings;
+use guard_core::flux::NOTIFICATION;
 
 pub struct FluxEventMetadata;
 
@@ -75,7 +76,7 @@ impl Policy for FluxEventMetadata {
         if !matches!(request.operation, Operation::Create | Operation::Update) {
             return Verdict::allow();
         }
-        if request.kind.group == NOTIFICATION_GROUP && request.kind.kind == "Alert" {
+        if request.kind.group == NOTIFICATION && request.kind.kind == "Alert" {
             return evaluate_alert(request, settings);
         }
         let meta = match request.metadata(Which::Object) {
@@ -294,7 +295,7 @@ mod tests {
     fn an_unreadable_old_object_is_refused() {
         for (group, kind, resource) in [
             ("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases"),
-            (NOTIFICATION_GROUP, "Alert", "alerts"),
+            (NOTIFICATION, "Alert", "alerts"),
         ] {
             let mut r = request(group, kind, resource, "UPDATE", json!({}));
             r["oldObject"] = json!({"metadata": {"annotations": {"example.com/replicas": 3}}});
@@ -334,7 +335,7 @@ mod tests {
     fn inert_annotations_warn() {
         let v = evaluate(
             request(
-                NOTIFICATION_GROUP,
+                NOTIFICATION,
                 "Provider",
                 "providers",
                 "CREATE",
@@ -346,7 +347,7 @@ mod tests {
         assert_eq!(v.warnings, ["Provider flux-system/podinfo emits no Flux events, so its annotations event.toolkit.fluxcd.io/team have no effect: put them on the Flux objects whose events should carry them."]);
         let v = evaluate(
             request(
-                NOTIFICATION_GROUP,
+                NOTIFICATION,
                 "Alert",
                 "alerts",
                 "CREATE",
@@ -371,7 +372,7 @@ mod tests {
         assert!(v.allowed && v.warnings[0].contains("emits no Flux events"));
         let v = evaluate(
             request(
-                NOTIFICATION_GROUP,
+                NOTIFICATION,
                 "Receiver",
                 "receivers",
                 "CREATE",
@@ -395,7 +396,7 @@ mod tests {
             json!({}),
         );
         assert!(v.message.unwrap().contains("metadata.annotations[\"event.toolkit.fluxcd.io/replicas\"] must be a string, not a number"));
-        let mut r = request(NOTIFICATION_GROUP, "Alert", "alerts", "CREATE", json!({}));
+        let mut r = request(NOTIFICATION, "Alert", "alerts", "CREATE", json!({}));
         r["object"]["spec"] = json!({"eventMetadata": ["env"]});
         assert!(evaluate(r.clone(), json!({}))
             .message
@@ -422,7 +423,7 @@ mod tests {
 
     #[test]
     fn alert_objects_are_checked() {
-        let mut r = request(NOTIFICATION_GROUP, "Alert", "alerts", "CREATE", json!({}));
+        let mut r = request(NOTIFICATION, "Alert", "alerts", "CREATE", json!({}));
         r["object"]["spec"] = json!({"eventSources": [{"kind": "HelmRelease", "name": "*"}], "eventMetadata": {"oci-digest": "x"}});
         assert!(evaluate(r, json!({}))
             .message

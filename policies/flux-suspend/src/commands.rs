@@ -5,7 +5,7 @@ use crate::settings::{Mode, Settings};
 
 /// The object a command acts on.
 pub struct Target<'a> {
-    pub kind: &'a Kind,
+    pub kind: Kind,
     pub name: &'a str,
     pub namespace: &'a str,
 }

@@ -62,8 +62,8 @@ pub fn judge(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         return Verdict::allow();
     };
     match request.operation {
-        Operation::Create | Operation::Update => change(request, kind, settings, ctx),
-        Operation::Delete => prune::delete(request, kind),
+        Operation::Create | Operation::Update => change(request, &kind, settings, ctx),
+        Operation::Delete => prune::delete(request, &kind),
         Operation::Connect => Verdict::allow(),
     }
 }
@@ -94,7 +94,7 @@ fn change(
     };
     let name = request.display_name(Some(&new_object.metadata));
     let target = Target {
-        kind,
+        kind: *kind,
         name: &name,
         namespace: &request.namespace,
     };
@@ -325,7 +325,7 @@ fn missing_reason(
     target: &Target<'_>,
     settings: &Settings,
 ) -> String {
-    let mechanisms = state.mechanisms(target.kind);
+    let mechanisms = state.mechanisms(&target.kind);
     if create {
         return format!(
             "{} is created suspended ({mechanisms}) without a reason. This cluster requires one in \
@@ -460,7 +460,7 @@ fn state_warnings(
                 .unwrap_or_default();
             warnings.push(format!(
                 "{what} is now suspended by {} ({}{until})",
-                state.mechanisms(target.kind),
+                state.mechanisms(&target.kind),
                 shown(state.reason)
             ));
         }
@@ -477,7 +477,7 @@ fn state_warnings(
             if old.is_some_and(|o| o.honoured() != state.honoured()) {
                 warnings.push(format!(
                     "{what} is now suspended by {}",
-                    state.mechanisms(target.kind)
+                    state.mechanisms(&target.kind)
                 ));
             }
             if let Some(Some(at)) = state.reason.map(reason::until) {

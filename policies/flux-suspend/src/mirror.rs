@@ -129,11 +129,11 @@ mod tests {
     use crate::kinds;
     use serde_json::json;
 
-    fn ks() -> &'static Kind {
+    fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
     }
 
-    fn ag() -> &'static Kind {
+    fn ag() -> Kind {
         kinds::find("source.extensions.fluxcd.io", "ArtifactGenerator").unwrap()
     }
 
@@ -149,21 +149,21 @@ mod tests {
     #[test]
     fn the_annotation_sets_spec_suspend() {
         let mut new = state(false, Some("INC-1 migration"));
-        let got = mirror(ks(), Some(&state(false, None)), &mut new, false, false);
+        let got = mirror(&ks(), Some(&state(false, None)), &mut new, false, false);
         assert_eq!(
             got,
             Some((Mirrored::Honoured, vec![Edit::SpecSuspend(true)]))
         );
         assert!(new.spec_suspend);
         let mut created = state(false, Some("INC-1 migration"));
-        assert!(mirror(ks(), None, &mut created, false, false).is_some());
+        assert!(mirror(&ks(), None, &mut created, false, false).is_some());
     }
 
     #[test]
     fn removing_the_annotation_resumes() {
         let mut new = state(true, None);
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(true, Some("INC-1 x"))),
             &mut new,
             false,
@@ -183,7 +183,7 @@ mod tests {
     fn flux_resume_removes_the_stale_annotation() {
         let mut new = state(false, Some("INC-1 x"));
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(true, Some("INC-1 x"))),
             &mut new,
             false,
@@ -203,7 +203,7 @@ mod tests {
     fn flux_resume_of_an_annotation_only_suspension_removes_the_annotation() {
         let mut new = state(false, Some("INC-1 x"));
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(false, Some("INC-1 x"))),
             &mut new,
             false,
@@ -220,7 +220,7 @@ mod tests {
         // Any other write honours the stored annotation.
         let mut new = state(false, Some("INC-1 x"));
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(false, Some("INC-1 x"))),
             &mut new,
             false,
@@ -233,7 +233,7 @@ mod tests {
     fn a_reconciler_reapplying_the_annotation_keeps_it_suspended() {
         let mut new = state(false, Some("INC-1 x"));
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(true, Some("INC-1 x"))),
             &mut new,
             true,
@@ -249,7 +249,7 @@ mod tests {
     fn a_changed_reason_with_the_mechanism_dropped_stays_suspended() {
         let mut new = state(false, Some("INC-2 new reason"));
         let got = mirror(
-            ks(),
+            &ks(),
             Some(&state(true, Some("INC-1 x"))),
             &mut new,
             false,
@@ -262,10 +262,10 @@ mod tests {
     #[test]
     fn consistent_or_reasonless_states_are_left_alone() {
         let mut both = state(true, Some("INC-1 x"));
-        assert!(mirror(ks(), None, &mut both, false, false).is_none());
+        assert!(mirror(&ks(), None, &mut both, false, false).is_none());
         let mut spec_only = state(true, None);
         assert!(mirror(
-            ks(),
+            &ks(),
             Some(&state(false, None)),
             &mut spec_only,
             false,
@@ -273,13 +273,13 @@ mod tests {
         )
         .is_none());
         let mut none = state(false, None);
-        assert!(mirror(ks(), Some(&state(false, None)), &mut none, false, false).is_none());
+        assert!(mirror(&ks(), Some(&state(false, None)), &mut none, false, false).is_none());
     }
 
     #[test]
     fn annotation_kinds_get_the_disable_annotation() {
         let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(ag(), None, &mut new, false, false);
+        let got = mirror(&ag(), None, &mut new, false, false);
         assert_eq!(
             got.map(|g| g.1),
             Some(vec![Edit::SetAnnotation(

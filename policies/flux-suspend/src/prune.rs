@@ -151,7 +151,7 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
     };
     let name = request.display_name(Some(&object.metadata));
     let target = Target {
-        kind,
+        kind: *kind,
         name: &name,
         namespace: &request.namespace,
     };
@@ -209,7 +209,7 @@ mod tests {
     use super::*;
     use crate::kinds;
 
-    fn ks() -> &'static Kind {
+    fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
     }
 
@@ -218,7 +218,7 @@ mod tests {
             r#"{{"operation":"DELETE","name":"apps","namespace":"flux-system","object":null,"oldObject":{old}}}"#
         ))
         .unwrap();
-        delete(&r, ks())
+        delete(&r, &ks())
     }
 
     #[test]
@@ -363,7 +363,7 @@ mod tests {
         assert_eq!(
             delete(
                 &r,
-                kinds::find("helm.toolkit.fluxcd.io", "HelmRelease").unwrap()
+                &kinds::find("helm.toolkit.fluxcd.io", "HelmRelease").unwrap()
             ),
             Verdict::allow()
         );

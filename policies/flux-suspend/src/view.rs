@@ -285,11 +285,11 @@ mod tests {
         serde_json::from_str(&format!(r#"{{"object":{object},"oldObject":null}}"#)).unwrap()
     }
 
-    fn ks() -> &'static Kind {
+    fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
     }
 
-    fn ag() -> &'static Kind {
+    fn ag() -> Kind {
         kinds::find("source.extensions.fluxcd.io", "ArtifactGenerator").unwrap()
     }
 
@@ -303,7 +303,7 @@ mod tests {
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}},
                 "spec":{"suspend":true,"prune":true},"status":{"inventory":{"entries":[]}}}"#,
         );
-        let s = State::of(&o, ks(), true).unwrap();
+        let s = State::of(&o, &ks(), true).unwrap();
         assert_eq!(
             s,
             State {
@@ -315,7 +315,7 @@ mod tests {
         );
         assert!(s.honoured() && s.suspended() && !s.annotation_only());
         assert_eq!(
-            s.mechanisms(ks()),
+            s.mechanisms(&ks()),
             "spec.suspend: true and annotation reconcile.fluxcd.io/suspended"
         );
     }
@@ -329,23 +329,23 @@ mod tests {
             "null",
         ] {
             let o = loaded(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#));
-            assert!(!State::of(&o, ks(), true).unwrap().suspended(), "{spec}");
+            assert!(!State::of(&o, &ks(), true).unwrap().suspended(), "{spec}");
         }
         let o = loaded(r#"{"metadata":{"name":"a"}}"#);
-        assert!(!State::of(&o, ks(), true).unwrap().suspended());
+        assert!(!State::of(&o, &ks(), true).unwrap().suspended());
     }
 
     #[test]
     fn a_string_suspend_is_refused_on_the_new_object_only() {
         let o = loaded(r#"{"metadata":{},"spec":{"suspend":"true"}}"#);
-        let e = State::of(&o, ks(), true).unwrap_err();
+        let e = State::of(&o, &ks(), true).unwrap_err();
         assert_eq!(
             e,
             "spec.suspend must be a boolean (true or false), found the string \"true\""
         );
-        assert!(!State::of(&o, ks(), false).unwrap().spec_suspend);
+        assert!(!State::of(&o, &ks(), false).unwrap().spec_suspend);
         let o = loaded(r#"{"metadata":{},"spec":{"suspend":1}}"#);
-        assert!(State::of(&o, ks(), true)
+        assert!(State::of(&o, &ks(), true)
             .unwrap_err()
             .contains("the number 1"));
     }
@@ -372,13 +372,17 @@ mod tests {
             ),
         ] {
             let o = loaded(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#));
-            assert_eq!(State::of(&o, ks(), true).unwrap_err(), error, "{spec}");
-            assert_eq!(State::of(&o, ks(), false).unwrap().collects, None, "{spec}");
+            assert_eq!(State::of(&o, &ks(), true).unwrap_err(), error, "{spec}");
+            assert_eq!(
+                State::of(&o, &ks(), false).unwrap().collects,
+                None,
+                "{spec}"
+            );
             // Only Kustomizations prune: elsewhere the fields mean nothing.
-            assert_eq!(State::of(&o, ag(), true).unwrap().collects, None, "{spec}");
+            assert_eq!(State::of(&o, &ag(), true).unwrap().collects, None, "{spec}");
         }
         let o = loaded(r#"{"metadata":{},"spec":{"prune":null,"deletionPolicy":null}}"#);
-        assert_eq!(State::of(&o, ks(), true).unwrap().collects, None);
+        assert_eq!(State::of(&o, &ks(), true).unwrap().collects, None);
     }
 
     /// serde reads a struct from a list too: `[true]` must not pass as
@@ -400,12 +404,12 @@ mod tests {
         let o = loaded(
             r#"{"metadata":{"annotations":{"source.extensions.fluxcd.io/reconcile":"Disabled"}},"spec":{"suspend":true}}"#,
         );
-        let s = State::of(&o, ag(), true).unwrap();
+        let s = State::of(&o, &ag(), true).unwrap();
         assert!(s.disabled && !s.spec_suspend && s.honoured());
         let o = loaded(
             r#"{"metadata":{"annotations":{"source.extensions.fluxcd.io/reconcile":"enabled"}}}"#,
         );
-        assert!(!State::of(&o, ag(), true).unwrap().honoured());
+        assert!(!State::of(&o, &ag(), true).unwrap().honoured());
     }
 
     #[test]

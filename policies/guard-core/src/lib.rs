@@ -23,6 +23,7 @@ pub mod clock;
 pub mod context;
 pub mod duration;
 pub mod edit;
+pub mod flux;
 pub mod identity;
 pub mod json_eq;
 pub mod names;
