@@ -8,7 +8,9 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := demo
 
-POLICIES := flux-suspend flux-gate aso-reconcile flux-event-metadata
+# The policies are the folders under policies/ with a metadata.yml (the
+# catalog crate, policies/catalog, lists the same ones for the Rust code).
+POLICIES := $(patsubst policies/%/metadata.yml,%,$(wildcard policies/*/metadata.yml))
 WASM_TARGET := wasm32-wasip1
 WASM_DIR := target/$(WASM_TARGET)/release
 HOST_TEST := target/host/host-test

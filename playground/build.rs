@@ -13,17 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-/// The policies, in the order the page lists them.
-const POLICIES: [&str; 4] = [
-    "flux-suspend",
-    "flux-gate",
-    "aso-reconcile",
-    "flux-event-metadata",
-];
-
 /// The example each policy opens with, when that case exists; otherwise the
 /// first refused case of its corpus, otherwise the first case.
-const DEFAULT_EXAMPLES: [(&str, &[&str]); 4] = [
+const DEFAULT_EXAMPLES: &[(&str, &[&str])] = &[
     (
         "flux-suspend",
         &["kubectl-annotate-suspends-kustomization-and-mirrors-spec"],
@@ -58,8 +50,23 @@ fn main() {
         root.join("tests/cases").display()
     );
 
+    // The policies are the folders with a metadata.yml, as the Makefile finds
+    // them; `catalogue()` puts them in the catalog crate's order.
+    let mut names: Vec<String> = fs::read_dir(root.join("policies"))
+        .map(|dir| {
+            dir.filter_map(|e| {
+                let path = e.ok()?.path();
+                path.join("metadata.yml")
+                    .is_file()
+                    .then(|| path.file_name()?.to_str().map(str::to_string))?
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    println!("cargo:rerun-if-changed={}", root.join("policies").display());
     let mut policies = Vec::new();
-    for name in POLICIES {
+    for name in &names {
         policies.push(policy(&root, name));
     }
     let catalogue = json!({"policies": policies});

@@ -420,13 +420,13 @@ pub fn trap_signature(message: &str) -> String {
 pub fn target(engine: EngineKind, policy: &str, dist: &Path) -> Result<Box<dyn Target>> {
     match engine {
         EngineKind::Native => {
-            let entry = host_test::native(policy)
+            let entry = catalog::entry(policy)
                 .with_context(|| format!("no native evaluator named {policy}"))?;
             Ok(Box::new(Native { entry }))
         }
         EngineKind::Wasm => {
             let mut wasm = Wasm::load(&dist.join(format!("{policy}.wasm")))?;
-            wasm.native = host_test::native(policy);
+            wasm.native = catalog::entry(policy);
             Ok(Box::new(wasm))
         }
     }

@@ -20,11 +20,3 @@ pub mod run;
 pub mod seeds;
 pub mod tree;
 pub mod values;
-
-/// The policies of the project.
-pub const POLICIES: [&str; 4] = [
-    "flux-suspend",
-    "flux-gate",
-    "aso-reconcile",
-    "flux-event-metadata",
-];

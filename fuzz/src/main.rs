@@ -9,7 +9,7 @@ use clap::{Parser, ValueEnum};
 use guard_fuzz::engine::{self, EngineKind};
 use guard_fuzz::minimize::Budget;
 use guard_fuzz::run::{self, Config};
-use guard_fuzz::{seeds, POLICIES};
+use guard_fuzz::seeds;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Engines {
@@ -97,14 +97,14 @@ fn main() -> ExitCode {
 fn real_main() -> Result<bool> {
     let cli = Cli::parse();
     let policies: Vec<&str> = if cli.policy == "all" {
-        POLICIES.to_vec()
-    } else if let Some(p) = POLICIES.iter().find(|p| **p == cli.policy) {
-        vec![*p]
+        catalog::names().collect()
+    } else if let Some(entry) = catalog::entry(&cli.policy) {
+        vec![entry.name]
     } else {
         bail!(
             "unknown policy {:?} (one of {} or all)",
             cli.policy,
-            POLICIES.join(", ")
+            catalog::names().collect::<Vec<_>>().join(", ")
         );
     };
     let engines = match cli.engine {

@@ -232,7 +232,7 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
     let policy = Policy::from_bytes(name.clone(), &wasm)?;
     let compile_ms = compile_start.elapsed().as_secs_f64() * 1e3;
     let entry =
-        crate::native(&name).with_context(|| format!("no native evaluator named {name}"))?;
+        catalog::entry(&name).with_context(|| format!("no native evaluator named {name}"))?;
     let gzip = gzip_len(&wasm);
     let limits = Limits::default();
     let metadata_grants = policy.context_aware_resources();

@@ -478,7 +478,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Scaffold { root } => {
-            let names: Vec<&str> = host_test::POLICIES.iter().map(|e| e.name).collect();
+            let names: Vec<&str> = catalog::names().collect();
             let created_at = Timestamp::now().round(jiff::Unit::Second)?.to_string();
             host_test::distribution::write_all(&root, &names, &created_at)?;
             Ok(ExitCode::SUCCESS)
@@ -761,7 +761,7 @@ fn bench_cmd(
     let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
     let now: Timestamp = "2026-11-20T10:00:00Z".parse()?;
     let mut rows = Vec::new();
-    for entry in host_test::POLICIES {
+    for entry in catalog::POLICIES {
         if !only.is_empty() && !only.iter().any(|p| p == entry.name) {
             continue;
         }
@@ -797,7 +797,7 @@ fn bench_cmd(
     let Some(compare) = compare else {
         return Ok(ExitCode::SUCCESS);
     };
-    let benched: Vec<&str> = host_test::POLICIES
+    let benched: Vec<&str> = catalog::POLICIES
         .iter()
         .map(|e| e.name)
         .filter(|name| only.is_empty() || only.iter().any(|p| p == name))

@@ -122,7 +122,7 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
         }
     }
     outcome.problems = expect::check(&case.expect, &outcome.response);
-    match crate::native(&policy_name) {
+    match catalog::entry(&policy_name) {
         Some(entry) => {
             let native = conformance::evaluate_native(entry, case).unwrap_or_else(Value::String);
             if native != outcome.response {

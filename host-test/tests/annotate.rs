@@ -319,7 +319,7 @@ fn the_stricter_checks_are_a_separate_lint() {
     }
 
     // Every shipped policy passes the lint.
-    let policies: Vec<PathBuf> = host_test::POLICIES
+    let policies: Vec<PathBuf> = catalog::POLICIES
         .iter()
         .map(|e| root().join("policies").join(e.name).join("metadata.yml"))
         .collect();

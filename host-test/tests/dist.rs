@@ -19,7 +19,7 @@ const BUDGET_BYTES: u64 = 700 * 1024;
 #[test]
 fn every_policy_module_is_annotated_and_under_budget() {
     let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
-    for entry in host_test::POLICIES {
+    for entry in catalog::POLICIES {
         let path = dist.join(format!("{}.wasm", entry.name));
         let size = std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
@@ -87,7 +87,7 @@ fn an_unreadable_wall_clock_is_a_500_refusal_naming_the_cause() {
         "object": {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
                    "metadata": {"name": "web", "namespace": "apps"}, "spec": {"interval": "5m"}},
     });
-    for entry in host_test::POLICIES {
+    for entry in catalog::POLICIES {
         let policy = Policy::load(&dist.join(format!("{}.wasm", entry.name))).unwrap();
         let eval = Evaluation {
             now: "2600-01-01T00:00:00Z".parse().unwrap(),

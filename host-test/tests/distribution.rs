@@ -29,7 +29,7 @@ fn read(path: &Path) -> String {
 }
 
 fn sources() -> Vec<Sources> {
-    host_test::POLICIES
+    catalog::POLICIES
         .iter()
         .map(|e| Sources::load(&root(), e.name).unwrap())
         .collect()

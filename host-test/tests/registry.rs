@@ -81,7 +81,7 @@ impl Drop for Registry {
 fn policies_round_trip_through_a_real_registry() {
     let registry = Registry::start();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    for entry in host_test::POLICIES {
+    for entry in catalog::POLICIES {
         let wasm = std::fs::read(root.join("dist").join(format!("{}.wasm", entry.name)))
             .expect("run `make build` first");
         let uri = format!(

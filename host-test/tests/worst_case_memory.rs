@@ -27,7 +27,7 @@ fn every_worst_case_answers_within_its_memory_budget() {
         memory_bytes: None,
     };
     let mut report = Vec::new();
-    for entry in host_test::POLICIES {
+    for entry in catalog::POLICIES {
         let file = conformance::worst_case::path(&root, entry.name);
         let case = conformance::load_cases(&file)
             .unwrap_or_else(|e| {

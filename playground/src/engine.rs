@@ -14,17 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::compose::{self, Form};
 use crate::input::{parse_document, InputError};
 
-/// Every policy the playground serves, with its native entry points.
-pub const POLICIES: [Entry; 4] = [
-    flux_suspend::ENTRY,
-    flux_gate::ENTRY,
-    aso_reconcile::ENTRY,
-    flux_event_metadata::ENTRY,
-];
-
-pub fn entry(name: &str) -> Option<&'static Entry> {
-    POLICIES.iter().find(|e| e.name == name)
-}
+pub use catalog::entry;
 
 /// The page's state, as it hands it over (all text as typed).
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -28,6 +28,11 @@ const CATALOGUE: &str = include_str!(concat!(env!("OUT_DIR"), "/catalogue.json")
 pub fn catalogue() -> String {
     let mut catalogue: Value = serde_json::from_str(CATALOGUE).unwrap_or(json!({"policies": []}));
     if let Some(policies) = catalogue.get_mut("policies").and_then(Value::as_array_mut) {
+        // The page lists them in the catalog's order.
+        policies.sort_by_key(|p| {
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            catalog::names().position(|n| n == name)
+        });
         for policy in policies {
             let name = policy
                 .get("name")

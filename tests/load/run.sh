@@ -20,7 +20,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-POLICIES=(flux-suspend flux-gate aso-reconcile flux-event-metadata)
+# The policies are the folders with a metadata.yml, as the Makefile finds them.
+POLICIES=()
+for metadata in policies/*/metadata.yml; do POLICIES+=("$(basename "$(dirname "$metadata")")"); done
 OFFICIAL_POLICY=${OFFICIAL_POLICY:-../shared/engines/annotations-policy.wasm}
 OFFICIAL_SETTINGS=${OFFICIAL_SETTINGS:-'{"criteria": "containsAnyOf", "values": ["event.toolkit.fluxcd.io/team"]}'}
 PAYLOAD=${LOAD_PAYLOAD:-tests/bench/kustomization-update.json}
