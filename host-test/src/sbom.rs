@@ -5,7 +5,7 @@
 //! and edge kind (`-p … --target wasm32-wasip1 -e normal`): cargo resolves
 //! features per invocation, so this is the graph `make build` compiles, where
 //! `cargo metadata` would unify features across the whole workspace (host
-//! tools included) and list five crates the modules do not contain. The
+//! tools included) and list six crates the modules do not contain. The
 //! document types are serde-spdx's, generated from the SPDX 2.3 JSON schema.
 
 use std::collections::{BTreeMap, BTreeSet};
