@@ -28,6 +28,14 @@ impl std::ops::Deref for Kind {
 }
 
 impl Kind {
+    /// The table's entry as a suspendable kind; `None` when nothing suspends it.
+    fn of(flux: &'static flux::Kind) -> Option<Self> {
+        Some(Kind {
+            flux,
+            honours: flux.honours?,
+        })
+    }
+
     /// Only a Kustomization garbage-collects what it applied (`spec.prune`).
     pub fn prunes(&self) -> bool {
         self.group == KUSTOMIZE && self.kind == "Kustomization"
@@ -45,21 +53,12 @@ impl Kind {
 /// The suspendable kinds: every Flux kind but ExternalArtifact, which has no
 /// suspend at all; metadata.yml lists the same resources.
 pub fn suspendable() -> impl Iterator<Item = Kind> {
-    flux::KINDS.iter().filter_map(|flux| {
-        Some(Kind {
-            flux,
-            honours: flux.honours?,
-        })
-    })
+    flux::KINDS.iter().filter_map(Kind::of)
 }
 
 /// The suspendable kind of a request, or `None` for any other kind.
 pub fn find(group: &str, kind: &str) -> Option<Kind> {
-    let flux = flux::find(group, kind)?;
-    Some(Kind {
-        flux,
-        honours: flux.honours?,
-    })
+    flux::find(group, kind).and_then(Kind::of)
 }
 
 /// Is this annotation key a disable annotation some kind honours?
