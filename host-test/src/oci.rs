@@ -122,7 +122,7 @@ pub fn oci_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String
 pub const SOURCE_ANNOTATION: &str = "io.kubewarden.policy.source";
 pub const OCI_SOURCE_ANNOTATION: &str = "org.opencontainers.image.source";
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -179,11 +179,12 @@ pub(crate) async fn pull_blob_checked(
 }
 
 fn immutable(reference: &Reference, digest: &str) -> String {
-    format!(
-        "registry://{}/{}@{digest}",
-        reference.resolve_registry(),
-        reference.repository()
-    )
+    digest_uri(reference.resolve_registry(), reference.repository(), digest)
+}
+
+/// `registry://HOST/REPO@sha256:...`: the immutable reference to `digest`.
+pub(crate) fn digest_uri(registry: &str, repository: &str, digest: &str) -> String {
+    format!("registry://{registry}/{repository}@{digest}")
 }
 
 /// What a pull brings back.

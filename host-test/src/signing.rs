@@ -65,13 +65,6 @@ pub fn generate_key_pair(password: &[u8]) -> Result<(Zeroizing<String>, String)>
     ))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
-
 /// A `registry://` reference as the sigstore crate takes it.
 fn sigstore_reference(uri: &str) -> Result<OciReference> {
     let reference = oci::parse_reference(uri)?;
@@ -124,7 +117,7 @@ pub fn sign(
         .context("cannot open the signing key (a cosign key and its password)")?;
     let reference = sigstore_reference(uri)?;
     let auth = auth_for(&reference);
-    runtime()?.block_on(async {
+    oci::runtime()?.block_on(async {
         let mut client = cosign_client(&reference)?;
         let signer = Signer {
             pair: &pair,
@@ -164,11 +157,7 @@ fn pinned(reference: &OciReference, digest: &str) -> OciReference {
 }
 
 fn digest_uri(reference: &OciReference, digest: &str) -> String {
-    format!(
-        "registry://{}/{}@{digest}",
-        reference.resolve_registry(),
-        reference.repository()
-    )
+    oci::digest_uri(reference.resolve_registry(), reference.repository(), digest)
 }
 
 struct Signer<'a> {
@@ -395,7 +384,7 @@ pub struct Verified {
 pub fn verify(uri: &str, config: &VerificationConfig, sbom: bool) -> Result<Verified> {
     let reference = sigstore_reference(uri)?;
     let auth = auth_for(&reference);
-    runtime()?.block_on(async {
+    oci::runtime()?.block_on(async {
         let mut client = cosign_client(&reference)?;
         let (_, digest) = client
             .triangulate(&reference, &auth)

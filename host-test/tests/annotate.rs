@@ -34,19 +34,12 @@ fn test_module() -> PathBuf {
 }
 
 fn kwctl() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KWCTL") {
-        return Some(PathBuf::from(p));
+    match host_test::engines::locate::engine_beside(&root(), "kwctl", "KWCTL") {
+        Ok(path) => Some(path),
+        // A variable naming no file is a mistake to report, not a reason to skip.
+        Err(e) if std::env::var_os("KWCTL").is_some() => panic!("{e}"),
+        Err(_) => None,
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path)
-            .map(|d| d.join("kwctl"))
-            .find(|p| p.is_file())
-        {
-            return Some(p);
-        }
-    }
-    let shared = root().join("../shared/engines/kwctl");
-    shared.is_file().then_some(shared)
 }
 
 fn tmp(name: &str) -> PathBuf {

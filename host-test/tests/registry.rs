@@ -141,14 +141,13 @@ fn policies_round_trip_through_a_real_registry() {
 /// A real Kubewarden engine, where there is one (`KWCTL` / `POLICY_SERVER`,
 /// PATH, or ../shared/engines beside the checkout).
 fn engine(tool: &str, variable: &str) -> Option<PathBuf> {
-    host_test::engines::locate::engine(tool, variable)
-        .ok()
-        .or_else(|| {
-            let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared/engines")
-                .join(tool);
-            beside.is_file().then_some(beside)
-        })
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    match host_test::engines::locate::engine_beside(&root, tool, variable) {
+        Ok(path) => Some(path),
+        // A variable naming no file is a mistake to report, not a reason to skip.
+        Err(e) if std::env::var_os(variable).is_some() => panic!("{e}"),
+        Err(_) => None,
+    }
 }
 
 fn insecure_sources(dir: &std::path::Path, uri: &str) -> PathBuf {

@@ -4,8 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// The engine's path, or why there is none.
+/// The engine's path, or why there is none, for a run from the repository root.
 pub fn engine(tool: &str, variable: &str) -> Result<PathBuf, String> {
+    engine_beside(Path::new("."), tool, variable)
+}
+
+/// The engine's path, looking in `<root>/../shared/engines` last, for
+/// callers whose working directory is not the repository root (tests).
+pub fn engine_beside(root: &Path, tool: &str, variable: &str) -> Result<PathBuf, String> {
     if let Some(set) = std::env::var_os(variable) {
         let path = PathBuf::from(set);
         return if path.is_file() {
@@ -22,7 +28,7 @@ pub fn engine(tool: &str, variable: &str) -> Result<PathBuf, String> {
     if let Some(found) = on_path {
         return Ok(found);
     }
-    let beside = Path::new("../shared/engines").join(tool);
+    let beside = root.join("../shared/engines").join(tool);
     if beside.is_file() {
         return Ok(beside);
     }
