@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod capabilities;
+pub mod check;
 pub mod distribution;
 pub mod engines;
 pub mod harness;

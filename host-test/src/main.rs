@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use host_test::bench::{self, Input};
 use host_test::capabilities::{load_session, ContextAwareResource, Grants, Source};
+use host_test::check;
 use host_test::engines;
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
@@ -65,6 +66,74 @@ enum Command {
         verbose: bool,
         /// The policy module (a path, or file://path).
         policy: String,
+    },
+    /// Check a GitOps repository's manifests against the policies before they
+    /// reach the cluster: every object the policies select, as the request
+    /// kube-apiserver sends while Flux applies it, through the modules.
+    Check {
+        /// Manifest files or folders (their .yaml, .yml and .json files); `-`
+        /// for stdin, such as `kustomize build` output.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The previous revision of the same manifests (files or folders): an
+        /// object in both is an UPDATE, one only there a DELETE (see --no-prune).
+        #[arg(long, conflicts_with = "base_revision")]
+        base: Vec<PathBuf>,
+        /// The previous revision as a git revision (such as origin/main): the
+        /// same paths, read with git.
+        #[arg(long)]
+        base_revision: Option<String>,
+        /// (Cluster)AdmissionPolicy manifests (a file or folder), or a
+        /// policy-server policies.yml.
+        #[arg(long, default_value = "deploy")]
+        policies: PathBuf,
+        /// Where the modules are: a registry reference `…/NAME:TAG` is `DIST/NAME.wasm`.
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
+        /// Recorded cluster objects (the `run --context` format) for lookups the
+        /// manifests cannot answer.
+        #[arg(long)]
+        context: Option<PathBuf>,
+        /// The instant the policies see (RFC 3339); default: the real clock.
+        #[arg(long)]
+        now: Option<Timestamp>,
+        /// Who applies the manifests.
+        #[arg(long, default_value = check::request::KUSTOMIZE_CONTROLLER)]
+        user: String,
+        /// The writer's groups (repeatable); default: a service account's.
+        #[arg(long = "group")]
+        groups: Vec<String>,
+        /// The field manager of the apply.
+        #[arg(long, default_value = "kustomize-controller")]
+        field_manager: String,
+        /// The namespace of namespaced objects that name none.
+        #[arg(long, default_value = "default")]
+        namespace: String,
+        /// The Flux Kustomization that applies the manifests: its owner labels
+        /// are added to every object, as kustomize-controller adds them.
+        #[arg(long, value_name = "NAMESPACE/NAME")]
+        kustomization: Option<String>,
+        /// Do not check the deletion of objects the base has and the head has not.
+        #[arg(long)]
+        no_prune: bool,
+        /// Answer a lookup of an object neither the manifests nor --context
+        /// hold as "not found" instead of reporting the verdict undecided.
+        #[arg(long)]
+        missing_means_absent: bool,
+        /// Where Kubewarden runs: a ClusterAdmissionPolicy does not see it.
+        #[arg(long, default_value = "kubewarden")]
+        kubewarden_namespace: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: check::report::Format,
+        /// Write the report here instead of stdout.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+        /// Fail on warnings too.
+        #[arg(long)]
+        warnings_as_errors: bool,
+        /// Whole seconds an evaluation may run (policy-server's --policy-timeout).
+        #[arg(long, default_value_t = 2)]
+        policy_timeout: u64,
     },
     /// Replay corpus cases against the built modules and check their expectations.
     Replay {
@@ -281,6 +350,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// Recorded cluster objects (`--context`).
+fn read_context(path: &Path) -> Result<Vec<conformance::cluster::Recorded>> {
+    serde_json::from_value(read_document(&path.to_string_lossy())?).with_context(|| {
+        format!(
+            "--context {}: expected a list of {{apiVersion, kind, namespace, name, object}}",
+            path.display()
+        )
+    })
+}
+
 /// Reads JSON or YAML (YAML is a superset; JSON is tried first for exact numbers).
 fn read_document(source: &str) -> Result<Value> {
     let text = if source == "-" {
@@ -336,13 +415,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 bail!("the request is not an AdmissionReview or AdmissionRequest object");
             }
             let source = match (context, replay_host_capabilities_interactions) {
-                (Some(p), _) => {
-                    let objects = serde_json::from_value(read_document(&p.to_string_lossy())?)
-                        .context(
-                        "--context: expected a list of {apiVersion, kind, namespace, name, object}",
-                    )?;
-                    Source::Recorded(objects)
-                }
+                (Some(p), _) => Source::Recorded(read_context(&p)?),
                 (None, Some(p)) => {
                     let text = std::fs::read_to_string(&p)
                         .with_context(|| format!("cannot read {}", p.display()))?;
@@ -395,6 +468,78 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     Ok(ExitCode::FAILURE)
                 }
             }
+        }
+        Command::Check {
+            paths,
+            base,
+            base_revision,
+            policies,
+            dist,
+            context,
+            now,
+            user,
+            groups,
+            field_manager,
+            namespace,
+            kustomization,
+            no_prune,
+            missing_means_absent,
+            kubewarden_namespace,
+            format,
+            output,
+            warnings_as_errors,
+            policy_timeout,
+        } => {
+            let head = check::manifests::read(&paths)?;
+            let base = match (base_revision, base.is_empty()) {
+                (Some(rev), _) => Some(check::revision::read(&rev, &paths)?),
+                (None, false) => Some(check::manifests::read(&base)?),
+                (None, true) => None,
+            };
+            let kustomization = kustomization
+                .map(|k| {
+                    k.split_once('/')
+                        .map(|(ns, name)| (ns.to_string(), name.to_string()))
+                        .with_context(|| format!("--kustomization {k}: expected NAMESPACE/NAME"))
+                })
+                .transpose()?;
+            if policy_timeout == 0 {
+                bail!("--policy-timeout must be at least one second");
+            }
+            let options = check::Options {
+                now: now.unwrap_or_else(Timestamp::now),
+                writer: check::request::Writer::new(&user, groups, &field_manager),
+                default_namespace: namespace,
+                kustomization,
+                prune: !no_prune,
+                missing_means_absent,
+                context: context
+                    .map(|p| read_context(&p))
+                    .transpose()?
+                    .unwrap_or_default(),
+                limits: Limits {
+                    timeout_seconds: Some(policy_timeout),
+                    memory_bytes: None,
+                },
+            };
+            let configured = check::policies::load(&policies, &dist, &kubewarden_namespace)?;
+            let report = check::check(&head, base.as_ref(), configured, &options)?;
+            let rendered = check::report::render(&report, format, warnings_as_errors);
+            // The report goes to stdout or the file; with a machine format
+            // the one-line summary goes to stderr for the person watching.
+            match &output {
+                Some(path) => std::fs::write(path, rendered)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => print!("{rendered}"),
+            }
+            if format != check::report::Format::Text || output.is_some() {
+                eprintln!("{}", check::report::summary(&report));
+            }
+            Ok(if check::report::fails(&report, warnings_as_errors) {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Replay {
             paths,

@@ -39,6 +39,9 @@ pub mod takeover;
 pub mod target;
 pub mod values;
 
+/// ASO's finalizer, for tools that model a reconciled object.
+pub use values::FINALIZER;
+
 use guard_core::{AdmissionRequest, Context, Operation, Verdict};
 
 pub use settings::Settings;

@@ -1,0 +1,669 @@
+//! `host-test check`: the verdicts admission would give a revision of a
+//! GitOps repository, before it reaches the cluster. Every object the
+//! policies' rules select is turned into the AdmissionRequest kube-apiserver
+//! would send while Flux applies it, and evaluated through the policy modules
+//! by the same code path as `host-test run`.
+
+pub mod identity;
+pub mod manifests;
+pub mod policies;
+pub mod report;
+pub mod request;
+pub mod revision;
+pub mod selector;
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{bail, Context as _, Result};
+use conformance::cluster::Recorded;
+use conformance::response::{decoded_patch, ServerOptions};
+use guard_core::Timestamp;
+use serde_json::{json, Value};
+
+use crate::capabilities::{Exchange, Grants, Source};
+use crate::harness::{Evaluation, Policy};
+use crate::host::Limits;
+use crate::metadata::Rule;
+use guard_core::Operation;
+use identity::Identity;
+use manifests::{Manifests, Origin};
+use policies::Configured;
+use request::{admission_request, Writer};
+use selector::{labels_of, Labels};
+
+/// Everything a check depends on besides the manifests and the policies.
+pub struct Options {
+    pub now: Timestamp,
+    pub writer: Writer,
+    /// Where a namespaced object without `metadata.namespace` goes.
+    pub default_namespace: String,
+    /// The Flux Kustomization (namespace, name) that applies the manifests:
+    /// its owner labels are added to every object, as kustomize-controller does.
+    pub kustomization: Option<(String, String)>,
+    /// Evaluate a DELETE for every object of the base that the head no
+    /// longer has, as a Kustomization with `prune: true` deletes it.
+    pub prune: bool,
+    /// Answer a lookup of an object neither the manifests nor the context
+    /// hold as "not found" instead of calling the verdict undecided.
+    pub missing_means_absent: bool,
+    /// Recorded cluster objects, for lookups the manifests cannot answer.
+    pub context: Vec<Recorded>,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The policy refuses the request: the apply would fail.
+    Refusal,
+    /// policy-server answers with an HTTP error: the webhook's
+    /// `failurePolicy` decides.
+    Failure,
+    /// The verdict depends on the cluster: a lookup or a namespace's labels
+    /// that neither the manifests nor the context hold.
+    Undecided,
+    /// A warning the writer would see.
+    Warning,
+    /// The policy would change the object.
+    Mutation,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Refusal => "refused",
+            Level::Failure => "failed",
+            Level::Undecided => "undecided",
+            Level::Warning => "warning",
+            Level::Mutation => "mutated",
+        }
+    }
+
+    /// Whether a finding of this level fails the check.
+    pub fn fails(self, warnings_as_errors: bool) -> bool {
+        match self {
+            Level::Refusal | Level::Failure | Level::Undecided => true,
+            Level::Warning => warnings_as_errors,
+            Level::Mutation => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub level: Level,
+    pub message: String,
+}
+
+/// One policy's verdict on one object.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub origin: Origin,
+    pub object: Identity,
+    pub operation: Operation,
+    pub policy: String,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub checked: Vec<Checked>,
+    /// Objects read (head and base).
+    pub objects: usize,
+    /// Documents that are not Kubernetes objects.
+    pub skipped: Vec<Origin>,
+    /// The policies, in the order they ran.
+    pub policies: Vec<report::PolicyInfo>,
+}
+
+/// A policy ready to run.
+struct Loaded {
+    config: Configured,
+    module: Policy,
+    rules: Vec<Rule>,
+}
+
+/// One revision's objects, ready for requests and lookups.
+struct Revision {
+    objects: Vec<(Origin, Identity, Value)>,
+    /// What lookups see: these objects, then the recorded context.
+    known: Vec<Recorded>,
+    namespace_labels: HashMap<String, Labels>,
+}
+
+/// Checks `head` (and, with `base`, the change from `base` to `head`).
+pub fn check(
+    head: &Manifests,
+    base: Option<&Manifests>,
+    configured: Vec<Configured>,
+    options: &Options,
+) -> Result<Report> {
+    let mut loaded = Vec::new();
+    for config in configured {
+        let module = Policy::load(&config.module)
+            .with_context(|| format!("{}: policy {}", config.source, config.name))?;
+        module
+            .validate_settings(&config.settings)
+            .with_context(|| {
+                format!(
+                    "{}: policy {} refuses its settings",
+                    config.source, config.name
+                )
+            })?;
+        let rules = match &config.rules {
+            Some(rules) => rules.clone(),
+            None => module
+                .metadata
+                .as_ref()
+                .map(|m| m.rules.clone())
+                .with_context(|| {
+                    format!(
+                        "{}: no rules given and the module has no metadata",
+                        config.source
+                    )
+                })?,
+        };
+        loaded.push(Loaded {
+            config,
+            module,
+            rules,
+        });
+    }
+    // Mutating webhooks run first, one after the other, in the order of
+    // their configurations' names; validating webhooks then see the result
+    // (kubernetes/apiserver 24a394e5, `pkg/admission/configuration/
+    // mutating_webhook_manager.go`, `ByName`; kubewarden-controller names a
+    // policy's webhook configuration by its unique name, `internal/controller/
+    // policy_subreconciler_webhook.go`).
+    loaded.sort_by(|a, b| {
+        (!a.config.allowed_to_mutate, &a.config.id)
+            .cmp(&(!b.config.allowed_to_mutate, &b.config.id))
+    });
+    let head_revision = revision(head, options)?;
+    let base_revision = base.map(|b| revision(b, options)).transpose()?;
+    let mut report = Report {
+        objects: head.objects.len() + base.map_or(0, |b| b.objects.len()),
+        skipped: head.skipped.clone(),
+        policies: loaded
+            .iter()
+            .map(|l| report::PolicyInfo {
+                name: l.config.name.clone(),
+                description: l
+                    .module
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.annotations.get("io.kubewarden.policy.description"))
+                    .cloned()
+                    .unwrap_or_else(|| l.config.name.clone()),
+            })
+            .collect(),
+        ..Report::default()
+    };
+    let checker = Checker {
+        policies: &loaded,
+        options,
+    };
+    for (origin, id, object) in &head_revision.objects {
+        let old = base_revision.as_ref().and_then(|b| {
+            b.objects
+                .iter()
+                .find(|(_, other, _)| other.same_object(id))
+                .map(|(_, other, object)| checker.stored(b, other, object))
+        });
+        let (operation, old) = match old {
+            Some(old) => (Operation::Update, Some(old)),
+            None => (Operation::Create, None),
+        };
+        let (_, checked) = checker.admit(
+            &head_revision,
+            origin,
+            id,
+            operation,
+            Some(object),
+            old.as_ref(),
+        );
+        report.checked.extend(checked);
+    }
+    if let (Some(b), true) = (&base_revision, options.prune) {
+        for (origin, id, object) in &b.objects {
+            if head_revision
+                .objects
+                .iter()
+                .any(|(_, h, _)| h.same_object(id))
+            {
+                continue;
+            }
+            let old = checker.stored(b, id, object);
+            let (_, checked) = checker.admit(
+                &head_revision,
+                origin,
+                id,
+                Operation::Delete,
+                None,
+                Some(&old),
+            );
+            report.checked.extend(checked);
+        }
+    }
+    Ok(report)
+}
+
+fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
+    let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
+    for m in &manifests.objects {
+        let id = Identity::of(&m.object, &options.default_namespace)
+            .with_context(|| m.origin.to_string())?;
+        if let Some((first, _, _)) = objects.iter().find(|(_, other, _)| other.same_object(&id)) {
+            bail!("{}: {id} is already written at {first}", m.origin);
+        }
+        let mut object = m.object.clone();
+        // Identity::of read metadata.name, so metadata is an object.
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            if let Some(namespace) = &id.namespace {
+                metadata.insert("namespace".into(), json!(namespace));
+            }
+            if let Some((namespace, name)) = &options.kustomization {
+                // fluxcd/pkg e2cfd1a2 `ssa/manager.go`, `SetOwnerLabels`.
+                let labels = members(metadata, "labels")
+                    .with_context(|| format!("{}: metadata.labels is not an object", m.origin))?;
+                labels.insert("kustomize.toolkit.fluxcd.io/name".into(), json!(name));
+                labels.insert(
+                    "kustomize.toolkit.fluxcd.io/namespace".into(),
+                    json!(namespace),
+                );
+            }
+        }
+        objects.push((m.origin.clone(), id, object));
+    }
+    let mut known: Vec<Recorded> = objects
+        .iter()
+        .map(|(_, id, object)| Recorded {
+            api_version: id.api_version(),
+            kind: id.kind.clone(),
+            namespace: id.namespace.clone().unwrap_or_default(),
+            name: id.name.clone(),
+            object: Some(object.clone()),
+            error: None,
+        })
+        .collect();
+    for r in &options.context {
+        let shadowed = known.iter().any(|k| {
+            group_of(&k.api_version) == group_of(&r.api_version)
+                && (&k.kind, &k.namespace, &k.name) == (&r.kind, &r.namespace, &r.name)
+        });
+        if !shadowed {
+            known.push(r.clone());
+        }
+    }
+    // Every namespace carries its name as a label (kube-apiserver sets
+    // `kubernetes.io/metadata.name` on create and update).
+    let namespace_labels = known
+        .iter()
+        .filter(|r| r.kind == "Namespace" && group_of(&r.api_version).is_empty())
+        .filter_map(|r| {
+            let mut labels = labels_of(r.object.as_ref()?);
+            labels.insert("kubernetes.io/metadata.name".into(), r.name.clone());
+            Some((r.name.clone(), labels))
+        })
+        .collect();
+    Ok(Revision {
+        objects,
+        known,
+        namespace_labels,
+    })
+}
+
+/// The object member `key` of `map`, made empty when missing; `None` when
+/// it is something else.
+fn members<'a>(
+    map: &'a mut serde_json::Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut serde_json::Map<String, Value>> {
+    map.entry(key).or_insert_with(|| json!({})).as_object_mut()
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(g, _)| g)
+}
+
+/// Whether a webhook is called for a request, or why that cannot be known.
+enum Selection {
+    Yes,
+    No,
+    Undecided(String),
+}
+
+struct Checker<'a> {
+    policies: &'a [Loaded],
+    options: &'a Options,
+}
+
+impl Checker<'_> {
+    /// The object as the cluster holds it once created from `object` and
+    /// reconciled: the manifest with the mutating policies' patches and, for
+    /// an ASO resource, the finalizer ASO adds when it first reconciles it
+    /// (Azure/azure-service-operator v2 `internal/reconcilers/generic/
+    /// generic_reconciler.go`, `GenericControllerFinalizer`; without it ASO
+    /// deletes nothing in Azure).
+    fn stored(&self, revision: &Revision, id: &Identity, object: &Value) -> Value {
+        let origin = Origin {
+            file: String::new(),
+            revision: None,
+            document: 0,
+            line: 0,
+            item: None,
+        };
+        let mut stored = self
+            .admit(revision, &origin, id, Operation::Create, Some(object), None)
+            .0
+            .unwrap_or_else(|| object.clone());
+        if id.group.ends_with(".azure.com") {
+            let finalizers = stored
+                .get_mut("metadata")
+                .and_then(Value::as_object_mut)
+                .map(|m| m.entry("finalizers").or_insert_with(|| json!([])))
+                .and_then(Value::as_array_mut);
+            if let Some(list) = finalizers {
+                if !list.iter().any(|f| f == aso_reconcile::FINALIZER) {
+                    list.push(json!(aso_reconcile::FINALIZER));
+                }
+            }
+        }
+        stored
+    }
+
+    /// Runs the webhook chain on one request: the object the mutating
+    /// policies leave, and every policy's verdict.
+    fn admit(
+        &self,
+        revision: &Revision,
+        origin: &Origin,
+        id: &Identity,
+        operation: Operation,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> (Option<Value>, Vec<Checked>) {
+        let mut current = object.cloned();
+        let mut checked = Vec::new();
+        for policy in self.policies {
+            let findings =
+                match self.selected(policy, revision, id, operation, current.as_ref(), old) {
+                    Selection::No => continue,
+                    Selection::Undecided(why) => vec![Finding {
+                        level: Level::Undecided,
+                        message: why,
+                    }],
+                    Selection::Yes => {
+                        let request = admission_request(
+                            id,
+                            operation,
+                            current.as_ref(),
+                            old,
+                            &self.options.writer,
+                            &policy.config.id,
+                        );
+                        let (findings, patched) = self.evaluate(policy, revision, &request);
+                        if let (Some(patched), Some(current)) = (patched, current.as_mut()) {
+                            *current = patched;
+                        }
+                        findings
+                    }
+                };
+            checked.push(Checked {
+                origin: origin.clone(),
+                object: id.clone(),
+                operation,
+                policy: policy.config.name.clone(),
+                findings,
+            });
+        }
+        (current, checked)
+    }
+
+    fn selected(
+        &self,
+        policy: &Loaded,
+        revision: &Revision,
+        id: &Identity,
+        operation: Operation,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Selection {
+        if !policy.rules.iter().any(|r| rule_matches(r, id, operation)) {
+            return Selection::No;
+        }
+        if let Some(selector) = policy
+            .config
+            .object_selector
+            .as_ref()
+            .filter(|s| !s.is_empty())
+        {
+            let matches = |o: Option<&Value>| o.is_some_and(|o| selector.matches(&labels_of(o)));
+            if !matches(object) && !matches(old) {
+                return Selection::No;
+            }
+        }
+        let Some(selector) = policy
+            .config
+            .namespace_selector
+            .as_ref()
+            .filter(|s| !s.is_empty())
+        else {
+            return Selection::Yes;
+        };
+        // kubernetes/apiserver 24a394e5, `pkg/admission/plugin/webhook/
+        // predicates/namespace/matcher.go`, `MatchNamespaceSelector` and
+        // `GetNamespaceLabels`.
+        let labels = if id.is_namespace() && operation != Operation::Delete {
+            object.map(labels_of).unwrap_or_default()
+        } else if let Some(namespace) = id
+            .namespace
+            .as_deref()
+            .or(id.is_namespace().then_some(id.name.as_str()))
+        {
+            match revision.namespace_labels.get(namespace) {
+                Some(labels) => labels.clone(),
+                None if selector.keys().all(|k| k == "kubernetes.io/metadata.name") => [(
+                    "kubernetes.io/metadata.name".to_string(),
+                    namespace.to_string(),
+                )]
+                .into(),
+                None => {
+                    return Selection::Undecided(format!(
+                        "whether {} applies depends on the labels of Namespace {namespace}, \
+                         which is neither in the manifests nor in --context",
+                        policy.config.name
+                    ))
+                }
+            }
+        } else {
+            return Selection::Yes;
+        };
+        if selector.matches(&labels) {
+            Selection::Yes
+        } else {
+            Selection::No
+        }
+    }
+
+    /// One evaluation: the findings, and the object the policy's patch leaves.
+    fn evaluate(
+        &self,
+        policy: &Loaded,
+        revision: &Revision,
+        request: &Value,
+    ) -> (Vec<Finding>, Option<Value>) {
+        let config = &policy.config;
+        let grants = Grants {
+            host_capabilities: config.host_capabilities.clone(),
+            context_aware_resources: config.context_aware_resources.clone(),
+        };
+        let eval = Evaluation {
+            now: self.options.now,
+            limits: self.options.limits.clone(),
+            source: Source::Recorded(revision.known.clone()),
+            grants,
+            server: ServerOptions {
+                policy_id: config.id.clone(),
+                mode: config.mode,
+                allowed_to_mutate: config.allowed_to_mutate,
+            },
+        };
+        let (response, trace) = policy
+            .module
+            .evaluate_traced(request, &config.settings, &eval);
+        let response = match response {
+            Ok(r) => r,
+            Err(failure) => {
+                return (
+                    vec![Finding {
+                        level: Level::Failure,
+                        message: failure.to_string(),
+                    }],
+                    None,
+                )
+            }
+        };
+        let mut findings = verdict(&response);
+        let patched = match decoded_patch(&response) {
+            Ok(ops) if !ops.is_empty() => apply_patch(request.get("object"), &ops),
+            _ => None,
+        };
+        if !self.options.missing_means_absent {
+            let unknown = unanswered_lookups(&trace.session, &revision.known);
+            if !unknown.is_empty() {
+                let assumed = findings
+                    .iter()
+                    .map(|f| format!("{}: {}", f.level.name(), f.message))
+                    .collect::<Vec<_>>();
+                let assumed = if assumed.is_empty() {
+                    "allowed".to_string()
+                } else {
+                    assumed.join("; ")
+                };
+                findings = vec![Finding {
+                    level: Level::Undecided,
+                    message: format!(
+                        "{} looked up {}, which {} neither in the manifests nor in --context, \
+                         so the verdict depends on the cluster (assuming {} not exist: {assumed})",
+                        config.name,
+                        unknown.join(" and "),
+                        if unknown.len() == 1 { "is" } else { "are" },
+                        if unknown.len() == 1 {
+                            "it does"
+                        } else {
+                            "they do"
+                        },
+                    ),
+                }];
+                return (findings, None);
+            }
+        }
+        (findings, patched)
+    }
+}
+
+/// The findings of an AdmissionResponse.
+fn verdict(response: &Value) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if response.get("allowed").and_then(Value::as_bool) != Some(true) {
+        let message = response
+            .pointer("/status/message")
+            .and_then(Value::as_str)
+            .unwrap_or("refused without a message");
+        findings.push(Finding {
+            level: Level::Refusal,
+            message: message.to_string(),
+        });
+    }
+    for w in response
+        .get("warnings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        findings.push(Finding {
+            level: Level::Warning,
+            message: w.to_string(),
+        });
+    }
+    if let Ok(ops) = decoded_patch(response) {
+        if !ops.is_empty() {
+            let changes: Vec<String> = ops
+                .iter()
+                .map(|op| {
+                    format!(
+                        "{} {}",
+                        op["op"].as_str().unwrap_or("?"),
+                        op["path"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect();
+            findings.push(Finding {
+                level: Level::Mutation,
+                message: format!("the policy changes the object: {}", changes.join(", ")),
+            });
+        }
+    }
+    findings
+}
+
+fn apply_patch(object: Option<&Value>, ops: &[Value]) -> Option<Value> {
+    let mut object = object?.clone();
+    let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops.to_vec())).ok()?;
+    json_patch::patch(&mut object, &patch).ok()?;
+    Some(object)
+}
+
+/// The `get_resource` calls of a session whose object is not known.
+fn unanswered_lookups(session: &[Exchange], known: &[Recorded]) -> Vec<String> {
+    let mut out = Vec::new();
+    for Exchange::Exchange { request, .. } in session {
+        let Some(body) = request.trim_start().strip_prefix("!KubernetesGetResource") else {
+            continue;
+        };
+        let Ok(asked) = serde_norway::from_str::<BTreeMap<String, Value>>(body) else {
+            continue;
+        };
+        let field = |k: &str| asked.get(k).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind, name, namespace) = (
+            field("api_version"),
+            field("kind"),
+            field("name"),
+            field("namespace"),
+        );
+        let found = known.iter().any(|r| {
+            group_of(&r.api_version) == group_of(api_version)
+                && r.kind == kind
+                && r.name == name
+                && r.namespace == namespace
+        });
+        if !found {
+            let at = if namespace.is_empty() {
+                name.to_string()
+            } else {
+                format!("{namespace}/{name}")
+            };
+            let text = format!("{api_version} {kind} {at}");
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
+
+/// kube-apiserver's rule match (kubernetes/apiserver 24a394e5,
+/// `pkg/admission/plugin/webhook/predicates/rules/rules.go`, `Matcher.Matches`):
+/// operation, group, version and resource each exact or `*`.
+fn rule_matches(rule: &Rule, id: &Identity, operation: Operation) -> bool {
+    let any = |items: &[String], wanted: &str| items.iter().any(|i| i == "*" || i == wanted);
+    let resource = id.resource();
+    any(&rule.operations, operation.as_str())
+        && any(&rule.api_groups, &id.group)
+        && any(&rule.api_versions, &id.version)
+        && rule.resources.iter().any(|r| {
+            let (res, sub) = r.split_once('/').unwrap_or((r, ""));
+            (res == "*" || res == resource) && (sub == "*" || sub.is_empty())
+        })
+}

@@ -1,0 +1,327 @@
+//! `host-test check` on the fixture GitOps repository under tests/check:
+//! every planted finding, in every output format, from one revision and from
+//! a change between two (files and git revisions).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const NOW: &str = "2026-11-20T10:00:00Z";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Runs `check` in `dir` with the fixture's policies and the built modules.
+fn check_in(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let root = root();
+    let policies = root.join("tests/check/policies.yaml");
+    let dist = root.join("dist");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-test"))
+        .current_dir(dir)
+        .args(["check", "--now", NOW, "--policies"])
+        .arg(&policies)
+        .arg("--dist")
+        .arg(&dist)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn check(args: &[&str]) -> (i32, String, String) {
+    check_in(&root(), args, "")
+}
+
+fn expected(name: &str) -> String {
+    std::fs::read_to_string(root().join("tests/check/expected").join(name)).unwrap()
+}
+
+/// The finding lines of a text report (a message may span lines), without
+/// where each object was written.
+fn findings_without_origin(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.contains(" objects, ") && line.contains(" evaluations: ") {
+            continue;
+        }
+        if let Some((_, rest)) = line.split_once(" (document ") {
+            let rest = rest.split_once("): ").unwrap().1;
+            out.push(rest.to_string());
+        } else if let Some(last) = out.last_mut() {
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_planted_finding_of_one_revision_is_reported() {
+    let (code, stdout, stderr) = check(&["tests/check/repo"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout, expected("create.txt"));
+}
+
+#[test]
+fn a_change_between_two_revisions_is_updates_and_deletes() {
+    let (code, stdout, stderr) = check(&["--base", "tests/check/base", "tests/check/repo"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout, expected("change.txt"));
+    // --no-prune leaves the deletion of reports-db out.
+    let (_, unpruned, _) = check(&[
+        "--no-prune",
+        "--base",
+        "tests/check/base",
+        "tests/check/repo",
+    ]);
+    assert!(stdout.contains("DELETE refused by aso-reconcile"));
+    assert!(!unpruned.contains("DELETE"), "{unpruned}");
+}
+
+#[test]
+fn a_git_revision_is_the_same_base_as_its_files() {
+    let dir = tempdir("git");
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .current_dir(&dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    copy_dir(&root().join("tests/check/base"), &dir.join("gitops"));
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::remove_dir_all(dir.join("gitops")).unwrap();
+    copy_dir(&root().join("tests/check/repo"), &dir.join("gitops"));
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "head"]);
+    let (code, from_git, stderr) = check_in(&dir, &["--base-revision", "HEAD~1", "gitops"], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        from_git.contains("HEAD~1:gitops/infra/shop.yaml:26 (document 4)"),
+        "{from_git}"
+    );
+    let (_, from_files, _) = check(&["--base", "tests/check/base", "tests/check/repo"]);
+    assert_eq!(
+        findings_without_origin(&from_git),
+        findings_without_origin(&from_files)
+    );
+}
+
+#[test]
+fn stdin_reads_like_the_files() {
+    let mut stream = String::new();
+    for file in [
+        "apps/apps.yaml",
+        "apps/payments.yaml",
+        "apps/podinfo.yaml",
+        "infra/shop.yaml",
+        "infra/billing.yaml",
+    ] {
+        stream.push_str("---\n");
+        stream.push_str(
+            &std::fs::read_to_string(root().join("tests/check/repo").join(file)).unwrap(),
+        );
+    }
+    let (code, stdout, _) = check_in(&root(), &["-"], &stream);
+    assert_eq!(code, 1);
+    let (_, files, _) = check(&["tests/check/repo"]);
+    assert_eq!(
+        findings_without_origin(&stdout),
+        findings_without_origin(&files)
+    );
+    assert!(stdout.contains("-:"), "{stdout}");
+}
+
+#[test]
+fn a_recorded_namespace_decides_what_the_manifests_cannot() {
+    let dir = tempdir("context");
+    let context = dir.join("context.yaml");
+    std::fs::write(
+        &context,
+        "- apiVersion: v1\n  kind: Namespace\n  name: billing\n  object:\n    apiVersion: v1\n    \
+         kind: Namespace\n    metadata:\n      name: billing\n      annotations:\n        \
+         serviceoperator.azure.com/reconcile-policy: detach-on-delete\n",
+    )
+    .unwrap();
+    let (_, undecided, _) = check(&["tests/check/repo/infra/billing.yaml"]);
+    assert!(
+        undecided
+            .contains("undecided by aso-reconcile: aso-reconcile looked up v1 Namespace billing"),
+        "{undecided}"
+    );
+    let (code, decided, stderr) = check(&[
+        "--context",
+        context.to_str().unwrap(),
+        "tests/check/repo/infra/billing.yaml",
+    ]);
+    assert_eq!(code, 0, "{decided}{stderr}");
+    assert!(decided.contains("warning by aso-reconcile"), "{decided}");
+    assert!(decided.contains("detach-on-delete"), "{decided}");
+    assert!(!decided.contains("undecided by"), "{decided}");
+    // Treating it as absent decides too, as the warning says.
+    let (code, absent, _) = check(&[
+        "--missing-means-absent",
+        "tests/check/repo/infra/billing.yaml",
+    ]);
+    assert_eq!(code, 0, "{absent}");
+    // Warnings fail only when asked to.
+    let (code, _, _) = check(&[
+        "--missing-means-absent",
+        "--warnings-as-errors",
+        "tests/check/repo/infra/billing.yaml",
+    ]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn github_annotations_point_at_the_lines() {
+    let (code, stdout, _) = check(&["--format", "github", "tests/check/repo"]);
+    assert_eq!(code, 1);
+    assert_eq!(stdout, expected("create.github"));
+    // A multi-line message stays on its command's line.
+    assert!(stdout.lines().all(|l| l.starts_with("::")), "{stdout}");
+}
+
+#[test]
+fn junit_has_a_suite_per_policy_and_a_case_per_evaluation() {
+    let (code, stdout, _) = check(&["--format", "junit", "tests/check/repo"]);
+    assert_eq!(code, 1);
+    let doc = roxmltree::Document::parse(&stdout).unwrap();
+    let suites: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .map(|s| {
+            (
+                s.attribute("name").unwrap().to_string(),
+                s.attribute("tests").unwrap().to_string(),
+                s.attribute("failures").unwrap().to_string(),
+            )
+        })
+        .collect();
+    let strs = |v: &[(&str, &str, &str)]| -> Vec<(String, String, String)> {
+        v.iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        suites,
+        strs(&[
+            ("aso-reconcile", "4", "2"),
+            ("flux-suspend", "3", "1"),
+            ("flux-event-metadata", "4", "1"),
+        ])
+    );
+    let failures = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .count();
+    assert_eq!(failures, 4);
+    let top = doc.root_element();
+    assert_eq!(top.attribute("tests"), Some("11"));
+    assert_eq!(top.attribute("failures"), Some("4"));
+}
+
+#[test]
+fn sarif_is_valid_against_its_schema() {
+    let dir = tempdir("sarif");
+    let file = dir.join("check.sarif");
+    let (code, _, stderr) = check(&[
+        "--format",
+        "sarif",
+        "-o",
+        file.to_str().unwrap(),
+        "tests/check/repo",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let out = Command::new("node")
+        .current_dir(root())
+        .arg("tests/check/validate-sarif.cjs")
+        .arg(&file)
+        .output()
+        .expect("node (make test-setup installs the npm packages)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6);
+    let errors: Vec<_> = results
+        .iter()
+        .filter(|r| r["level"] == "error")
+        .map(|r| {
+            (
+                r["ruleId"].as_str().unwrap(),
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap(),
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("flux-suspend", "tests/check/repo/apps/payments.yaml", 1),
+            (
+                "flux-event-metadata",
+                "tests/check/repo/apps/podinfo.yaml",
+                1
+            ),
+            ("aso-reconcile", "tests/check/repo/infra/billing.yaml", 3),
+            ("aso-reconcile", "tests/check/repo/infra/shop.yaml", 14),
+        ]
+    );
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let dir = target.join("check-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
