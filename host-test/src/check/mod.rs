@@ -24,12 +24,13 @@ use crate::capabilities::{Exchange, Grants, Source};
 use crate::harness::{Evaluation, Policy};
 use crate::host::Limits;
 use crate::metadata::Rule;
+use guard_core::string_map::StringMap;
 use guard_core::Operation;
 use identity::Identity;
 use manifests::{Manifests, Origin};
 use policies::Configured;
 use request::{admission_request, Writer};
-use selector::{labels_of, Labels};
+use selector::{labels_of, NAMESPACE_NAME};
 
 /// Everything a check depends on besides the manifests and the policies.
 pub struct Options {
@@ -127,7 +128,7 @@ struct Revision {
     objects: Vec<(Origin, Identity, Value)>,
     /// What lookups see: these objects, then the recorded context.
     known: Vec<Recorded>,
-    namespace_labels: HashMap<String, Labels>,
+    namespace_labels: HashMap<String, StringMap>,
 }
 
 /// Checks `head` (and, with `base`, the change from `base` to `head`).
@@ -300,8 +301,12 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
         .iter()
         .filter(|r| r.kind == "Namespace" && group_of(&r.api_version).is_empty())
         .filter_map(|r| {
-            let mut labels = labels_of(r.object.as_ref()?);
-            labels.insert("kubernetes.io/metadata.name".into(), r.name.clone());
+            let labels = labels_of(r.object.as_ref()?);
+            let labels = labels
+                .iter()
+                .filter(|(k, _)| *k != NAMESPACE_NAME)
+                .chain([(NAMESPACE_NAME, r.name.as_str())])
+                .collect();
             Some((r.name.clone(), labels))
         })
         .collect();
@@ -435,7 +440,7 @@ impl Checker<'_> {
             .config
             .object_selector
             .as_ref()
-            .filter(|s| !s.is_empty())
+            .filter(|s| !selector::is_empty(s))
         {
             let matches = |o: Option<&Value>| o.is_some_and(|o| selector.matches(&labels_of(o)));
             if !matches(object) && !matches(old) {
@@ -446,7 +451,7 @@ impl Checker<'_> {
             .config
             .namespace_selector
             .as_ref()
-            .filter(|s| !s.is_empty())
+            .filter(|s| !selector::is_empty(s))
         else {
             return Selection::Yes;
         };
@@ -462,11 +467,9 @@ impl Checker<'_> {
         {
             match revision.namespace_labels.get(namespace) {
                 Some(labels) => labels.clone(),
-                None if selector.keys().all(|k| k == "kubernetes.io/metadata.name") => [(
-                    "kubernetes.io/metadata.name".to_string(),
-                    namespace.to_string(),
-                )]
-                .into(),
+                None if selector::reads_only_the_name(selector) => {
+                    [(NAMESPACE_NAME, namespace)].into_iter().collect()
+                }
                 None => {
                     return Selection::Undecided(format!(
                         "whether {} applies depends on the labels of Namespace {namespace}, \

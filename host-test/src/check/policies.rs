@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::manifests;
-use super::selector::{LabelSelector, Requirement};
+use super::selector::{LabelSelector, Requirement, SelectorOperator, NAMESPACE_NAME};
 use crate::metadata::Rule;
 
 /// One policy as policy-server and the webhook would run it.
@@ -198,17 +198,17 @@ fn from_manifest(
         .flatten()
     {
         selector
-            .check()
-            .with_context(|| format!("{origin}: {kind} {name}: selector"))?;
+            .validate("selector")
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{origin}: {kind} {name}"))?;
     }
-    let namespace_key = "kubernetes.io/metadata.name".to_string();
     let (id, namespace_selector, context_aware_resources) = if kind == "AdmissionPolicy" {
         let namespace = object
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or("default");
         let selector = LabelSelector {
-            match_labels: [(namespace_key, namespace.to_string())].into(),
+            match_labels: [(NAMESPACE_NAME.to_string(), namespace.to_string())].into(),
             match_expressions: Vec::new(),
         };
         (
@@ -224,8 +224,8 @@ fn from_manifest(
         )
     } else {
         let mut match_expressions = vec![Requirement {
-            key: namespace_key,
-            operator: "NotIn".into(),
+            key: NAMESPACE_NAME.to_string(),
+            operator: SelectorOperator::NotIn,
             values: vec![kubewarden_namespace.to_string()],
         }];
         match_expressions.extend(
