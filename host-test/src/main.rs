@@ -134,6 +134,11 @@ enum Command {
         /// Whole seconds an evaluation may run (policy-server's --policy-timeout).
         #[arg(long, default_value_t = 2)]
         policy_timeout: u64,
+        /// Also save every evaluation as a corpus case under DIR/<module>/, to
+        /// replay (`host-test replay`) or run through kwctl and policy-server
+        /// (`host-test conformance`).
+        #[arg(long, value_name = "DIR")]
+        save_cases: Option<PathBuf>,
     },
     /// Replay corpus cases against the built modules and check their expectations.
     Replay {
@@ -489,6 +494,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             warnings_as_errors,
             policy_timeout,
+            save_cases,
         } => {
             let head = check::manifests::read(&paths)?;
             let base = match (base_revision, base.is_empty()) {
@@ -521,6 +527,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     timeout_seconds: Some(policy_timeout),
                     memory_bytes: None,
                 },
+                save_cases,
             };
             let configured = check::policies::load(&policies, &dist, &kubewarden_namespace)?;
             let report = check::check(&head, base.as_ref(), configured, &options)?;

@@ -27,10 +27,12 @@ fn check_in(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
     let root = root();
     let policies = root.join("tests/check/policies.yaml");
     let dist = root.join("dist");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-test"))
-        .current_dir(dir)
-        .args(["check", "--now", NOW, "--policies"])
-        .arg(&policies)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_host-test"));
+    command.current_dir(dir).args(["check", "--now", NOW]);
+    if !args.contains(&"--policies") {
+        command.arg("--policies").arg(&policies);
+    }
+    let mut child = command
         .arg("--dist")
         .arg(&dist)
         .args(args)
@@ -199,6 +201,23 @@ fn a_recorded_namespace_decides_what_the_manifests_cannot() {
     assert_eq!(code, 1);
 }
 
+/// policy-server's own policies.yml (no webhook rules: the modules' metadata
+/// rules) judges the repository as the ClusterAdmissionPolicies in deploy/ do.
+#[test]
+fn a_policies_yml_judges_as_the_cluster_admission_policies() {
+    let (code, from_yml, stderr) =
+        check(&["--policies", "deploy/policies.yml", "tests/check/repo"]);
+    assert_eq!(code, 1, "{stderr}");
+    let (_, from_manifests, _) = check(&["--policies", "deploy", "tests/check/repo"]);
+    assert_eq!(from_yml, from_manifests);
+    assert!(
+        from_yml.ends_with(
+            "8 objects, 16 evaluations: 3 refused, 0 failed, 1 undecided, 2 warnings, 0 changed\n"
+        ),
+        "{from_yml}"
+    );
+}
+
 #[test]
 fn github_annotations_point_at_the_lines() {
     let (code, stdout, _) = check(&["--format", "github", "tests/check/repo"]);
@@ -324,4 +343,67 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// Every evaluation saved as a corpus case answers the same natively, in the
+/// harness and, where they are installed (always in CI), in the real kwctl
+/// and policy-server: check's messages are the admission path's.
+#[test]
+fn saved_cases_replay_and_the_real_engines_agree() {
+    let dir = tempdir("cases");
+    let cases = dir.join("cases");
+    for args in [
+        vec!["tests/check/repo"],
+        vec!["--base", "tests/check/base", "tests/check/repo"],
+    ] {
+        let mut all = vec!["--save-cases", cases.to_str().unwrap()];
+        all.extend(args);
+        let (code, _, stderr) = check(&all);
+        assert_eq!(code, 1, "{stderr}");
+    }
+    let saved = conformance::load_cases(&cases).unwrap();
+    // 11 evaluations of the head alone (CREATEs), 12 of the change.
+    assert_eq!(
+        saved.len(),
+        23,
+        "{:?}",
+        saved.iter().map(|c| &c.id).collect::<Vec<_>>()
+    );
+    let host_test = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_host-test"))
+            .current_dir(root())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let replay = host_test(&["replay", cases.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{stdout}");
+    assert!(stdout.ends_with("23 passed, 0 failed\n"), "{stdout}");
+    let engines = ["kwctl", "policy-server"].iter().all(|tool| {
+        host_test::engines::locate::engine_beside(
+            &root(),
+            tool,
+            &tool.to_uppercase().replace('-', "_"),
+        )
+        .is_ok()
+    });
+    if !engines && std::env::var("CI").as_deref() != Ok("true") {
+        eprintln!("kwctl or policy-server not found: the real-engine comparison is skipped");
+        return;
+    }
+    let work = dir.join("engines");
+    let compared = host_test(&[
+        "conformance",
+        "--work",
+        work.to_str().unwrap(),
+        cases.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&compared.stdout);
+    assert!(
+        compared.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+    assert!(stdout.contains("23 passed, 0 failed"), "{stdout}");
 }

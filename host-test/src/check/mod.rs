@@ -4,6 +4,7 @@
 //! would send while Flux applies it, and evaluated through the policy modules
 //! by the same code path as `host-test run`.
 
+pub mod cases;
 pub mod identity;
 pub mod manifests;
 pub mod policies;
@@ -50,6 +51,8 @@ pub struct Options {
     /// Recorded cluster objects, for lookups the manifests cannot answer.
     pub context: Vec<Recorded>,
     pub limits: Limits,
+    /// Where to save every evaluation as a corpus case (`--save-cases`).
+    pub save_cases: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -202,6 +205,7 @@ pub fn check(
     let checker = Checker {
         policies: &loaded,
         options,
+        save_cases: options.save_cases.as_deref(),
     };
     for (origin, id, object) in &head_revision.objects {
         let old = base_revision.as_ref().and_then(|b| {
@@ -221,7 +225,7 @@ pub fn check(
             operation,
             Some(object),
             old.as_ref(),
-        );
+        )?;
         report.checked.extend(checked);
     }
     if let (Some(b), true) = (&base_revision, options.prune) {
@@ -241,7 +245,7 @@ pub fn check(
                 Operation::Delete,
                 None,
                 Some(&old),
-            );
+            )?;
             report.checked.extend(checked);
         }
     }
@@ -337,9 +341,12 @@ enum Selection {
     Undecided(String),
 }
 
+#[derive(Clone, Copy)]
 struct Checker<'a> {
     policies: &'a [Loaded],
     options: &'a Options,
+    /// Where evaluations are saved as cases; none while modelling the base.
+    save_cases: Option<&'a std::path::Path>,
 }
 
 impl Checker<'_> {
@@ -357,9 +364,15 @@ impl Checker<'_> {
             line: 0,
             item: None,
         };
-        let mut stored = self
+        let modelling = Checker {
+            save_cases: None,
+            ..*self
+        };
+        let mut stored = modelling
             .admit(revision, &origin, id, Operation::Create, Some(object), None)
-            .0
+            .map(|(stored, _)| stored)
+            .ok()
+            .flatten()
             .unwrap_or_else(|| object.clone());
         if id.group.ends_with(".azure.com") {
             let finalizers = stored
@@ -386,7 +399,7 @@ impl Checker<'_> {
         operation: Operation,
         object: Option<&Value>,
         old: Option<&Value>,
-    ) -> (Option<Value>, Vec<Checked>) {
+    ) -> Result<(Option<Value>, Vec<Checked>)> {
         let mut current = object.cloned();
         let mut checked = Vec::new();
         for policy in self.policies {
@@ -406,7 +419,20 @@ impl Checker<'_> {
                             &self.options.writer,
                             &policy.config.id,
                         );
-                        let (findings, patched) = self.evaluate(policy, revision, &request);
+                        let (findings, patched, response) =
+                            self.evaluate(policy, revision, &request);
+                        if let (Some(dir), Some(response)) = (self.save_cases, &response) {
+                            let evaluated = cases::Evaluated {
+                                origin,
+                                id,
+                                config: &policy.config,
+                                request: &request,
+                                known: &revision.known,
+                                now: self.options.now,
+                                response,
+                            };
+                            cases::save(dir, &evaluated)?;
+                        }
                         if let (Some(patched), Some(current)) = (patched, current.as_mut()) {
                             *current = patched;
                         }
@@ -421,7 +447,7 @@ impl Checker<'_> {
                 findings,
             });
         }
-        (current, checked)
+        Ok((current, checked))
     }
 
     fn selected(
@@ -488,13 +514,15 @@ impl Checker<'_> {
         }
     }
 
-    /// One evaluation: the findings, and the object the policy's patch leaves.
+    /// One evaluation: the findings, the object the policy's patch leaves,
+    /// and the AdmissionResponse (none when policy-server answers with an
+    /// HTTP error).
     fn evaluate(
         &self,
         policy: &Loaded,
         revision: &Revision,
         request: &Value,
-    ) -> (Vec<Finding>, Option<Value>) {
+    ) -> (Vec<Finding>, Option<Value>, Option<Value>) {
         let config = &policy.config;
         let grants = Grants {
             host_capabilities: config.host_capabilities.clone(),
@@ -522,6 +550,7 @@ impl Checker<'_> {
                         level: Level::Failure,
                         message: failure.to_string(),
                     }],
+                    None,
                     None,
                 )
             }
@@ -558,10 +587,10 @@ impl Checker<'_> {
                         },
                     ),
                 }];
-                return (findings, None);
+                return (findings, None, Some(response));
             }
         }
-        (findings, patched)
+        (findings, patched, Some(response))
     }
 }
 
