@@ -345,7 +345,7 @@ impl Target for Wasm {
     fn call(&self, op: Operation, payload: &[u8], input: &Input) -> Result<Vec<u8>, Finding> {
         let host = Host::new(
             Grants::all_capabilities(self.resources.clone()),
-            Source::Recorded(input.context.clone()),
+            Source::Recorded(input.context.clone().into()),
         );
         let result = self
             .policy

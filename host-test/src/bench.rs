@@ -187,7 +187,7 @@ pub fn evaluate_fresh(policy: &Policy, input: &Input, limits: &Limits) -> Result
         .unwrap_or_else(|| policy.context_aware_resources());
     let host = Box::new(Host::new(
         Grants::all_capabilities(granted),
-        Source::Recorded(input.context.clone()),
+        Source::Recorded(input.context.clone().into()),
     ));
     let (reply, peak_memory_bytes) = evaluate_once(policy, input, limits, host, &payload);
     Ok(Fresh {
@@ -251,7 +251,7 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
         let host = || {
             Box::new(Host::new(
                 Grants::all_capabilities(allowed.clone()),
-                Source::Recorded(input.context.clone()),
+                Source::Recorded(input.context.clone().into()),
             ))
         };
         let (reply, peak_memory_bytes) = evaluate_once(&policy, input, &limits, host(), &payload);

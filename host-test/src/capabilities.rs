@@ -45,8 +45,9 @@ pub trait Capabilities: Send {
 /// Where Kubernetes answers come from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// Recorded objects; anything not recorded does not exist.
-    Recorded(Vec<Recorded>),
+    /// Recorded objects; anything not recorded does not exist. Shared, so
+    /// that every evaluation's host can hold them without a copy.
+    Recorded(std::sync::Arc<[Recorded]>),
     /// A kwctl session recording, replayed strictly in order.
     Session(Vec<Exchange>),
 }

@@ -114,7 +114,7 @@ impl Policy {
     fn call_once(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, CallError> {
         let host = Host::new(
             Grants::all_capabilities(Vec::new()),
-            Source::Recorded(Vec::new()),
+            Source::Recorded(Vec::new().into()),
         );
         let mut instance =
             self.module

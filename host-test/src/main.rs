@@ -420,13 +420,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 bail!("the request is not an AdmissionReview or AdmissionRequest object");
             }
             let source = match (context, replay_host_capabilities_interactions) {
-                (Some(p), _) => Source::Recorded(read_context(&p)?),
+                (Some(p), _) => Source::Recorded(read_context(&p)?.into()),
                 (None, Some(p)) => {
                     let text = std::fs::read_to_string(&p)
                         .with_context(|| format!("cannot read {}", p.display()))?;
                     Source::Session(load_session(&text).map_err(anyhow::Error::msg)?)
                 }
-                (None, None) => Source::Recorded(Vec::new()),
+                (None, None) => Source::Recorded(Vec::new().into()),
             };
             let mut granted = if server.allow_context_aware {
                 policy.context_aware_resources()

@@ -105,7 +105,7 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
     let eval = Evaluation {
         now: case.now,
         limits: limits.clone(),
-        source: Source::Recorded(case.context.clone()),
+        source: Source::Recorded(case.context.clone().into()),
         grants: Grants::all_capabilities(granted),
         server,
     };

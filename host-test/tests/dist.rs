@@ -92,7 +92,7 @@ fn an_unreadable_wall_clock_is_a_500_refusal_naming_the_cause() {
         let eval = Evaluation {
             now: "2600-01-01T00:00:00Z".parse().unwrap(),
             limits: Limits::default(),
-            source: Source::Recorded(Vec::new()),
+            source: Source::Recorded(Vec::new().into()),
             grants: Grants::all_capabilities(policy.context_aware_resources()),
             server: ServerOptions {
                 policy_id: entry.name.into(),

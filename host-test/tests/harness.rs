@@ -91,7 +91,7 @@ fn eval() -> Evaluation {
         PolicyMode::Protect,
         true,
         Limits::default(),
-        Source::Recorded(namespace_context()),
+        Source::Recorded(namespace_context().into()),
     )
 }
 
@@ -163,7 +163,12 @@ fn an_endless_loop_is_interrupted_at_the_deadline() {
         timeout_seconds: Some(1),
         ..Limits::default()
     };
-    let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
+    let e = eval_with(
+        PolicyMode::Protect,
+        true,
+        limits,
+        Source::Recorded(vec![].into()),
+    );
     let start = Instant::now();
     let r = run(&p, json!({"behaviour": "loop"}), &e);
     // One tick a second: a one-second deadline cuts the call within a second.
@@ -184,7 +189,12 @@ fn unbounded_allocation_stops_at_the_memory_cap() {
         memory_bytes: Some(32 << 20),
         ..Limits::default()
     };
-    let e = eval_with(PolicyMode::Protect, true, limits, Source::Recorded(vec![]));
+    let e = eval_with(
+        PolicyMode::Protect,
+        true,
+        limits,
+        Source::Recorded(vec![].into()),
+    );
     let (allowed, code, message) = status(&run(&p, json!({"behaviour": "alloc"}), &e));
     assert!(!allowed);
     assert_eq!(code, 500);
@@ -248,7 +258,7 @@ fn mutations_are_refused_when_not_allowed_or_on_delete() {
         PolicyMode::Protect,
         false,
         Limits::default(),
-        Source::Recorded(vec![]),
+        Source::Recorded(vec![].into()),
     );
     let r = run(&p, json!({"behaviour": "mutate"}), &e);
     assert_eq!(
@@ -278,7 +288,7 @@ fn monitor_mode_allows_and_drops_patch_and_status() {
         PolicyMode::Monitor,
         true,
         Limits::default(),
-        Source::Recorded(vec![]),
+        Source::Recorded(vec![].into()),
     );
     let r = run(&p, json!({"behaviour": "deny"}), &e);
     assert_eq!(

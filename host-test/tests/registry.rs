@@ -127,7 +127,7 @@ fn policies_round_trip_through_a_real_registry() {
         let eval = Evaluation {
             now: case.now,
             limits: Limits::default(),
-            source: Source::Recorded(case.context.clone()),
+            source: Source::Recorded(case.context.clone().into()),
             grants: Grants::all_capabilities(case.granted_resources(entry.name).unwrap()),
             server: case.server_options(entry.name).unwrap(),
         };

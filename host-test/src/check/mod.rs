@@ -130,7 +130,7 @@ struct Loaded {
 struct Revision {
     objects: Vec<(Origin, Identity, Value)>,
     /// What lookups see: these objects, then the recorded context.
-    known: Vec<Recorded>,
+    known: std::sync::Arc<[Recorded]>,
     namespace_labels: HashMap<String, StringMap>,
 }
 
@@ -316,7 +316,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
         .collect();
     Ok(Revision {
         objects,
-        known,
+        known: known.into(),
         namespace_labels,
     })
 }

@@ -148,7 +148,7 @@ fn reference(
             timeout_seconds: Some(TIMEOUT_SECONDS),
             memory_bytes: None,
         },
-        source: Source::Recorded(case.context.clone()),
+        source: Source::Recorded(case.context.clone().into()),
         grants: Grants::all_capabilities(granted),
         server,
     };
