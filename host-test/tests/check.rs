@@ -407,3 +407,27 @@ fn saved_cases_replay_and_the_real_engines_agree() {
     );
     assert!(stdout.contains("23 passed, 0 failed"), "{stdout}");
 }
+
+/// Manifests check cannot judge are refused with where they are, exit 2.
+#[test]
+fn bad_manifests_are_refused_with_their_place() {
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n";
+    for (stdin, message) in [
+        (
+            format!("{namespace}---\n{namespace}"),
+            "error: -:5 (document 2): Namespace a is already written at -:1 (document 1)",
+        ),
+        (
+            format!("{namespace}---\nkind: [\n"),
+            "error: -:6: not valid YAML: did not find expected node content",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n".to_string(),
+            "error: -:1 (document 1): v1 ConfigMap without metadata.name",
+        ),
+    ] {
+        let (code, _, stderr) = check_in(&root(), &["-"], &stdin);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.starts_with(message), "{stderr}");
+    }
+}

@@ -72,12 +72,19 @@ impl Identity {
         self.group.is_empty() && self.kind == "Namespace"
     }
 
-    /// The same object in another revision, whatever its API version.
-    pub fn same_object(&self, other: &Identity) -> bool {
-        (&self.group, &self.kind, &self.namespace, &self.name)
-            == (&other.group, &other.kind, &other.namespace, &other.name)
+    /// What names the object in every revision, whatever its API version:
+    /// group, kind, namespace and name.
+    pub fn key(&self) -> Key {
+        (
+            self.group.clone(),
+            self.kind.clone(),
+            self.namespace.clone(),
+            self.name.clone(),
+        )
     }
 }
+
+pub type Key = (String, String, Option<String>, String);
 
 impl std::fmt::Display for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

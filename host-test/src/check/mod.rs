@@ -129,6 +129,8 @@ struct Loaded {
 /// One revision's objects, ready for requests and lookups.
 struct Revision {
     objects: Vec<(Origin, Identity, Value)>,
+    /// Where each object is in `objects`.
+    index: HashMap<identity::Key, usize>,
     /// What lookups see: these objects, then the recorded context.
     known: std::sync::Arc<[Recorded]>,
     namespace_labels: HashMap<String, StringMap>,
@@ -209,10 +211,8 @@ pub fn check(
     };
     for (origin, id, object) in &head_revision.objects {
         let old = base_revision.as_ref().and_then(|b| {
-            b.objects
-                .iter()
-                .find(|(_, other, _)| other.same_object(id))
-                .map(|(_, other, object)| checker.stored(b, other, object))
+            let (_, other, object) = b.objects.get(*b.index.get(&id.key())?)?;
+            Some(checker.stored(b, other, object))
         });
         let (operation, old) = match old {
             Some(old) => (Operation::Update, Some(old)),
@@ -230,11 +230,7 @@ pub fn check(
     }
     if let (Some(b), true) = (&base_revision, options.prune) {
         for (origin, id, object) in &b.objects {
-            if head_revision
-                .objects
-                .iter()
-                .any(|(_, h, _)| h.same_object(id))
-            {
+            if head_revision.index.contains_key(&id.key()) {
                 continue;
             }
             let old = checker.stored(b, id, object);
@@ -254,12 +250,14 @@ pub fn check(
 
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
+    let mut index = HashMap::new();
     for m in &manifests.objects {
         let id = Identity::of(&m.object, &options.default_namespace)
             .with_context(|| m.origin.to_string())?;
-        if let Some((first, _, _)) = objects.iter().find(|(_, other, _)| other.same_object(&id)) {
+        if let Some((first, _, _)) = index.get(&id.key()).and_then(|&i| objects.get(i)) {
             bail!("{}: {id} is already written at {first}", m.origin);
         }
+        index.insert(id.key(), objects.len());
         let mut object = m.object.clone();
         // Identity::of read metadata.name, so metadata is an object.
         if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -316,6 +314,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
         .collect();
     Ok(Revision {
         objects,
+        index,
         known: known.into(),
         namespace_labels,
     })
