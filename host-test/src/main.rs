@@ -123,6 +123,8 @@ enum Command {
         /// Where Kubewarden runs: a ClusterAdmissionPolicy does not see it.
         #[arg(long, default_value = "kubewarden")]
         kubewarden_namespace: String,
+        /// The report: a line per finding (text), GitHub Actions workflow
+        /// commands, JUnit XML or SARIF 2.1.0.
         #[arg(long, value_enum, default_value = "text")]
         format: check::report::Format,
         /// Write the report here instead of stdout.

@@ -431,3 +431,40 @@ fn bad_manifests_are_refused_with_their_place() {
         assert!(stderr.starts_with(message), "{stderr}");
     }
 }
+
+/// The writer, the field manager and the owner labels are what
+/// kustomize-controller's apply carries.
+#[test]
+fn requests_carry_the_writer_and_the_kustomization() {
+    let dir = tempdir("writer");
+    let cases = dir.join("cases");
+    let (_, _, stderr) = check(&[
+        "--kustomization",
+        "flux-system/apps",
+        "--save-cases",
+        cases.to_str().unwrap(),
+        "tests/check/repo/apps/payments.yaml",
+    ]);
+    let case = conformance::case::load_case(
+        &cases.join("flux-suspend/create-kustomization-flux-system-payments.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let request = case.admission_request();
+    assert_eq!(
+        request["userInfo"],
+        serde_json::json!({"username": "system:serviceaccount:flux-system:kustomize-controller",
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:flux-system", "system:authenticated"]})
+    );
+    assert_eq!(
+        request["options"],
+        serde_json::json!({"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1",
+            "fieldManager": "kustomize-controller"})
+    );
+    assert_eq!(
+        request["object"]["metadata"]["labels"],
+        serde_json::json!({"kustomize.toolkit.fluxcd.io/name": "apps",
+            "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
+    );
+    assert_eq!(request["namespace"], "flux-system");
+    assert_eq!(request["resource"]["resource"], "kustomizations");
+}
