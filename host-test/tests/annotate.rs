@@ -14,32 +14,24 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use host_test::metadata::{self, Metadata};
 use serde_json::{json, Value};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
 
 fn test_module() -> PathBuf {
-    let path = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("wasm32-wasip1/release/test_policy.wasm");
+    let path = common::test_module_path();
     assert!(path.exists(), "{}: run `make build` first", path.display());
     path
 }
 
 fn kwctl() -> Option<PathBuf> {
-    match host_test::engines::locate::engine_beside(&root(), "kwctl", "KWCTL") {
-        Ok(path) => Some(path),
-        // A variable naming no file is a mistake to report, not a reason to skip.
-        Err(e) if std::env::var_os("KWCTL").is_some() => panic!("{e}"),
-        Err(_) => None,
-    }
+    common::engine("kwctl", "KWCTL")
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -10,17 +10,14 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const NOW: &str = "2026-11-20T10:00:00Z";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
+use common::root;
 
 /// Runs `check` in `dir` with the fixture's policies and the built modules.
 fn check_in(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
@@ -323,13 +320,7 @@ fn sarif_is_valid_against_its_schema() {
 }
 
 fn tempdir(name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let dir = target.join("check-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("check-tests", name)
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -8,24 +8,19 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
+mod common;
+
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// The test module, annotated as policy-server requires (it refuses modules
 /// without a protocol version), through the CLI's own `annotate`.
 fn test_module() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let raw = target.join("wasm32-wasip1/release/test_policy.wasm");
-    let dir = target.join("cli-tests");
+    let raw = common::test_module_path();
+    let dir = common::target().join("cli-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let metadata = dir.join("metadata.yml");
     std::fs::write(&metadata, "rules: []\nmutating: true\n").unwrap();

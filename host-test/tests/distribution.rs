@@ -12,16 +12,16 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use host_test::distribution::{
     artifacthub_package, cluster_admission_policy, policies_yml, Sources,
 };
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path)

@@ -10,7 +10,8 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use conformance::cluster::Recorded;
@@ -22,14 +23,8 @@ use host_test::host::{Limits, TIMEOUT_MESSAGE};
 use host_test::metadata::{self, Metadata};
 use serde_json::{json, Value};
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-}
-
 fn test_module() -> Vec<u8> {
-    let path = target_dir().join("wasm32-wasip1/release/test_policy.wasm");
+    let path = common::test_module_path();
     std::fs::read(&path)
         .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
 }

@@ -15,24 +15,19 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
 use host_test::metadata::{self, Metadata};
 use host_test::oci;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::Registry;
 
 fn test_module() -> Vec<u8> {
-    let path = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("wasm32-wasip1/release/test_policy.wasm");
+    let path = common::test_module_path();
     std::fs::read(&path)
         .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
 }
@@ -91,67 +86,8 @@ fn image_source_comes_from_the_policy_source_unless_set() {
     assert!(multi.is_empty(), "{multi:?}");
 }
 
-struct Registry {
-    child: Child,
-    dir: PathBuf,
-    addr: String,
-}
-
 /// `user` / `helper-secret`, bcrypt (cost 4), as docker-registry's htpasswd wants.
 const HTPASSWD: &str = "user:$2b$04$8MVimZ/AjpF7zsrbdcs98OrfqBiuYEc8TYTClgWuhPllJJovmshri\n";
-
-impl Registry {
-    fn start(name: &str, htpasswd: bool) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let dir = std::env::temp_dir().join(format!(
-            "reconcile-guard-push-{name}-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-            dir.join("data").display()
-        );
-        if htpasswd {
-            std::fs::write(dir.join("htpasswd"), HTPASSWD).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
-                dir.join("htpasswd").display()
-            ));
-        }
-        let config_path = dir.join("config.yml");
-        std::fs::write(&config_path, config).unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry is not installed: `make test` installs it");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the registry did not start on {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, dir, addr }
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn annotated(annotations: &str) -> Vec<u8> {
     let meta = Metadata::parse(&format!(
@@ -163,7 +99,7 @@ fn annotated(annotations: &str) -> Vec<u8> {
 
 #[test]
 fn pushed_manifest_carries_kwctls_annotations() {
-    let registry = Registry::start("annotations", false);
+    let registry = Registry::start("annotations", None);
     let wasm = annotated(
         "  io.kubewarden.policy.source: \"https://example.org/src \"\n  \
          io.kubewarden.policy.title: \"title\\n\"\n  io.kubewarden.policy.description: \"two\\nlines\"\n",
@@ -223,7 +159,7 @@ fn helper(bin: &Path, name: &str, registry: &str) {
 
 #[test]
 fn credentials_come_from_docker_credential_helpers_and_stores() {
-    let registry = Registry::start("auth", true);
+    let registry = Registry::start("auth", Some(HTPASSWD));
     let work = registry.dir.join("client");
     let bin = work.join("bin");
     std::fs::create_dir_all(&bin).unwrap();

@@ -11,9 +11,11 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
+mod common;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use conformance::expect;
@@ -22,65 +24,12 @@ use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::oci::{self, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 
-struct Registry {
-    child: Child,
-    dir: PathBuf,
-    addr: String,
-}
-
-impl Registry {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let dir = std::env::temp_dir().join(format!(
-            "reconcile-guard-registry-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let config = dir.join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                dir.join("data").display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry is not installed: `make test` installs it");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the registry did not start on {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, dir, addr }
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use common::Registry;
 
 #[test]
 fn policies_round_trip_through_a_real_registry() {
-    let registry = Registry::start();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let registry = Registry::start("round-trip", None);
+    let root = common::root();
     for entry in catalog::POLICIES {
         let wasm = std::fs::read(root.join("dist").join(format!("{}.wasm", entry.name)))
             .expect("run `make build` first");
@@ -135,18 +84,6 @@ fn policies_round_trip_through_a_real_registry() {
         let response = response.unwrap();
         let problems = expect::check(&case.expect, &response);
         assert!(problems.is_empty(), "{}: {problems:?}", case.id);
-    }
-}
-
-/// A real Kubewarden engine, where there is one (`KWCTL` / `POLICY_SERVER`,
-/// PATH, or ../shared/engines beside the checkout).
-fn engine(tool: &str, variable: &str) -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    match host_test::engines::locate::engine_beside(&root, tool, variable) {
-        Ok(path) => Some(path),
-        // A variable naming no file is a mistake to report, not a reason to skip.
-        Err(e) if std::env::var_os(variable).is_some() => panic!("{e}"),
-        Err(_) => None,
     }
 }
 
@@ -321,7 +258,7 @@ fn kwctl_verify(
 #[test]
 fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
     use host_test::{sbom, signing};
-    let registry = Registry::start();
+    let registry = Registry::start("signing", None);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = registry.dir.join("keys");
     std::fs::create_dir_all(&dir).unwrap();
@@ -413,13 +350,13 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
         signing::VerificationConfig::parse(&std::fs::read_to_string(&verification).unwrap())
             .unwrap();
     signing::verify(&uri, &config, true).unwrap();
-    let server = engine("policy-server", "POLICY_SERVER");
+    let server = common::engine("policy-server", "POLICY_SERVER");
     if let Some(server) = &server {
         policy_server_boots(server, &dir, &uri, &verification)
             .expect("the real policy-server refuses our signed module");
     }
 
-    let kwctl = engine("kwctl", "KWCTL");
+    let kwctl = common::engine("kwctl", "KWCTL");
     if let Some(kwctl) = &kwctl {
         let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
         assert!(ok, "the real kwctl refuses our signature: {out}");

@@ -1,0 +1,112 @@
+//! What several of host-test's test binaries need: the repository's places,
+//! a scratch folder, the real engines, a real OCI registry. Each binary uses
+//! part of it.
+
+#![allow(dead_code, reason = "each test binary uses a different part")]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// cargo's target folder (`CARGO_TARGET_DIR`, else `target/`).
+pub fn target() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// An empty folder of its own under the target folder.
+pub fn scratch(group: &str, name: &str) -> PathBuf {
+    let dir = target().join(group).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The raw test policy module (`make build` builds it).
+pub fn test_module_path() -> PathBuf {
+    target().join("wasm32-wasip1/release/test_policy.wasm")
+}
+
+/// A real Kubewarden engine, where there is one (`KWCTL` / `POLICY_SERVER`,
+/// PATH, or ../shared/engines beside the checkout).
+pub fn engine(tool: &str, variable: &str) -> Option<PathBuf> {
+    match host_test::engines::locate::engine_beside(&root(), tool, variable) {
+        Ok(path) => Some(path),
+        // A variable naming no file is a mistake to report, not a reason to skip.
+        Err(e) if std::env::var_os(variable).is_some() => panic!("{e}"),
+        Err(_) => None,
+    }
+}
+
+/// Debian's docker-registry on 127.0.0.1 and a free port, storage in a
+/// temporary folder, optionally behind htpasswd authentication; stopped
+/// and removed when dropped.
+pub struct Registry {
+    child: Child,
+    /// Its configuration and storage; removed with it.
+    pub dir: PathBuf,
+    pub addr: String,
+}
+
+impl Registry {
+    pub fn start(name: &str, htpasswd: Option<&str>) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let dir = std::env::temp_dir().join(format!(
+            "reconcile-guard-registry-{name}-{}-{port}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+            dir.join("data").display()
+        );
+        if let Some(htpasswd) = htpasswd {
+            std::fs::write(dir.join("htpasswd"), htpasswd).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+                dir.join("htpasswd").display()
+            ));
+        }
+        let config_path = dir.join("config.yml");
+        std::fs::write(&config_path, config).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry is not installed: `make test` installs it");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the registry did not start on {addr}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, dir, addr }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
