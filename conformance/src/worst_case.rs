@@ -46,6 +46,38 @@ pub fn json_size(value: &Value) -> usize {
     serde_json::to_string(value).map_or(0, |s| s.len())
 }
 
+/// `Ok` when `object` takes `bytes` as compact JSON, to within 64 below:
+/// a generated object as large as it was built to be.
+pub fn takes(object: &Value, bytes: usize) -> Result<(), String> {
+    let size = json_size(object);
+    if size <= bytes && size > bytes.saturating_sub(64) {
+        Ok(())
+    } else {
+        Err(format!("{size} bytes, not {bytes} (to within 64 below)"))
+    }
+}
+
+/// `Ok` when the keys and values of `object`'s annotations, as kube-apiserver
+/// counts them, fill [`TOTAL_ANNOTATION_SIZE_LIMIT_B`] to within `slack` bytes.
+pub fn fills_annotations(object: &Value, slack: usize) -> Result<(), String> {
+    let size: usize = object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| k.len().saturating_add(v.as_str().map_or(0, str::len)))
+        .sum();
+    if size <= TOTAL_ANNOTATION_SIZE_LIMIT_B
+        && size > TOTAL_ANNOTATION_SIZE_LIMIT_B.saturating_sub(slack)
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "annotations of {size} bytes, not {TOTAL_ANNOTATION_SIZE_LIMIT_B} (to within {slack} below)"
+        ))
+    }
+}
+
 /// `<root>/target/bench/worst-case/<policy>-worst-case.yaml`.
 pub fn path(root: &Path, policy: &str) -> PathBuf {
     root.join(DIR).join(format!("{policy}-worst-case.yaml"))

@@ -281,21 +281,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
     let request = &case["request"]["request"];
     for object in [&request["object"], &request["oldObject"]] {
-        let bytes = serde_json::to_string(object).unwrap().len();
-        assert!(
-            bytes <= OBJECT_BYTES - HEADROOM && bytes > OBJECT_BYTES - HEADROOM - 64,
-            "{bytes} bytes"
-        );
-        let annotation_bytes: usize = object["metadata"]["annotations"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| k.len() + v.as_str().unwrap().len())
-            .sum();
-        assert!(
-            annotation_bytes <= TOTAL_ANNOTATION_SIZE_LIMIT_B
-                && annotation_bytes > TOTAL_ANNOTATION_SIZE_LIMIT_B - 16,
-            "{annotation_bytes}"
-        );
+        worst_case::takes(object, OBJECT_BYTES - HEADROOM).unwrap();
+        worst_case::fills_annotations(object, 16).unwrap();
     }
 }
