@@ -6,7 +6,8 @@
 //! `metadata.ownerReferences`.
 
 use guard_core::names::quote;
-use guard_core::{Cluster, StringMap};
+use guard_core::selector::labels_of;
+use guard_core::Cluster;
 use serde_json::Value;
 
 use crate::settings::DeletionProtection;
@@ -57,7 +58,7 @@ pub fn protected_children(
                 )
             })?;
         for item in &items {
-            let labels = labels(item);
+            let labels = labels_of(item);
             let selected = p.label_selector.as_ref().is_none_or(|s| s.matches(&labels));
             if selected && owned_by(item, owner) {
                 let name = item
@@ -90,17 +91,6 @@ fn owned_by(item: &Value, owner: &Owner<'_>) -> bool {
         }
         None => item.pointer("/spec/owner/name").and_then(Value::as_str) == Some(owner.name),
     }
-}
-
-fn labels(item: &Value) -> StringMap {
-    item.pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// `FlexibleServer "a", StorageAccount "b" and 3 more`, bounded for messages.
