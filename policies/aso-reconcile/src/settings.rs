@@ -132,7 +132,17 @@ impl ProtectedKind {
 }
 
 impl guard_core::Settings for Settings {
-    fn validate(&self) -> Result<(), String> {
+    type Document = Self;
+
+    fn compile(document: Self) -> Result<Self, String> {
+        document.validate()?;
+        Ok(document)
+    }
+}
+
+impl Settings {
+    /// Checks values that types alone cannot, naming the setting at fault.
+    pub fn validate(&self) -> Result<(), String> {
         self.operator_identities.validate("operatorIdentities")?;
         let p = &self.deletion_protection;
         for (i, k) in p.kinds.iter().enumerate() {

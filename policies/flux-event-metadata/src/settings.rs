@@ -166,7 +166,17 @@ impl Action {
 }
 
 impl guard_core::Settings for Settings {
-    fn validate(&self) -> Result<(), String> {
+    type Document = Self;
+
+    fn compile(document: Self) -> Result<Self, String> {
+        document.validate()?;
+        Ok(document)
+    }
+}
+
+impl Settings {
+    /// Checks values that types alone cannot, naming the setting at fault.
+    pub fn validate(&self) -> Result<(), String> {
         check_keys("deniedKeys", &self.denied_keys)?;
         check_keys("allowedKeys", &self.allowed_keys)?;
         check_keys("reservedKeys", &self.reserved_keys)?;

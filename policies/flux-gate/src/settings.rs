@@ -229,8 +229,11 @@ const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 const MAX_SKEW: SignedDuration = SignedDuration::from_hours(24);
 
 impl guard_core::Settings for Settings {
-    fn validate(&self) -> Result<(), String> {
-        self.compiled().map(|_| ())
+    type Document = Self;
+
+    fn compile(document: Self) -> Result<Self, String> {
+        document.compiled()?;
+        Ok(document)
     }
 }
 
@@ -584,7 +587,6 @@ fn instant(path: &str, text: &str) -> Result<Timestamp, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::Settings as _;
 
     fn parse(json: &str) -> Result<Settings, String> {
         guard_core::settings::parse::<Settings>(json.as_bytes())
@@ -641,7 +643,7 @@ mod tests {
             vec![Operation::Update, Operation::Delete]
         );
         assert!(c.allow_on_lookup_error);
-        assert!(s.validate().is_ok());
+        assert!(s.compiled().is_ok());
     }
 
     #[test]

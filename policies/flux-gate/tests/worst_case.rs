@@ -12,7 +12,6 @@
 
 use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
 use flux_gate::settings::limits::*;
-use guard_core::Settings as _;
 use serde_json::{json, Value};
 
 const NOW: &str = "2026-11-20T10:00:30Z";
@@ -264,7 +263,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     assert_eq!(s["bindings"].as_array().unwrap().len(), MAX_BINDINGS);
     let parsed: flux_gate::Settings =
         guard_core::settings::parse(s.to_string().as_bytes()).unwrap();
-    assert!(parsed.validate().is_ok());
+    assert!(parsed.compiled().is_ok());
     // One more of anything is refused.
     let mut more = s.clone();
     more["bindings"]

@@ -203,7 +203,17 @@ impl Settings {
 }
 
 impl guard_core::Settings for Settings {
-    fn validate(&self) -> Result<(), String> {
+    type Document = Self;
+
+    fn compile(document: Self) -> Result<Self, String> {
+        document.validate()?;
+        Ok(document)
+    }
+}
+
+impl Settings {
+    /// Checks values that types alone cannot, naming the setting at fault.
+    pub fn validate(&self) -> Result<(), String> {
         if self.max_reason_length == 0 || self.max_reason_length > MAX_ANNOTATION_BYTES {
             return Err(format!(
                 "maxReasonLength: {} is out of range; accepted: 1 to {MAX_ANNOTATION_BYTES}",

@@ -39,7 +39,6 @@
 
 use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
 use flux_suspend::settings::limits::*;
-use guard_core::Settings as _;
 use serde_json::{json, Map, Value};
 
 /// The share of policy-server's AdmissionReview limit for each of the request's two objects.
