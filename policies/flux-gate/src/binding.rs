@@ -191,8 +191,7 @@ mod tests {
     use crate::gate::tests::no_deploy_friday;
 
     fn compiled(json: &str) -> &'static Compiled {
-        let s: crate::settings::Settings = guard_core::settings::parse(json.as_bytes()).unwrap();
-        Box::leak(Box::new(s)).compiled().unwrap()
+        Box::leak(Box::new(guard_core::settings::parse(json.as_bytes()).unwrap()))
     }
 
     fn request(op: &str, group: &str, kind: &str, ns: &str) -> AdmissionRequest {

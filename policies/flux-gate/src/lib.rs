@@ -49,8 +49,7 @@ use crate::change::Change;
 use crate::gate::Gate;
 use crate::gate_object::{GateView, LookupError};
 use crate::opening::{next_opening, Opening};
-use crate::settings::Compiled;
-pub use crate::settings::Settings;
+pub use crate::settings::{Compiled, Settings};
 
 pub const GATING_GROUP: &str = "gating.toolkit.fluxcd.io";
 pub const GATE_KIND: &str = "Gate";
@@ -68,15 +67,9 @@ pub struct FluxGate;
 
 impl guard_core::Policy for FluxGate {
     const NAME: &'static str = "flux-gate";
-    type Settings = Settings;
+    type Settings = Compiled;
 
-    fn evaluate(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-        let compiled = match settings.compiled() {
-            Ok(c) => c,
-            Err(e) => {
-                return Verdict::deny_with_code(format!("flux-gate: invalid settings: {e}"), 500)
-            }
-        };
+    fn evaluate(request: &AdmissionRequest, compiled: &Compiled, ctx: &Context<'_>) -> Verdict {
         // Status and other subresource writes never change the desired state.
         if !request.sub_resource.is_empty() || request.operation == Operation::Connect {
             return Verdict::allow();
@@ -583,11 +576,11 @@ mod tests {
 
     const NOW: &str = "2026-12-21T10:00:00Z";
 
-    fn settings(v: Value) -> Settings {
+    fn settings(v: Value) -> Compiled {
         guard_core::settings::parse(v.to_string().as_bytes()).unwrap()
     }
 
-    fn freeze() -> Settings {
+    fn freeze() -> Compiled {
         settings(json!({
             "gates": [{"name": "freeze", "freezes": [{"start": "2026-12-18T00:00:00Z", "end": "2027-01-04T00:00:00Z"}]}],
             "bindings": [{"gates": ["freeze"]}],
@@ -610,7 +603,7 @@ mod tests {
         .unwrap()
     }
 
-    fn eval(req: &AdmissionRequest, s: &Settings, cluster: &dyn Cluster) -> Verdict {
+    fn eval(req: &AdmissionRequest, s: &Compiled, cluster: &dyn Cluster) -> Verdict {
         FluxGate::evaluate(req, s, &Context::new(NOW.parse().unwrap(), cluster))
     }
 
@@ -772,7 +765,7 @@ mod tests {
     fn gate_objects_that_cannot_be_read() {
         let named = json!({GATES_ANNOTATION: "sre-approval"});
         let req = update("./b", false, named, "bob", &[]);
-        let v = eval(&req, &Settings::default(), &Broken);
+        let v = eval(&req, &settings(json!({})), &Broken);
         assert!(v
             .message
             .unwrap()
@@ -790,7 +783,7 @@ mod tests {
     fn unbound_subresource_and_malformed_requests() {
         let v = eval(
             &update("./b", false, json!({}), "bob", &[]),
-            &Settings::default(),
+            &settings(json!({})),
             &NoCluster,
         );
         assert_eq!(v, Verdict::allow());

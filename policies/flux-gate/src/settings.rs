@@ -5,7 +5,6 @@
 //! are parsed once, by [`Settings::validate`], and kept for the evaluation
 //! (guard-core validates the settings on every call before evaluating).
 
-use std::cell::OnceCell;
 
 use guard_core::identity::Identities;
 use guard_core::names;
@@ -41,8 +40,6 @@ pub struct Settings {
     pub emergency_override: OverrideSettings,
     /// How far in the future a Gate's requestedAt annotation may be.
     pub clock_skew_tolerance: String,
-    #[serde(skip)]
-    compiled: OnceCell<Compiled>,
 }
 
 impl Default for Settings {
@@ -55,7 +52,6 @@ impl Default for Settings {
             break_glass: Identities::default(),
             emergency_override: OverrideSettings::default(),
             clock_skew_tolerance: "5m".into(),
-            compiled: OnceCell::new(),
         }
     }
 }
@@ -228,25 +224,17 @@ use limits::*;
 const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 const MAX_SKEW: SignedDuration = SignedDuration::from_hours(24);
 
-impl guard_core::Settings for Settings {
-    type Document = Self;
+/// What the policy evaluates with: the document compiled once, when
+/// policy-server passes it.
+impl guard_core::Settings for Compiled {
+    type Document = Settings;
 
-    fn compile(document: Self) -> Result<Self, String> {
-        document.compiled()?;
-        Ok(document)
+    fn compile(document: Settings) -> Result<Self, String> {
+        document.compile()
     }
 }
 
 impl Settings {
-    /// The compiled settings (compiled at most once).
-    pub fn compiled(&self) -> Result<&Compiled, String> {
-        if let Some(c) = self.compiled.get() {
-            return Ok(c);
-        }
-        let compiled = self.compile()?;
-        Ok(self.compiled.get_or_init(|| compiled))
-    }
-
     fn compile(&self) -> Result<Compiled, String> {
         if self.gates.len() > MAX_GATES {
             return Err(format!(
@@ -588,8 +576,8 @@ fn instant(path: &str, text: &str) -> Result<Timestamp, String> {
 mod tests {
     use super::*;
 
-    fn parse(json: &str) -> Result<Settings, String> {
-        guard_core::settings::parse::<Settings>(json.as_bytes())
+    fn parse(json: &str) -> Result<Compiled, String> {
+        guard_core::settings::parse::<Compiled>(json.as_bytes())
     }
 
     fn err(json: &str) -> String {
@@ -599,7 +587,7 @@ mod tests {
     #[test]
     fn no_configuration_is_valid_and_useful() {
         let s = parse("{}").unwrap();
-        let c = s.compiled().unwrap();
+        let c = s;
         assert!(c.gates.is_empty() && c.bindings.is_empty());
         assert_eq!(c.gate_namespace, "flux-system");
         assert!(!c.allow_on_lookup_error);
@@ -622,7 +610,7 @@ mod tests {
                 "emergencyOverride":{"groups":["sre-oncall"]},"clockSkewTolerance":"30s"}"#,
         )
         .unwrap();
-        let c = s.compiled().unwrap();
+        let c = s;
         assert_eq!(c.gates.len(), 1);
         assert_eq!(
             c.bindings[0].gates,
@@ -643,7 +631,6 @@ mod tests {
             vec![Operation::Update, Operation::Delete]
         );
         assert!(c.allow_on_lookup_error);
-        assert!(s.compiled().is_ok());
     }
 
     #[test]

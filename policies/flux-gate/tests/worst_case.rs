@@ -261,9 +261,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
         .iter()
         .any(|g| g["freezes"].as_array().map_or(0, Vec::len) == MAX_FREEZES));
     assert_eq!(s["bindings"].as_array().unwrap().len(), MAX_BINDINGS);
-    let parsed: flux_gate::Settings =
-        guard_core::settings::parse(s.to_string().as_bytes()).unwrap();
-    assert!(parsed.compiled().is_ok());
+    guard_core::settings::parse::<flux_gate::Compiled>(s.to_string().as_bytes()).unwrap();
     // One more of anything is refused.
     let mut more = s.clone();
     more["bindings"]
@@ -271,7 +269,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
         .unwrap()
         .push(s["bindings"][0].clone());
     assert!(
-        guard_core::settings::parse::<flux_gate::Settings>(more.to_string().as_bytes())
+        guard_core::settings::parse::<flux_gate::Compiled>(more.to_string().as_bytes())
             .unwrap_err()
             .contains(&format!("at most {MAX_BINDINGS} bindings"))
     );
