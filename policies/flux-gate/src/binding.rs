@@ -191,7 +191,9 @@ mod tests {
     use crate::gate::tests::no_deploy_friday;
 
     fn compiled(json: &str) -> &'static Compiled {
-        Box::leak(Box::new(guard_core::settings::parse(json.as_bytes()).unwrap()))
+        Box::leak(Box::new(
+            guard_core::settings::parse(json.as_bytes()).unwrap(),
+        ))
     }
 
     fn request(op: &str, group: &str, kind: &str, ns: &str) -> AdmissionRequest {

@@ -5,7 +5,6 @@
 //! are parsed once, by [`Settings::validate`], and kept for the evaluation
 //! (guard-core validates the settings on every call before evaluating).
 
-
 use guard_core::identity::Identities;
 use guard_core::names;
 use guard_core::request::null_default;

@@ -35,8 +35,8 @@ impl Mode {
     }
 }
 
-/// `reasonPattern`, compiled once when the settings are read (policy-server
-/// reads them with every request, so `validate` must not compile it again).
+/// `reasonPattern`: its source as written, and its program, compiled once
+/// with the settings (bounded by `maxReasonLength`, so after it is known).
 #[derive(Debug, Clone, Default)]
 pub struct ReasonPattern {
     pub source: String,
@@ -66,16 +66,9 @@ impl<'de> Deserialize<'de> for ReasonPattern {
                 "reasonPattern: at most {MAX_PATTERN_LEN} characters are accepted"
             )));
         }
-        let regex = Regex::new(&source).map_err(|e| {
-            D::Error::custom(format!(
-                "reasonPattern: {} is not a regular expression ({e}); \
-                 write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)",
-                names::quote(&source)
-            ))
-        })?;
         Ok(Self {
             source,
-            regex: Some(regex),
+            regex: None,
         })
     }
 }
@@ -205,15 +198,16 @@ impl Settings {
 impl guard_core::Settings for Settings {
     type Document = Self;
 
-    fn compile(document: Self) -> Result<Self, String> {
-        document.validate()?;
+    fn compile(mut document: Self) -> Result<Self, String> {
+        document.reason_pattern.regex = document.validate()?;
         Ok(document)
     }
 }
 
 impl Settings {
-    /// Checks values that types alone cannot, naming the setting at fault.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks values that types alone cannot, naming the setting at fault;
+    /// `reasonPattern`'s program, compiled.
+    pub fn validate(&self) -> Result<Option<Regex>, String> {
         if self.max_reason_length == 0 || self.max_reason_length > MAX_ANNOTATION_BYTES {
             return Err(format!(
                 "maxReasonLength: {} is out of range; accepted: 1 to {MAX_ANNOTATION_BYTES}",
@@ -252,19 +246,26 @@ impl Settings {
                 names::quote(key)
             ));
         }
-        if !self.reason_pattern.source.is_empty() {
+        let reason_pattern = if self.reason_pattern.source.is_empty() {
+            None
+        } else {
             // Matched against reasons up to maxReasonLength, so its cost is
-            // bounded by the pair (guard_core::pattern). Compiled a second
-            // time here because the pattern is read before the length.
+            // bounded by the pair (guard_core::pattern).
+            let source = names::quote(&self.reason_pattern.source);
             let limit = pattern::size_limit(self.max_reason_length, 1);
-            pattern::compile(&self.reason_pattern.source, limit).map_err(|e| {
-                format!(
-                    "reasonPattern: {} {e} (maxReasonLength is {})",
-                    names::quote(&self.reason_pattern.source),
-                    self.max_reason_length
-                )
-            })?;
-        }
+            let regex =
+                pattern::compile(&self.reason_pattern.source, limit).map_err(|e| match e {
+                    pattern::Refused::Syntax(e) => format!(
+                        "reasonPattern: {source} is not a regular expression ({e}); \
+                     write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)"
+                    ),
+                    too_large @ pattern::Refused::TooLarge { .. } => format!(
+                        "reasonPattern: {source} {too_large} (maxReasonLength is {})",
+                        self.max_reason_length
+                    ),
+                })?;
+            Some(regex)
+        };
         if self.record_suspender && self.mode != Mode::Mirror {
             return Err(format!(
                 "recordSuspender: writing the suspender is a mutation, and mode {} never mutates; \
@@ -272,7 +273,7 @@ impl Settings {
                 self.mode.as_str()
             ));
         }
-        Ok(())
+        Ok(reason_pattern)
     }
 }
 
