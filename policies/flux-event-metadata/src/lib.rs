@@ -241,8 +241,7 @@ mod tests {
 
     fn evaluate(request: Value, settings: Value) -> Verdict {
         let request: AdmissionRequest = serde_json::from_value(request).unwrap();
-        let settings: Settings =
-            guard_core::settings::parse(settings.to_string().as_bytes()).unwrap();
+        let settings: Settings = serde_json::from_value(settings).unwrap();
         let ctx = Context::new("2026-11-20T10:00:00Z".parse().unwrap(), &NoCluster);
         FluxEventMetadata::evaluate(&request, &settings, &ctx)
     }
