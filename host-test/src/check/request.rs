@@ -31,9 +31,10 @@ pub struct Writer {
 
 impl Writer {
     /// A user; a service account (`system:serviceaccount:NS:NAME`) gets the
-    /// groups kube-apiserver gives every service account token
-    /// (k8s.io/apiserver `pkg/authentication/serviceaccount/util.go`,
-    /// `MakeGroupNames`, plus `system:authenticated`).
+    /// groups kube-apiserver gives every service account token, and every
+    /// user `system:authenticated` (kubernetes/apiserver 24a394e5,
+    /// `pkg/authentication/serviceaccount/util.go`, `MakeGroupNames`;
+    /// `pkg/authentication/group/authenticated_group_adder.go`).
     pub fn new(username: &str, groups: Vec<String>, field_manager: &str) -> Self {
         let groups = if groups.is_empty() {
             match username
