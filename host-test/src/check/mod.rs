@@ -352,9 +352,10 @@ impl Checker<'_> {
     /// The object as the cluster holds it once created from `object` and
     /// reconciled: the manifest with the mutating policies' patches and, for
     /// an ASO resource, the finalizer ASO adds when it first reconciles it
-    /// (Azure/azure-service-operator v2 `internal/reconcilers/generic/
-    /// generic_reconciler.go`, `GenericControllerFinalizer`; without it ASO
-    /// deletes nothing in Azure).
+    /// (Azure/azure-service-operator 01fb773a, `v2/internal/reconcilers/
+    /// generic/generic_reconciler.go`, `claimResource` adds
+    /// `genruntime.ReconcilerFinalizer`; without it `delete` deletes nothing
+    /// in Azure).
     fn stored(&self, revision: &Revision, id: &Identity, object: &Value) -> Value {
         let origin = Origin {
             file: String::new(),
@@ -467,6 +468,9 @@ impl Checker<'_> {
             .as_ref()
             .filter(|s| !selector::is_empty(s))
         {
+            // The new or the old object's labels (kubernetes/apiserver 24a394e5,
+            // `pkg/admission/plugin/webhook/predicates/object/matcher.go`,
+            // `MatchObjectSelector`).
             let matches = |o: Option<&Value>| o.is_some_and(|o| selector.matches(&labels_of(o)));
             if !matches(object) && !matches(old) {
                 return Selection::No;
