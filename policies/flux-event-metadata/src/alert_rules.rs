@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use guard_core::identity::describe;
-use guard_core::names::{check_name_part, quote};
+use guard_core::names::{check_name_part, quote, shell_quoted};
 use guard_core::UserInfo;
 
 use crate::alert::Alert;
@@ -111,7 +111,7 @@ pub fn check(
     findings.report(settings.deprecated_summary, false, || {
         format!(
             "spec.summary is deprecated and will be removed with the Alert v1 API; move it to \
-             spec.eventMetadata.summary: `kubectl -n {} patch alerts {} --type=merge -p '{}'`.",
+             spec.eventMetadata.summary: `kubectl -n {} patch alerts {} --type=merge -p {}`.",
             target.namespace,
             target.name,
             shell_quoted(&merge_patch(summary))
@@ -176,11 +176,6 @@ fn target_name(target: &Target<'_>) -> String {
 fn merge_patch(summary: &str) -> String {
     let value = serde_json::to_string(summary).unwrap_or_default();
     format!(r#"{{"spec":{{"summary":null,"eventMetadata":{{"summary":{value}}}}}}}"#)
-}
-
-/// Escapes single quotes for a single-quoted shell argument.
-fn shell_quoted(text: &str) -> String {
-    text.replace('\'', r"'\''")
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! The exact commands refusals and warnings suggest: the fix, ready to paste.
 
+use guard_core::names::shell_quoted;
+
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::{Mode, Settings};
 
@@ -39,11 +41,6 @@ pub fn reason_template(settings: &Settings) -> String {
     } else {
         "<ticket> <why>".to_string()
     }
-}
-
-/// `text` as one POSIX shell word inside single quotes.
-fn shell_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// Suspends with `reason` (the one the person gave, or a template to fill

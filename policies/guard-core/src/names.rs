@@ -84,6 +84,12 @@ pub fn check_qualified_name(key: &str) -> Result<(), String> {
     }
 }
 
+/// `text` as one POSIX shell word, inside single quotes (each `'` written
+/// `'\''`), for the commands messages suggest.
+pub fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// Quotes a value for messages, shortened so a 64 KiB value cannot flood a
 /// `kubectl` error; control characters are escaped.
 pub fn quote(value: &str) -> String {
@@ -126,6 +132,12 @@ pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_word_survives_single_quotes() {
+        assert_eq!(shell_quoted("it's done"), r"'it'\''s done'");
+        assert_eq!(shell_quoted(""), "''");
+    }
 
     #[test]
     fn name_parts() {
