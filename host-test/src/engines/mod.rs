@@ -94,7 +94,13 @@ pub type Results = BTreeMap<Engine, BTreeMap<String, Verdict>>;
 
 /// Writes the instant the pinned clock reports.
 pub fn pin_clock(file: &Path, now: Timestamp) -> Result<(), String> {
-    std::fs::write(file, now.as_nanosecond().to_string())
+    // Written beside it and renamed over it: a running engine reads the file
+    // at every clock call, and a rewrite in place shows it empty for a
+    // moment, which fails the call (EIO) and panics policy-server's
+    // `SystemTime::now`. A rename is atomic: a reader sees the old or the new.
+    let next = file.with_extension("next");
+    std::fs::write(&next, now.as_nanosecond().to_string())
+        .and_then(|()| std::fs::rename(&next, file))
         .map_err(|e| format!("cannot pin the clock in {}: {e}", file.display()))
 }
 
