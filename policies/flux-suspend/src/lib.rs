@@ -30,15 +30,22 @@
     )
 )]
 
+mod audit;
 pub mod commands;
 pub mod flux_cli;
+mod identity_rules;
 pub mod judge;
 pub mod kinds;
 pub mod mirror;
 pub mod prune;
 pub mod reason;
+mod refusals;
 pub mod settings;
 pub mod view;
+mod warnings;
+
+#[cfg(test)]
+mod test_support;
 
 use guard_core::{AdmissionRequest, Context, Policy, Verdict};
 

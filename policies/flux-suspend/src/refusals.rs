@@ -1,0 +1,186 @@
+//! Refusal messages: what was refused and the command that does it right.
+
+use guard_core::names;
+
+use crate::commands::{self, Target};
+use crate::judge::Change;
+use crate::kinds::SUSPEND_ANNOTATION;
+use crate::settings::Settings;
+use crate::view::State;
+
+/// No reason where one is required: the fix depends on how the object got
+/// suspended (a manifest, `flux suspend`, or the annotation removed).
+pub(crate) fn missing_reason(
+    create: bool,
+    change: Change,
+    state: &State<'_>,
+    target: &Target<'_>,
+    settings: &Settings,
+) -> String {
+    let mechanisms = state.mechanisms(&target.kind);
+    if create {
+        return format!(
+            "{} is created suspended ({mechanisms}) without a reason. This cluster requires one in \
+             annotation {SUSPEND_ANNOTATION}; add to its manifest:\n{}",
+            target.describe(),
+            commands::manifest(settings)
+        );
+    }
+    if change == Change::Enter {
+        return format!(
+            "{} is being suspended ({mechanisms}, as `flux suspend` does) without a reason. This \
+             cluster requires one in annotation {SUSPEND_ANNOTATION}, which `flux suspend` cannot \
+             write. Suspend it with:\n  {}",
+            target.describe(),
+            commands::suspend(target, settings, None)
+        );
+    }
+    format!(
+        "Annotation {SUSPEND_ANNOTATION} was removed from {}, which stays suspended ({mechanisms}) \
+         without a reason. Keep a reason, or resume it with:\n  {}",
+        target.describe(),
+        commands::resume(target, settings)
+    )
+}
+
+/// A reason that `reason::check` refused, quoted, with a way to suspend
+/// correctly (and, when it was already suspended, to resume instead).
+pub(crate) fn refused_reason(
+    create: bool,
+    change: Change,
+    value: &str,
+    why: &str,
+    target: &Target<'_>,
+    settings: &Settings,
+) -> String {
+    let fix = if create {
+        format!(
+            "Write a reason in its manifest:\n{}",
+            commands::manifest(settings)
+        )
+    } else if change == Change::Enter {
+        format!(
+            "Suspend it with a reason such as:\n  {}",
+            commands::suspend(target, settings, None)
+        )
+    } else {
+        format!(
+            "Suspend it with a reason such as:\n  {}\nor resume it:\n  {}",
+            commands::suspend(target, settings, None),
+            commands::resume(target, settings)
+        )
+    };
+    format!(
+        "The suspension reason of {} in annotation {SUSPEND_ANNOTATION} is refused: {why}. \
+         The value is {}. {fix}",
+        target.describe(),
+        names::quote(value)
+    )
+}
+
+/// `deny-annotation-only` mode: the annotation alone would be left, whether
+/// suspending or resuming; the one merge patch that sets both is shown.
+pub(crate) fn annotation_only_refused(
+    target: &Target<'_>,
+    resuming: bool,
+    state: &State<'_>,
+    settings: &Settings,
+) -> String {
+    let honoured = target.kind.honoured_mechanism();
+    if resuming {
+        return format!(
+            "Resuming {} leaves annotation {SUSPEND_ANNOTATION} behind: it would still read as \
+             suspended while Flux reconciles it. Remove the annotation in the same request:\n  {}",
+            target.describe(),
+            commands::resume(target, settings)
+        );
+    }
+    format!(
+        "{} would be suspended only by annotation {SUSPEND_ANNOTATION}, which no Flux release \
+         honours: it would keep reconciling. Set {honoured} in the same request:\n  {}",
+        target.describe(),
+        commands::suspend(target, settings, state.reason)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::*;
+    use serde_json::json;
+
+    #[test]
+    fn flux_suspend_without_a_reason_is_refused_with_the_command() {
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({}), json!({"suspend": true})),
+            ks(json!({}), json!({})),
+        );
+        let v = run(&r, "{}");
+        assert!(!v.allowed);
+        assert_eq!(v.code, Some(400));
+        let m = message(&v);
+        assert!(m.starts_with("Kustomization flux-system/apps is being suspended (spec.suspend: true, as `flux suspend` does) without a reason"), "{m}");
+        assert!(m.contains("kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>'"), "{m}");
+        assert!(run(&r, r#"{"requireReason":false}"#).allowed);
+    }
+
+    #[test]
+    fn deny_annotation_only_mode_refuses_the_annotation_alone() {
+        let s = r#"{"mode":"deny-annotation-only"}"#;
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({R: "INC-1 database migration"}), json!({})),
+            ks(json!({}), json!({})),
+        );
+        let m = run(&r, s).message.unwrap();
+        assert!(
+            m.contains("which no Flux release honours") && m.contains(r#""spec":{"suspend":true}"#),
+            "{m}"
+        );
+        let old = ks(
+            json!({R: "INC-1 database migration"}),
+            json!({"suspend": true}),
+        );
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({R: "INC-1 database migration"}), json!({})),
+            old,
+        );
+        let m = run(&r, s).message.unwrap();
+        assert!(
+            m.starts_with("Resuming Kustomization flux-system/apps leaves annotation"),
+            "{m}"
+        );
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(
+                json!({R: "INC-1 database migration"}),
+                json!({"suspend": true}),
+            ),
+            ks(json!({}), json!({})),
+        );
+        let v = run(&r, s);
+        assert!(v.allowed && v.mutated_object.is_none());
+    }
+
+    #[test]
+    fn removing_the_reason_of_a_spec_suspension_is_refused_outside_mirror_mode() {
+        let old = ks(
+            json!({R: "INC-1 database migration"}),
+            json!({"suspend": true}),
+        );
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({}), json!({"suspend": true})),
+            old,
+        );
+        let m = run(&r, r#"{"mode":"annotation-only"}"#).message.unwrap();
+        assert!(m.starts_with("Annotation reconcile.fluxcd.io/suspended was removed from Kustomization flux-system/apps, which stays suspended"), "{m}");
+        assert!(m.contains(r#""spec":{"suspend":null}"#), "{m}");
+    }
+}

@@ -1,0 +1,76 @@
+//! Builders for the scenario tests: a Kustomization, requests, and readers
+//! of what the verdict changed.
+
+use guard_core::{AdmissionRequest, Context, NoCluster, Timestamp, Verdict};
+use serde_json::{json, Value};
+
+use crate::judge::judge;
+use crate::settings::Settings;
+
+/// The reason annotation, the key most tests write.
+pub(crate) const R: &str = "reconcile.fluxcd.io/suspended";
+
+fn now() -> Timestamp {
+    "2026-11-20T10:00:00Z".parse().unwrap()
+}
+
+fn settings(json: &str) -> Settings {
+    guard_core::settings::parse::<Settings>(json.as_bytes()).unwrap()
+}
+
+/// Kustomization `flux-system/apps` with these annotations and spec.
+pub(crate) fn ks(annotations: Value, spec: Value) -> Value {
+    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+           "metadata": {"name": "apps", "namespace": "flux-system", "annotations": annotations},
+           "spec": spec})
+}
+
+pub(crate) fn request(op: &str, user: &str, object: Value, old: Value) -> AdmissionRequest {
+    request_of(
+        "kustomize.toolkit.fluxcd.io",
+        "Kustomization",
+        op,
+        user,
+        object,
+        old,
+    )
+}
+
+pub(crate) fn request_of(
+    group: &str,
+    kind: &str,
+    op: &str,
+    user: &str,
+    object: Value,
+    old: Value,
+) -> AdmissionRequest {
+    serde_json::from_value(json!({
+        "uid": "u", "kind": {"group": group, "version": "v1", "kind": kind},
+        "name": "apps", "namespace": "flux-system", "operation": op,
+        "userInfo": {"username": user, "groups": ["sre", "system:authenticated"]},
+        "object": object, "oldObject": old
+    }))
+    .unwrap()
+}
+
+/// Judged at the corpus's `now`, with these settings (JSON).
+pub(crate) fn run(r: &AdmissionRequest, s: &str) -> Verdict {
+    judge(r, &settings(s), &Context::new(now(), &NoCluster))
+}
+
+pub(crate) fn message(v: &Verdict) -> &str {
+    v.message.as_deref().unwrap_or("")
+}
+
+pub(crate) fn suspend_of(v: &Verdict) -> Option<Value> {
+    v.mutated_value()
+        .and_then(|o| o.pointer("/spec/suspend").cloned())
+}
+
+pub(crate) fn annotation_of(v: &Verdict, key: &str) -> Option<Value> {
+    v.mutated_value()?
+        .get("metadata")?
+        .get("annotations")?
+        .get(key)
+        .cloned()
+}
