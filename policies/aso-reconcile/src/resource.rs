@@ -5,9 +5,10 @@
 //! before this policy was installed can still be updated (and, above all,
 //! have its finalizer removed by ASO) without first being fixed.
 
+use guard_core::edit::RawObject;
 use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 
 use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
@@ -223,7 +224,7 @@ fn judge(
     let mut effective = resolve(rp_raw, &target.namespace, settings, ctx.cluster)?;
     let mut mutated = None;
     if create && rp_raw.is_none() && ie_raw.is_none() {
-        if let Some((policy, object)) = explicit_default(request, settings, target, &effective) {
+        if let Some((policy, object)) = explicit_default(request, settings, target, &effective)? {
             mutated = Some(object);
             effective = Effective {
                 policy,
@@ -283,7 +284,7 @@ fn judge(
     };
     let verdict = prefixed(Verdict::allow(), target, warnings).audit(AUDIT_KEY, audit);
     Ok(match mutated {
-        Some(object) => verdict.mutate(object),
+        Some(object) => verdict.mutate_raw(object),
         None => verdict,
     })
 }
@@ -313,41 +314,46 @@ fn prefixed(verdict: Verdict, target: &Target, warnings: Vec<String>) -> Verdict
 /// nothing else decides the policy: neither the object nor a readable
 /// Namespace carries a valid annotation (a Namespace annotation stays in
 /// charge, so changing it later still reaches this object).
+///
+/// Only the annotation is edited: every other member is copied as the
+/// request's text has it. `Err` when the mutation is due but the object
+/// cannot carry it back (text the host could not read in the reply, such as
+/// a lone `\ud800` escape, `1e400` or nesting past the reply's depth):
+/// refusing, rather than admitting the object without the annotation, keeps
+/// the explicit default from being dropped silently.
 fn explicit_default(
     request: &AdmissionRequest,
     settings: &Settings,
     target: &Target,
     effective: &Effective,
-) -> Option<(ReconcilePolicy, Value)> {
+) -> Result<Option<(ReconcilePolicy, Box<RawValue>)>, String> {
     if effective.source != Source::OperatorDefault || !effective.namespace_read {
-        return None;
+        return Ok(None);
     }
-    let policy = settings
+    let Some(policy) = settings
         .explicit_defaults
         .get(&target.namespace)
         .or_else(|| settings.explicit_defaults.get("*"))
-        .copied()?;
-    let mut object = request.object_value(Which::Object).ok().flatten()?;
-    let annotations = object
-        .as_object_mut()
-        .map(|o| child(o, "metadata"))
-        .and_then(Value::as_object_mut)
-        .map(|m| child(m, "annotations"))
-        .and_then(Value::as_object_mut)?;
-    annotations.insert(
-        RECONCILE_POLICY.to_string(),
-        Value::String(policy.as_str().to_string()),
-    );
-    Some((policy, object))
-}
-
-/// `map[key]`, made an empty object when absent or null.
-fn child<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Value {
-    let slot = map.entry(key).or_insert(Value::Null);
-    if slot.is_null() {
-        *slot = Value::Object(Map::new());
-    }
-    slot
+        .copied()
+    else {
+        return Ok(None);
+    };
+    // Not reached: `admit` refuses a request without an object.
+    let Some(raw) = request.raw(Which::Object) else {
+        return Ok(None);
+    };
+    RawObject::parse(raw.get())
+        .and_then(|mut object| {
+            object.set_annotation(RECONCILE_POLICY, policy.as_str())?;
+            object.to_raw()
+        })
+        .map(|object| Some((policy, object)))
+        .map_err(|e| {
+            format!(
+                "malformed object: {e}; explicitDefaults cannot write {RECONCILE_POLICY}: {} on it",
+                policy.as_str()
+            )
+        })
 }
 
 #[cfg(test)]
@@ -789,6 +795,58 @@ mod tests {
         assert!(eval(&upd, settings, &Namespaces::none())
             .mutated_object
             .is_none());
+    }
+
+    /// A CREATE of `server(json!({}))` whose spec carries `spec_text`.
+    fn create_with_spec(spec_text: &str) -> guard_core::AdmissionRequest {
+        let mut req = create(json!({}));
+        let text = serde_json::to_string(&server(json!({}), &[]))
+            .unwrap()
+            .replace(
+                r#""spec":{"location":"westeurope","version":"16"}"#,
+                &format!(r#""spec":{spec_text}"#),
+            );
+        assert!(text.contains(spec_text), "{text}");
+        req.object = Some(serde_json::value::RawValue::from_string(text).unwrap());
+        req
+    }
+
+    #[test]
+    fn the_explicit_default_leaves_the_rest_of_the_object_as_it_came() {
+        let settings = json!({"explicitDefaults": {"*": "skip"}});
+        let spec = r#"{"n":1.50,"e":"\u00e9","m":[1e2,-0.0]}"#;
+        let v = eval(&create_with_spec(spec), settings, &Namespaces::none());
+        let raw = v.mutated_object.as_ref().expect("a mutation").get();
+        assert!(raw.contains(&format!(r#""spec":{spec}"#)), "{raw}");
+        assert!(
+            raw.contains(r#""annotations":{"serviceoperator.azure.com/reconcile-policy":"skip"}"#),
+            "{raw}"
+        );
+    }
+
+    #[test]
+    fn an_object_that_cannot_carry_the_explicit_default_back_is_refused() {
+        let settings = json!({"explicitDefaults": {"*": "skip"}});
+        let deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(200), "]".repeat(200));
+        for spec in [r#"{"note":"\ud800"}"#, r#"{"n":1e400}"#, deep.as_str()] {
+            let req = create_with_spec(spec);
+            let v = eval(&req, settings.clone(), &Namespaces::none());
+            let m = message(&v);
+            assert!(
+                m.starts_with(
+                    "FlexibleServer \"orders-db\" in namespace \"shop\": malformed object: it \
+                     is not valid JSON: "
+                ) && m.ends_with(
+                    "; explicitDefaults cannot write serviceoperator.azure.com/reconcile-policy: \
+                     skip on it"
+                ),
+                "{m}"
+            );
+            // Without a mutation due, the rest of the object is not read.
+            let v = eval(&req, json!({}), &Namespaces::none());
+            assert!(v.allowed, "{v:?}");
+            assert!(v.mutated_object.is_none());
+        }
     }
 
     #[test]

@@ -103,11 +103,7 @@ pub fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), String> {
                     .insert("suspend", Value::Bool(*on));
             }
             Edit::SetAnnotation(key, value) => {
-                object
-                    .child("metadata")
-                    .and_then(|m| m.child("annotations"))
-                    .map_err(malformed)?
-                    .insert(key, Value::String(value.clone()));
+                object.set_annotation(key, value).map_err(malformed)?;
             }
             Edit::RemoveAnnotation(key) => {
                 let metadata = object.child("metadata").map_err(malformed)?;

@@ -81,6 +81,19 @@ impl RawObject {
         }
     }
 
+    /// Sets the annotation `key` to `value` in `metadata.annotations`,
+    /// creating `metadata` and `annotations` when absent or null. Every other
+    /// member keeps its text; only the objects on the path are expanded (see
+    /// [`RawObject::child`]). `Err` names the field that is something other
+    /// than an object, leaving the annotation unset.
+    pub fn set_annotation(&mut self, key: &str, value: &str) -> Result<(), String> {
+        self.child("metadata")?
+            .child("annotations")
+            .map_err(|_| "metadata.annotations must be an object".to_string())?
+            .insert(key, Value::String(value.to_string()));
+        Ok(())
+    }
+
     /// Removes `key`; false when it was not there.
     pub fn remove(&mut self, key: &str) -> bool {
         let before = self.members.len();
@@ -293,6 +306,63 @@ mod tests {
         assert!(RawObject::parse("[1]").is_err());
         assert!(!bad.has_object("spec"));
         assert!(RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a"));
+    }
+
+    fn annotated(json: &str) -> Result<String, String> {
+        let mut o = RawObject::parse(json)?;
+        o.set_annotation("example.com/k", "v")?;
+        Ok(o.to_raw()?.get().to_string())
+    }
+
+    #[test]
+    fn set_annotation_creates_what_is_missing_or_null() {
+        assert_eq!(
+            annotated(r#"{"kind":"K"}"#).unwrap(),
+            r#"{"kind":"K","metadata":{"annotations":{"example.com/k":"v"}}}"#
+        );
+        assert_eq!(
+            annotated(r#"{"metadata":null,"spec":{"n":1.50}}"#).unwrap(),
+            r#"{"metadata":{"annotations":{"example.com/k":"v"}},"spec":{"n":1.50}}"#
+        );
+        assert_eq!(
+            annotated(r#"{"metadata":{"name":"a","annotations":null}}"#).unwrap(),
+            r#"{"metadata":{"name":"a","annotations":{"example.com/k":"v"}}}"#
+        );
+    }
+
+    #[test]
+    fn set_annotation_keeps_everything_else_as_it_came() {
+        // Values, numbers and escapes elsewhere are copied, not re-printed.
+        let text = r#"{"apiVersion":"v1","metadata":{"name":"a","labels":{"l":"\u00e9"},"annotations":{"x":"a\/b","y":"{\"n\":1.0}"},"managedFields":[{"f":{"g":1e2}}]},"spec":{"n":-0.0,"m":[1.50,{"q":null}]}}"#;
+        assert_eq!(
+            annotated(text).unwrap(),
+            r#"{"apiVersion":"v1","metadata":{"name":"a","labels":{"l":"\u00e9"},"annotations":{"x":"a\/b","y":"{\"n\":1.0}","example.com/k":"v"},"managedFields":[{"f":{"g":1e2}}]},"spec":{"n":-0.0,"m":[1.50,{"q":null}]}}"#
+        );
+        // An existing value is replaced in place.
+        assert_eq!(
+            annotated(r#"{"metadata":{"annotations":{"example.com/k":"old","z":"1"}}}"#).unwrap(),
+            r#"{"metadata":{"annotations":{"example.com/k":"v","z":"1"}}}"#
+        );
+    }
+
+    #[test]
+    fn set_annotation_refuses_other_shapes_naming_the_field() {
+        for metadata in [r#""x""#, "[]", "1", "true"] {
+            let json = format!(r#"{{"metadata":{metadata}}}"#);
+            assert_eq!(
+                annotated(&json).unwrap_err(),
+                "metadata must be an object",
+                "{json}"
+            );
+        }
+        for annotations in [r#""x""#, r#"["a"]"#, "0"] {
+            let json = format!(r#"{{"metadata":{{"annotations":{annotations}}}}}"#);
+            assert_eq!(
+                annotated(&json).unwrap_err(),
+                "metadata.annotations must be an object",
+                "{json}"
+            );
+        }
     }
 
     #[test]
