@@ -1,13 +1,17 @@
-//! Which gates hold a request: the settings' bindings, and the gates an
-//! object names itself in its `gating.toolkit.fluxcd.io/gates` annotation.
+//! Which gates hold a request: the settings' bindings (compiled here from
+//! their document), and the gates an object names itself in its
+//! `gating.toolkit.fluxcd.io/gates` annotation.
 
+use guard_core::identity::Identities;
 use guard_core::names;
-use guard_core::{AdmissionRequest, Metadata, StringMap};
+use guard_core::selector::LabelSelector;
+use guard_core::{AdmissionRequest, GroupKind, Metadata, Operation, StringMap};
 
+use crate::compile::Compiled;
 use crate::gate::DeclaredGate;
 use crate::settings::limits::MAX_ANNOTATED;
-use crate::settings::Compiled;
-use crate::GATES_ANNOTATION;
+use crate::settings::BindingSettings;
+use crate::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP};
 
 /// A gate by reference: one declared in settings, or a Gate object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +126,118 @@ impl FluxOwner {
     }
 }
 
+/// One entry of the settings' `bindings`, compiled: the requests it
+/// matches, and the gates that hold them.
+#[derive(Debug)]
+pub struct Binding {
+    pub gates: Vec<GateRef>,
+    /// Empty: every kind.
+    pub kinds: Vec<GroupKind>,
+    /// Empty: every namespace.
+    pub namespaces: Vec<String>,
+    pub selector: LabelSelector,
+    pub operations: Vec<Operation>,
+    /// Empty: anyone.
+    pub requested_by: Identities,
+    /// Empty: any object, applied by Flux or not.
+    pub applied_by: Vec<FluxOwner>,
+}
+
+pub(crate) fn compile_binding(
+    path: &str,
+    b: &BindingSettings,
+    gates: &[DeclaredGate],
+    gate_namespace: &str,
+) -> Result<Binding, String> {
+    if b.gates.is_empty() {
+        return Err(format!("{path}.gates: name at least one gate"));
+    }
+    let refs = b
+        .gates
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            parse_ref(g, gates, gate_namespace).map_err(|e| format!("{path}.gates[{i}]: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let m = &b.matches;
+    let mut kinds = Vec::with_capacity(m.kinds.len());
+    for (i, k) in m.kinds.iter().enumerate() {
+        if k.kind.is_empty() {
+            return Err(format!(
+                "{path}.match.kinds[{i}].kind: required, e.g. {{group: kustomize.toolkit.fluxcd.io, kind: Kustomization}}"
+            ));
+        }
+        if k.group == GATING_GROUP && k.kind == GATE_KIND {
+            return Err(format!(
+                "{path}.match.kinds[{i}]: Gate objects are never held, so that a closed gate can always be opened"
+            ));
+        }
+        kinds.push(GroupKind::new(&k.group, &k.kind));
+    }
+    for (i, ns) in m.namespaces.iter().enumerate() {
+        names::check_dns1123_label(ns)
+            .map_err(|e| format!("{path}.match.namespaces[{i}]: {} {e}", names::quote(ns)))?;
+    }
+    m.label_selector
+        .validate(&format!("{path}.match.labelSelector"))?;
+    let operations = if m.operations.is_empty() {
+        vec![Operation::Create, Operation::Update, Operation::Delete]
+    } else {
+        m.operations
+            .iter()
+            .enumerate()
+            .map(|(i, op)| match op.as_str() {
+                "CREATE" => Ok(Operation::Create),
+                "UPDATE" => Ok(Operation::Update),
+                "DELETE" => Ok(Operation::Delete),
+                other => Err(format!(
+                    "{path}.match.operations[{i}]: {} is not accepted; use CREATE, UPDATE or DELETE",
+                    names::quote(other)
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    m.requested_by
+        .validate(&format!("{path}.match.requestedBy"))?;
+    let applied_by = m
+        .applied_by
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let at = format!("{path}.match.appliedBy[{i}]");
+            let kind = FluxOwnerKind::parse(&o.kind).ok_or_else(|| {
+                format!(
+                    "{at}.kind: {} is not accepted; use Kustomization or HelmRelease",
+                    names::quote(&o.kind)
+                )
+            })?;
+            if !o.namespace.is_empty() {
+                names::check_dns1123_label(&o.namespace)
+                    .map_err(|e| format!("{at}.namespace: {} {e}", names::quote(&o.namespace)))?;
+            }
+            if !o.name.is_empty() {
+                names::check_dns1123_subdomain(&o.name)
+                    .map_err(|e| format!("{at}.name: {} {e}", names::quote(&o.name)))?;
+            }
+            Ok(FluxOwner {
+                kind,
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Binding {
+        gates: refs,
+        kinds,
+        namespaces: m.namespaces.clone(),
+        selector: m.label_selector.clone(),
+        operations,
+        requested_by: m.requested_by.clone(),
+        applied_by,
+    })
+}
+
 /// The gates bound to one object (its metadata as in the request), in order,
 /// without repeats, and what was wrong with its gates annotation, if anything.
 #[derive(Debug, Default, PartialEq)]
@@ -189,6 +305,7 @@ fn annotated(value: &str, settings: &Compiled) -> Result<Vec<GateRef>, String> {
 mod tests {
     use super::*;
     use crate::gate::tests::no_deploy_friday;
+    use crate::test_support::{assert_errors, binding_doc};
 
     fn compiled(json: &str) -> &'static Compiled {
         Box::leak(Box::new(
@@ -322,5 +439,21 @@ mod tests {
             .malformed
             .unwrap()
             .contains("names 17 gates"));
+    }
+
+    #[test]
+    fn every_binding_error_names_the_setting_and_the_accepted_values() {
+        #[rustfmt::skip]
+        let cases: Vec<(String, &str)> = vec![
+            (r#"{"bindings":[{"gates":[]}]}"#.into(), "bindings[0].gates: name at least one gate"),
+            (r#"{"bindings":[{"gates":["a/b/c"]}]}"#.into(), "bindings[0].gates[0]: \"a/b/c\""),
+            (r#"{"bindings":[{"gates":["Bad_Name"]}]}"#.into(), "bindings[0].gates[0]: \"Bad_Name\""),
+            (binding_doc(r#""match":{"kinds":[{"group":"x"}]}"#), "bindings[0].match.kinds[0].kind: required"),
+            (binding_doc(r#""match":{"kinds":[{"group":"gating.toolkit.fluxcd.io","kind":"Gate"}]}"#), "bindings[0].match.kinds[0]: Gate objects are never held"),
+            (binding_doc(r#""match":{"namespaces":["Flux"]}"#), "bindings[0].match.namespaces[0]: \"Flux\""),
+            (binding_doc(r#""match":{"operations":["PATCH"]}"#), "bindings[0].match.operations[0]: \"PATCH\" is not accepted; use CREATE, UPDATE or DELETE"),
+            (binding_doc(r#""match":{"labelSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}}"#), "bindings[0].match.labelSelector.matchExpressions: key \"a\""),
+        ];
+        assert_errors(cases);
     }
 }

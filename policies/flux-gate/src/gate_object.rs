@@ -9,11 +9,13 @@
 use guard_core::context::{Cluster, ObjectRef};
 use guard_core::request::null_default;
 use guard_core::{duration, names, Metadata};
+use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::gate::ObjectGate;
+use crate::compile::Compiled;
+use crate::gate::{self, Gate, ObjectGate};
 use crate::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
 
 /// The parts of a Gate the policy reads; fields stay JSON so that a wrong
@@ -141,6 +143,49 @@ pub fn check_write(
     Ok(gate)
 }
 
+/// CREATE and UPDATE of Gate objects: well formed, no request from the future.
+/// The warning shows the state the write leads to.
+pub(crate) fn admit(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Verdict {
+    if request.operation == Operation::Delete {
+        return Verdict::allow();
+    }
+    let view = match request.object_as::<GateView>(Which::Object) {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return Verdict::deny(format!("Gate {}: the request has no object", request.name))
+        }
+        Err(e) => return Verdict::deny(format!("Gate {}: {e}", request.name)),
+    };
+    let namespace = if request.namespace.is_empty() {
+        &view.metadata.namespace
+    } else {
+        &request.namespace
+    };
+    let label = format!("{namespace}/{}", request.display_name(Some(&view.metadata)));
+    match check_write(&view, namespace, ctx.now, c.clock_skew) {
+        Err(e) => Verdict::deny(format!("Gate {label}: {e}")),
+        Ok(g) => {
+            let until = g.next_change_after(ctx.now);
+            let gate = Gate::Object(g);
+            let state = gate.state_at(ctx.now);
+            let mut text = format!(
+                "gate '{label}' is {}",
+                if state.open { "open" } else { "closed" }
+            );
+            match (&state.why, until) {
+                (gate::Why::Request { until, .. }, _) => {
+                    text.push_str(&format!(" until {until}, then back to its default"))
+                }
+                (_, Some(t)) => text.push_str(&format!(
+                    " (its default) until a request takes effect at {t}"
+                )),
+                (_, None) => text.push_str(" (its default)"),
+            }
+            Verdict::allow().warn(text)
+        }
+    }
+}
+
 /// Why a Gate object could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LookupError {
@@ -189,6 +234,9 @@ pub fn lookup(
 mod tests {
     use super::*;
     use crate::gate::tests::ts;
+    use crate::test_support::{eval, freeze};
+    use crate::GATING_GROUP;
+    use guard_core::NoCluster;
     use serde_json::json;
 
     fn view(v: Value) -> GateView {
@@ -302,5 +350,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("is malformed: "));
+    }
+
+    #[test]
+    fn gate_objects_are_validated_not_held() {
+        let req: AdmissionRequest = serde_json::from_value(json!({
+            "operation": "CREATE", "name": "g", "namespace": "flux-system",
+            "kind": {"group": GATING_GROUP, "version": "v1alpha1", "kind": GATE_KIND},
+            "object": {"metadata": {"name": "g", "namespace": "flux-system"}, "spec": {"default": "shut", "window": "1h"}}
+        }))
+        .unwrap();
+        let v = eval(&req, &freeze(), &NoCluster);
+        assert_eq!(
+            v.message.unwrap(),
+            "Gate flux-system/g: spec.default: \"shut\" is not accepted; use opened or closed"
+        );
     }
 }

@@ -1,0 +1,217 @@
+//! The settings' compiled form, which every evaluation reads, and the
+//! compiling of the gates they declare: cron expressions, time zones,
+//! durations and instants are parsed once, when policy-server passes the
+//! settings, not on every request.
+
+use guard_core::identity::Identities;
+use guard_core::names;
+use guard_core::UserInfo;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::binding::Binding;
+use crate::cron::Cron;
+use crate::gate::{Action, DeclaredGate, Freeze, Schedule, Zone};
+use crate::settings::limits::{MAX_FREEZES, MAX_SCHEDULES};
+use crate::settings::{FreezeSettings, GateSettings, ScheduleSettings};
+
+/// The settings, parsed and checked.
+#[derive(Debug)]
+pub struct Compiled {
+    pub gates: Vec<DeclaredGate>,
+    pub bindings: Vec<Binding>,
+    pub gate_namespace: String,
+    pub allow_on_lookup_error: bool,
+    pub clock_skew: SignedDuration,
+    pub break_glass: Identities,
+    pub override_groups: Vec<String>,
+}
+
+impl Compiled {
+    pub fn break_glass_matches(&self, user: &UserInfo) -> bool {
+        self.break_glass.matches(user)
+    }
+
+    /// The first emergency-override group the user is in.
+    pub fn override_group(&self, user: &UserInfo) -> Option<&str> {
+        self.override_groups
+            .iter()
+            .find(|g| user.groups.contains(g))
+            .map(String::as_str)
+    }
+}
+
+const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
+
+/// Zones read once per settings, however many schedules name them.
+#[derive(Default)]
+pub(crate) struct ZoneCache(Vec<Zone>);
+
+impl ZoneCache {
+    fn get(&mut self, name: &str) -> Option<Zone> {
+        if let Some(z) = self.0.iter().find(|z| z.name == name) {
+            return Some(z.clone());
+        }
+        let zone = Zone {
+            name: name.to_string(),
+            tz: crate::zones::get(name)?,
+        };
+        self.0.push(zone.clone());
+        Some(zone)
+    }
+}
+
+pub(crate) fn compile_gate(
+    path: &str,
+    g: &GateSettings,
+    zones: &mut ZoneCache,
+) -> Result<DeclaredGate, String> {
+    if g.name.contains('/') {
+        return Err(format!(
+            "{path}.name: {} must not contain '/'; names with a namespace refer to Gate objects",
+            names::quote(&g.name)
+        ));
+    }
+    names::check_dns1123_subdomain(&g.name)
+        .map_err(|e| format!("{path}.name: {} {e}", names::quote(&g.name)))?;
+    let default_open = match g.default.as_str() {
+        "opened" => true,
+        "closed" => false,
+        other => {
+            return Err(format!(
+                "{path}.default: {} is not accepted; use opened or closed",
+                names::quote(other)
+            ))
+        }
+    };
+    if g.schedules.len() > MAX_SCHEDULES {
+        return Err(format!("{path}.schedules: at most {MAX_SCHEDULES} entries"));
+    }
+    if g.freezes.len() > MAX_FREEZES {
+        return Err(format!("{path}.freezes: at most {MAX_FREEZES} entries"));
+    }
+    let schedules = g
+        .schedules
+        .iter()
+        .enumerate()
+        .map(|(i, s)| compile_schedule(&format!("{path}.schedules[{i}]"), s, zones))
+        .collect::<Result<Vec<_>, _>>()?;
+    let freezes = g
+        .freezes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| compile_freeze(&format!("{path}.freezes[{i}]"), f))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(DeclaredGate {
+        name: g.name.clone(),
+        default_open,
+        schedules,
+        freezes,
+    })
+}
+
+fn compile_schedule(
+    path: &str,
+    s: &ScheduleSettings,
+    zones: &mut ZoneCache,
+) -> Result<Schedule, String> {
+    let cron =
+        Cron::parse(&s.cron).map_err(|e| format!("{path}.cron: {} {e}", names::quote(&s.cron)))?;
+    let zone = zones.get(&s.time_zone).ok_or_else(|| {
+        format!(
+            "{path}.timeZone: {} is not a known IANA time zone; use a name such as UTC, \
+             Europe/Berlin or America/Los_Angeles",
+            names::quote(&s.time_zone)
+        )
+    })?;
+    if s.window.is_empty() {
+        return Err(format!(
+            "{path}.window: required: how long each firing holds, a Go duration such as 1h or 24h"
+        ));
+    }
+    let window = duration(&format!("{path}.window"), &s.window)?;
+    if !window.is_positive() || window > MAX_WINDOW {
+        return Err(format!(
+            "{path}.window: {} must be more than 0s and at most 8784h (366 days)",
+            names::quote(&s.window)
+        ));
+    }
+    let action = match s.action.as_str() {
+        "open" => Action::Open,
+        "close" => Action::Close,
+        "" => return Err(format!("{path}.action: required: open or close")),
+        other => {
+            return Err(format!(
+                "{path}.action: {} is not accepted; use open or close",
+                names::quote(other)
+            ))
+        }
+    };
+    Ok(Schedule::new(
+        s.cron.trim().to_string(),
+        cron,
+        zone,
+        window,
+        action,
+    ))
+}
+
+fn compile_freeze(path: &str, f: &FreezeSettings) -> Result<Freeze, String> {
+    let start = instant(&format!("{path}.start"), &f.start)?;
+    let end = instant(&format!("{path}.end"), &f.end)?;
+    if end <= start {
+        return Err(format!(
+            "{path}.end: {} must be after start {}",
+            f.end, f.start
+        ));
+    }
+    Ok(Freeze {
+        start,
+        end,
+        reason: f.reason.clone(),
+    })
+}
+
+pub(crate) fn duration(path: &str, text: &str) -> Result<SignedDuration, String> {
+    guard_core::duration::parse(text)
+        .map(SignedDuration::from_nanos)
+        .map_err(|e| format!("{path}: {e}"))
+}
+
+fn instant(path: &str, text: &str) -> Result<Timestamp, String> {
+    guard_core::rfc3339::parse(text).map_err(|_| {
+        format!(
+            "{path}: {} is not an RFC 3339 instant; write e.g. 2026-12-24T00:00:00Z",
+            names::quote(text)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::{assert_errors, gate_doc, sched_doc};
+
+    #[test]
+    fn every_gate_error_names_the_setting_and_the_accepted_values() {
+        #[rustfmt::skip]
+        let cases: Vec<(String, &str)> = vec![
+            (r#"{"gates":[{"name":""}]}"#.into(), "gates[0].name: \"\" must not be empty"),
+            (r#"{"gates":[{"name":"a/b"}]}"#.into(), "gates[0].name: \"a/b\" must not contain '/'"),
+            (r#"{"gates":[{"name":"Big"}]}"#.into(), "gates[0].name: \"Big\" must begin and end"),
+            (gate_doc(r#""default":"open""#), "gates[0].default: \"open\" is not accepted; use opened or closed"),
+            (sched_doc(r#""cron":"0 0 31 2 *""#), "gates[0].schedules[0].cron: \"0 0 31 2 *\" never fires"),
+            (sched_doc(r#""cron":"0 0 * * FRY""#), "gates[0].schedules[0].cron: \"0 0 * * FRY\" day of week field"),
+            (sched_doc(r#""timeZone":"Europe/Berln""#), "gates[0].schedules[0].timeZone: \"Europe/Berln\" is not a known IANA time zone"),
+            (sched_doc(r#""window":"""#), "gates[0].schedules[0].window: required"),
+            (sched_doc(r#""window":"1d""#), "gates[0].schedules[0].window: invalid duration \"1d\""),
+            (sched_doc(r#""window":"-1h""#), "gates[0].schedules[0].window: \"-1h\" must be more than 0s and at most 8784h"),
+            (sched_doc(r#""window":"0s""#), "must be more than 0s"),
+            (sched_doc(r#""window":"9000h""#), "at most 8784h"),
+            (sched_doc(r#""action":"""#), "gates[0].schedules[0].action: required: open or close"),
+            (sched_doc(r#""action":"deny""#), "gates[0].schedules[0].action: \"deny\" is not accepted; use open or close"),
+            (sched_doc(r#""windows":"1h""#), "unknown field `windows`"),
+            (gate_doc(r#""freezes":[{"start":"2026-12-24","end":"2026-12-27T00:00:00Z"}]"#), "gates[0].freezes[0].start: \"2026-12-24\" is not an RFC 3339 instant"),
+            (gate_doc(r#""freezes":[{"start":"2026-12-24T00:00:00Z","end":"2026-12-23T00:00:00Z"}]"#), "gates[0].freezes[0].end: 2026-12-23T00:00:00Z must be after start"),
+        ];
+        assert_errors(cases);
+    }
+}

@@ -1,0 +1,181 @@
+//! The emergency override annotation: who may set it on a Flux object,
+//! reading it from the Kustomization or HelmRelease that applies a change,
+//! and the command that removes it.
+
+use guard_core::identity;
+use guard_core::{AdmissionRequest, Context, Metadata, ObjectRef, Verdict};
+use serde_json::Value;
+
+use crate::binding::FluxOwnerKind;
+use crate::compile::Compiled;
+use crate::OVERRIDE_ANNOTATION;
+
+/// Adding or changing the emergency-override annotation on a Kustomization
+/// or HelmRelease is for members of emergencyOverride.groups only: there it
+/// lets every change applied from that object pass closed gates, so a change
+/// from Git must not be able to set it on itself.
+pub(crate) fn guard_override_annotation(
+    request: &AdmissionRequest,
+    c: &Compiled,
+    old: Option<&Metadata>,
+    new: Option<&Metadata>,
+) -> Option<Verdict> {
+    if c.override_groups.is_empty()
+        || FluxOwnerKind::parse(&request.kind.kind).is_none()
+        || !matches!(
+            request.kind.group.as_str(),
+            "kustomize.toolkit.fluxcd.io" | "helm.toolkit.fluxcd.io"
+        )
+    {
+        return None;
+    }
+    let value = new?.annotation(OVERRIDE_ANNOTATION)?;
+    if old.and_then(|m| m.annotation(OVERRIDE_ANNOTATION)) == Some(value)
+        || c.override_group(&request.user_info).is_some()
+    {
+        return None;
+    }
+    let name = request.display_name(new);
+    Some(Verdict::deny(format!(
+        "The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {} is not one. On {} {}/{name} it would let every change applied from it pass closed gates, so only those members may set it.",
+        override_groups_text(c),
+        identity::describe(&request.user_info),
+        request.kind.kind,
+        request.namespace,
+    )))
+}
+
+/// An emergency override found on the Flux object that applies a change.
+pub(crate) struct OwnerOverride<'m> {
+    pub(crate) owner: FluxOwnerKind,
+    pub(crate) namespace: &'m str,
+    pub(crate) name: &'m str,
+    pub(crate) reason: String,
+}
+
+/// An emergency override on the Kustomization or HelmRelease that applies
+/// this object, with its reason. The annotation there is trusted because
+/// this policy lets only members of emergencyOverride.groups set it. `Err`
+/// names the owners that could not be read (`Kind namespace/name`, error)
+/// when none of those read carries an override: a failed lookup is not "no
+/// override", and the refusal says so.
+pub(crate) fn owner_override<'m>(
+    meta: &'m Metadata,
+    ctx: &Context<'_>,
+) -> Result<Option<OwnerOverride<'m>>, Vec<(String, String)>> {
+    let mut failed = Vec::new();
+    for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
+        let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
+            continue;
+        };
+        let object = ObjectRef {
+            api_version: kind.api_version(),
+            kind: kind.kind(),
+            namespace,
+            name,
+        };
+        let owner = match ctx.cluster.get(&object) {
+            Ok(Some(owner)) => owner,
+            // Gone: nothing there overrides anything.
+            Ok(None) => continue,
+            Err(e) => {
+                failed.push((format!("{} {namespace}/{name}", kind.kind()), e.to_string()));
+                continue;
+            }
+        };
+        // Read from the cluster, so metadata.annotations is a map of strings.
+        let reason = owner
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(OVERRIDE_ANNOTATION))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default();
+        if !reason.is_empty() {
+            return Ok(Some(OwnerOverride {
+                owner: kind,
+                namespace,
+                name,
+                reason: reason.to_string(),
+            }));
+        }
+    }
+    if failed.is_empty() {
+        Ok(None)
+    } else {
+        Err(failed)
+    }
+}
+
+pub(crate) fn remove_override_command(namespace: &str, resource: &str, name: &str) -> String {
+    let ns = if namespace.is_empty() {
+        String::new()
+    } else {
+        format!("-n {namespace} ")
+    };
+    format!("kubectl {ns}annotate {resource}/{name} {OVERRIDE_ANNOTATION}-")
+}
+
+pub(crate) fn override_groups_text(c: &Compiled) -> String {
+    if c.override_groups.is_empty() {
+        "none configured".to_string()
+    } else {
+        c.override_groups.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{eval, freeze, object, update, Broken};
+    use crate::AUDIT_KEY;
+    use guard_core::{Cluster, ClusterError};
+    use serde_json::json;
+
+    /// The owner's override is read through a lookup; when that fails the
+    /// change is held (no override honoured) and the refusal says why,
+    /// instead of reading as "no override" without a word.
+    #[test]
+    fn an_owner_override_that_cannot_be_read_is_named() {
+        let labels = json!({"kustomize.toolkit.fluxcd.io/name": "apps",
+                            "kustomize.toolkit.fluxcd.io/namespace": "flux-system"});
+        let mut req = update("./b", false, json!({}), "bob", &[]);
+        let mut new = object(json!({"path": "./b"}), json!({}));
+        new["metadata"]["labels"] = labels.clone();
+        let mut old = object(json!({"path": "./a"}), json!({}));
+        old["metadata"]["labels"] = labels;
+        req.object = Some(serde_json::value::to_raw_value(&new).unwrap());
+        req.old_object = Some(serde_json::value::to_raw_value(&old).unwrap());
+        let v = eval(&req, &freeze(), &Broken);
+        assert!(!v.allowed);
+        let m = v.message.unwrap();
+        assert!(
+            m.contains(
+                "An emergency override on Kustomization flux-system/apps could not be checked \
+                 (\"timeout\"), so none is honoured from it; retry."
+            ),
+            "{m}"
+        );
+        // The owner found, with an override: it passes.
+        struct Owner;
+        impl Cluster for Owner {
+            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+                assert_eq!(
+                    (o.kind, o.namespace, o.name),
+                    ("Kustomization", "flux-system", "apps")
+                );
+                Ok(Some(
+                    json!({"metadata": {"annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}),
+                ))
+            }
+            fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+                Ok(vec![])
+            }
+        }
+        let v = eval(&req, &freeze(), &Owner);
+        assert!(v.allowed, "{v:?}");
+        assert!(
+            v.audit_annotations[AUDIT_KEY].ends_with(": \"INC-7\""),
+            "{v:?}"
+        );
+    }
+}
