@@ -1,5 +1,6 @@
 //! Builders for the unit tests: ASO objects, requests, recorded Namespaces.
 
+use guard_core::testing::RequestBuilder;
 use guard_core::{
     AdmissionRequest, Cluster, ClusterError, Context, ObjectRef, Policy, Timestamp, Verdict,
 };
@@ -31,20 +32,15 @@ pub fn taken_over(mut object: Value) -> Value {
     object
 }
 
-fn review(
-    kind: Value,
-    resource: Value,
-    name: &str,
-    namespace: &str,
-    op: &str,
-    user: &str,
-) -> Value {
-    json!({
-        "uid": "0b7e5f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c",
-        "kind": kind, "resource": resource, "name": name, "namespace": namespace,
-        "operation": op,
-        "userInfo": {"username": user, "groups": ["system:authenticated"]},
-    })
+/// A request by `user` in namespace `shop`, with the groups every
+/// authenticated user has.
+fn review(op: &str, user: &str, object: Option<Value>, old: Option<Value>) -> RequestBuilder {
+    RequestBuilder::new(op)
+        .uid("0b7e5f0c-1d2e-4f3a-9b8c-7d6e5f4a3b2c")
+        .namespace("shop")
+        .user(user, &["system:authenticated"])
+        .object(object.unwrap_or(Value::Null))
+        .old_object(old.unwrap_or(Value::Null))
 }
 
 pub fn request(
@@ -53,17 +49,19 @@ pub fn request(
     object: Option<Value>,
     old: Option<Value>,
 ) -> AdmissionRequest {
-    let mut r = review(
-        json!({"group": "dbforpostgresql.azure.com", "version": "v1api20230601preview", "kind": "FlexibleServer"}),
-        json!({"group": "dbforpostgresql.azure.com", "version": "v1api20230601preview", "resource": "flexibleservers"}),
-        "orders-db",
-        "shop",
-        op,
-        user,
-    );
-    r["object"] = object.unwrap_or(Value::Null);
-    r["oldObject"] = old.unwrap_or(Value::Null);
-    serde_json::from_value(r).unwrap()
+    review(op, user, object, old)
+        .kind(
+            "dbforpostgresql.azure.com",
+            "v1api20230601preview",
+            "FlexibleServer",
+        )
+        .resource(
+            "dbforpostgresql.azure.com",
+            "v1api20230601preview",
+            "flexibleservers",
+        )
+        .name("orders-db")
+        .build()
 }
 
 /// A Namespace object named `name` with an optional reconcile-policy.
@@ -76,17 +74,11 @@ pub fn namespace(name: &str, policy: Option<&str>) -> Value {
 }
 
 pub fn namespace_request(op: &str, object: Option<Value>, old: Option<Value>) -> AdmissionRequest {
-    let mut r = review(
-        json!({"group": "", "version": "v1", "kind": "Namespace"}),
-        json!({"group": "", "version": "v1", "resource": "namespaces"}),
-        "shop",
-        "shop",
-        op,
-        ALICE,
-    );
-    r["object"] = object.unwrap_or(Value::Null);
-    r["oldObject"] = old.unwrap_or(Value::Null);
-    serde_json::from_value(r).unwrap()
+    review(op, ALICE, object, old)
+        .kind("", "v1", "Namespace")
+        .resource("", "v1", "namespaces")
+        .name("shop")
+        .build()
 }
 
 /// Recorded Namespaces; a name not listed does not exist.

@@ -85,6 +85,7 @@ pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::testing::RequestBuilder;
 
     fn meta(pairs: &[(&str, &str)]) -> Metadata {
         Metadata {
@@ -130,10 +131,11 @@ mod tests {
     }
 
     fn request(object: &str) -> AdmissionRequest {
-        serde_json::from_str(&format!(
-            r#"{{"name":"podinfo","kind":{{"kind":"HelmRelease"}},"object":{object}}}"#
-        ))
-        .unwrap()
+        RequestBuilder::new("CREATE")
+            .kind("", "", "HelmRelease")
+            .name("podinfo")
+            .object(serde_json::from_str(object).unwrap())
+            .build()
     }
 
     #[test]

@@ -114,17 +114,19 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::testing::RequestBuilder;
     use serde_json::json;
 
     fn request(kind: &str, user: &str, labels: serde_json::Value) -> AdmissionRequest {
-        serde_json::from_value(json!({
-            "uid": "1", "name": "x", "namespace": "apps", "operation": "CREATE",
-            "kind": {"group": SOURCE, "version": "v1", "kind": kind},
-            "userInfo": {"username": user},
-            "object": {"metadata": {"name": "x", "namespace": "apps", "labels": labels},
-                       "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}},
-        }))
-        .unwrap()
+        let object = json!({"metadata": {"name": "x", "namespace": "apps", "labels": labels},
+                            "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
+        RequestBuilder::new("CREATE")
+            .name("x")
+            .namespace("apps")
+            .kind(SOURCE, "v1", kind)
+            .username(user)
+            .object(object)
+            .build()
     }
 
     fn origin_of(r: &AdmissionRequest) -> Option<Origin> {

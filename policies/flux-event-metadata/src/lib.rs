@@ -236,6 +236,7 @@ fn check_inert(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::testing::RequestBuilder;
     use guard_core::NoCluster;
     use serde_json::json;
 
@@ -246,14 +247,16 @@ mod tests {
         FluxEventMetadata::evaluate(&request, &settings, &ctx)
     }
 
+    /// The request as JSON: the tests edit it before it is read.
     fn request(group: &str, kind: &str, resource: &str, op: &str, annotations: Value) -> Value {
-        json!({
-            "uid": "1", "name": "podinfo", "namespace": "flux-system", "operation": op,
-            "kind": {"group": group, "version": "v1", "kind": kind},
-            "resource": {"group": group, "version": "v1", "resource": resource},
-            "userInfo": {"username": "alice@example.com", "groups": ["system:authenticated"]},
-            "object": {"metadata": {"name": "podinfo", "namespace": "flux-system", "annotations": annotations}, "spec": {}},
-        })
+        RequestBuilder::new(op)
+            .name("podinfo")
+            .namespace("flux-system")
+            .kind(group, "v1", kind)
+            .resource(group, "v1", resource)
+            .user("alice@example.com", &["system:authenticated"])
+            .object(json!({"metadata": {"name": "podinfo", "namespace": "flux-system", "annotations": annotations}, "spec": {}}))
+            .json()
     }
 
     #[test]

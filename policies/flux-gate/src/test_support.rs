@@ -2,6 +2,7 @@
 //! and the requests that write it, the policy evaluated at one instant, and
 //! a cluster whose every read fails.
 
+use guard_core::testing::RequestBuilder;
 use guard_core::{AdmissionRequest, Cluster, ClusterError, Context, ObjectRef, Policy, Verdict};
 use serde_json::{json, Value};
 
@@ -35,13 +36,14 @@ pub(crate) fn request(
     user: &str,
     groups: &[&str],
 ) -> AdmissionRequest {
-    serde_json::from_value(json!({
-        "uid": "1", "operation": op, "name": "apps", "namespace": "flux-system",
-        "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
-        "userInfo": {"username": user, "groups": groups},
-        "object": new, "oldObject": old
-    }))
-    .unwrap()
+    RequestBuilder::new(op)
+        .name("apps")
+        .namespace("flux-system")
+        .kind("kustomize.toolkit.fluxcd.io", "v1", "Kustomization")
+        .user(user, groups)
+        .object(new)
+        .old_object(old)
+        .build()
 }
 
 pub(crate) fn eval(req: &AdmissionRequest, s: &Compiled, cluster: &dyn Cluster) -> Verdict {

@@ -1,6 +1,7 @@
 //! Builders for the scenario tests: a Kustomization, requests, and readers
 //! of what the verdict changed.
 
+use guard_core::testing::RequestBuilder;
 use guard_core::{AdmissionRequest, Context, NoCluster, Timestamp, Verdict};
 use serde_json::{json, Value};
 
@@ -44,13 +45,15 @@ pub(crate) fn request_of(
     object: Value,
     old: Value,
 ) -> AdmissionRequest {
-    serde_json::from_value(json!({
-        "uid": "u", "kind": {"group": group, "version": "v1", "kind": kind},
-        "name": "apps", "namespace": "flux-system", "operation": op,
-        "userInfo": {"username": user, "groups": ["sre", "system:authenticated"]},
-        "object": object, "oldObject": old
-    }))
-    .unwrap()
+    RequestBuilder::new(op)
+        .uid("u")
+        .kind(group, "v1", kind)
+        .name("apps")
+        .namespace("flux-system")
+        .user(user, &["sre", "system:authenticated"])
+        .object(object)
+        .old_object(old)
+        .build()
 }
 
 /// Judged at the corpus's `now`, with these settings (JSON).

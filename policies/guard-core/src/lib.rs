@@ -34,6 +34,8 @@ pub mod rfc3339;
 pub mod selector;
 pub mod settings;
 pub mod string_map;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod verdict;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
