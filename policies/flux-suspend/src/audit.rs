@@ -86,16 +86,8 @@ mod tests {
 
     #[test]
     fn removing_the_annotation_resumes_and_flux_resume_drops_it() {
-        let old = ks(
-            json!({R: "INC-1 database migration"}),
-            json!({"suspend": true}),
-        );
-        let r = request(
-            "UPDATE",
-            "alice",
-            ks(json!({}), json!({"suspend": true})),
-            old.clone(),
-        );
+        let old = suspended();
+        let r = reason_removed_by("alice");
         let v = run(&r, "{}");
         assert!(v.allowed);
         assert_eq!(suspend_of(&v), Some(json!(false)));

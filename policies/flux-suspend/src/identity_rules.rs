@@ -92,16 +92,8 @@ mod tests {
         let v = run(&r, s);
         assert_eq!(v.code, Some(403));
         assert_eq!(message(&v), "alice may not suspend Kustomization flux-system/apps: the flux-suspend policy allows only its suspenders (groups platform). Ask one of them, or an administrator to extend the suspenders setting.");
-        let old = ks(
-            json!({R: "INC-1 database migration"}),
-            json!({"suspend": true}),
-        );
-        let r = request(
-            "UPDATE",
-            "alice",
-            ks(json!({}), json!({"suspend": true})),
-            old.clone(),
-        );
+        let old = suspended();
+        let r = reason_removed_by("alice");
         assert!(message(&run(&r, s)).starts_with("alice may not resume"));
         let r = request(
             "UPDATE",

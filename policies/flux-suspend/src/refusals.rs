@@ -169,16 +169,7 @@ mod tests {
 
     #[test]
     fn removing_the_reason_of_a_spec_suspension_is_refused_outside_mirror_mode() {
-        let old = ks(
-            json!({R: "INC-1 database migration"}),
-            json!({"suspend": true}),
-        );
-        let r = request(
-            "UPDATE",
-            "alice",
-            ks(json!({}), json!({"suspend": true})),
-            old,
-        );
+        let r = reason_removed_by("alice");
         let m = run(&r, r#"{"mode":"annotation-only"}"#).message.unwrap();
         assert!(m.starts_with("Annotation reconcile.fluxcd.io/suspended was removed from Kustomization flux-system/apps, which stays suspended"), "{m}");
         assert!(m.contains(r#""spec":{"suspend":null}"#), "{m}");

@@ -26,6 +26,24 @@ pub(crate) fn ks(annotations: Value, spec: Value) -> Value {
            "spec": spec})
 }
 
+/// `apps` suspended through `spec.suspend`, with a reason, as stored.
+pub(crate) fn suspended() -> Value {
+    ks(
+        json!({R: "INC-1 database migration"}),
+        json!({"suspend": true}),
+    )
+}
+
+/// `user` removes the reason of [`suspended`], leaving `spec.suspend`.
+pub(crate) fn reason_removed_by(user: &str) -> AdmissionRequest {
+    request(
+        "UPDATE",
+        user,
+        ks(json!({}), json!({"suspend": true})),
+        suspended(),
+    )
+}
+
 pub(crate) fn request(op: &str, user: &str, object: Value, old: Value) -> AdmissionRequest {
     request_of(
         "kustomize.toolkit.fluxcd.io",
