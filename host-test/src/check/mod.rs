@@ -113,8 +113,6 @@ pub struct Report {
     pub checked: Vec<Checked>,
     /// Objects read (head and base).
     pub objects: usize,
-    /// Documents that are not Kubernetes objects.
-    pub skipped: Vec<Origin>,
     /// The policies, in the order they ran.
     pub policies: Vec<report::PolicyInfo>,
 }
@@ -188,7 +186,6 @@ pub fn check(
     let base_revision = base.map(|b| revision(b, options)).transpose()?;
     let mut report = Report {
         objects: head.objects.len() + base.map_or(0, |b| b.objects.len()),
-        skipped: head.skipped.clone(),
         policies: loaded
             .iter()
             .map(|l| report::PolicyInfo {
