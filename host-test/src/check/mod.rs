@@ -361,7 +361,15 @@ impl Checker<'_> {
             line: 0,
             item: None,
         };
+        // Only the mutating policies (they run first) can change what is
+        // stored; nothing is saved while modelling.
+        let mutating = self
+            .policies
+            .iter()
+            .take_while(|p| p.config.allowed_to_mutate)
+            .count();
         let modelling = Checker {
+            policies: self.policies.get(..mutating).unwrap_or_default(),
             save_cases: None,
             ..*self
         };
