@@ -4,6 +4,7 @@
 //! steps first: detach the Azure resource, or confirm with the object's name.
 
 use guard_core::names::quote;
+use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Verdict, Which};
 use serde_json::Value;
 
@@ -11,8 +12,7 @@ use crate::effective::resolve;
 use crate::owners::{self, Child, Owner};
 use crate::resource::AUDIT_KEY;
 use crate::settings::Settings;
-use crate::target::Target;
-use crate::values::{ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY};
+use crate::values::{annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY};
 
 pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
     let p = &settings.deletion_protection;
@@ -28,14 +28,17 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     }
     let old = match request.metadata(Which::OldObject) {
         Ok(old) => old,
-        Err(e) => return Verdict::deny(format!("{}: {e}", Target::of(request, None).describe())),
+        Err(e) => {
+            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
+        }
     };
-    let target = Target::of(request, old.as_ref());
-    let namespace_selected = p.namespaces.is_empty() || p.namespaces.contains(&target.namespace);
+    let target = ObjectName::of(request, old.as_ref());
+    let namespace_selected =
+        p.namespaces.is_empty() || p.namespaces.iter().any(|n| n == target.namespace);
     if !namespace_selected {
         return Verdict::allow();
     }
-    let Some(old) = old else {
+    let Some(old) = &old else {
         return Verdict::deny(format!(
             "{}: the DELETE request carries no oldObject, so deletion protection cannot read the \
              object's labels and {RECONCILE_POLICY}; kube-apiserver always sends it",
@@ -65,7 +68,7 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     }
     let effective = match resolve(
         old.annotation(RECONCILE_POLICY),
-        &target.namespace,
+        target.namespace,
         settings,
         ctx.cluster,
     ) {
@@ -92,7 +95,7 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     }
     let key = p.confirmation_annotation.as_str();
     let name = if old.name.is_empty() {
-        target.name.as_str()
+        target.name.as_ref()
     } else {
         old.name.as_str()
     };
@@ -115,7 +118,7 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         let owner = Owner {
             name,
             uid: &uid,
-            namespace: &target.namespace,
+            namespace: target.namespace,
         };
         match owners::protected_children(&owner, p, ctx.cluster) {
             Ok(children) => children,
@@ -142,8 +145,12 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
          Azure too, confirm with the object's name: `{}`. Then delete again.",
         effective.describe(),
         inside(&children),
-        target.annotate(RECONCILE_POLICY, ReconcilePolicy::DetachOnDelete.as_str()),
-        target.annotate(key, name)
+        annotate(
+            &target,
+            RECONCILE_POLICY,
+            ReconcilePolicy::DetachOnDelete.as_str()
+        ),
+        annotate(&target, key, name)
     ))
     .with_warnings(notes)
 }
@@ -260,7 +267,7 @@ mod tests {
         let v = eval(&delete(json!({})), protect(), &Namespaces::none());
         assert_eq!(
             message(&v),
-            "FlexibleServer \"orders-db\" in namespace \"shop\" is protected from deletion: ASO \
+            "FlexibleServer shop/orders-db is protected from deletion: ASO \
              would delete the Azure resource as well, because its effective \
              serviceoperator.azure.com/reconcile-policy is manage (the operator default). To keep \
              the Azure resource, detach it first: `kubectl annotate \

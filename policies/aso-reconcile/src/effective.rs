@@ -9,11 +9,11 @@
 
 use guard_core::names::quote;
 use guard_core::request::null_default;
-use guard_core::{Cluster, ObjectRef};
+use guard_core::{object, Cluster, ObjectRef};
 use serde::Deserialize;
 
 use crate::settings::{LookupFailure, Settings};
-use crate::values::{suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use crate::values::{annotate, suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
 
 /// Where the effective policy comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,13 +117,16 @@ pub fn resolve(
                     suggest::<ReconcilePolicy>(&value).unwrap_or(settings.default_reconcile_policy);
                 notes.push(format!(
                     "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know{}: it \
-                     ignores it and applies the operator default, {}; fix it with: `kubectl \
-                     annotate namespace {namespace} {RECONCILE_POLICY}={} --overwrite`",
+                     ignores it and applies the operator default, {}; fix it with: `{}`",
                     quote(namespace),
                     quote(&value),
                     legacy_hint(&value),
                     settings.default_reconcile_policy.as_str(),
-                    fix.as_str()
+                    annotate(
+                        &object::ObjectName::new("Namespace", "namespaces", "", namespace),
+                        RECONCILE_POLICY,
+                        fix.as_str()
+                    )
                 ));
                 Ok(operator_default(notes, true))
             }
@@ -307,7 +310,7 @@ mod tests {
         let e = resolve(None, "team-a", &settings(), &ns(Some("Skip"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert!(
-            e.notes[0].contains("`kubectl annotate namespace team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite`"),
+            e.notes[0].contains("`kubectl annotate namespaces team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite`"),
             "{:?}",
             e.notes
         );

@@ -36,7 +36,6 @@ pub mod owners;
 pub mod resource;
 pub mod settings;
 pub mod takeover;
-pub mod target;
 pub mod values;
 
 /// ASO's finalizer, for tools that model a reconciled object.

@@ -3,12 +3,12 @@
 //! reaches many Azure resources at once.
 
 use guard_core::names::quote;
+use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Operation, Verdict, Which};
 
 use crate::matrix::{when_exists, when_missing};
 use crate::resource::AUDIT_KEY;
 use crate::settings::Settings;
-use crate::target::Target;
 use crate::values::{
     legacy_warning, refusal, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, RECONCILE_POLICY,
     RECONCILE_POLICY_IF_EXISTS,
@@ -115,10 +115,13 @@ pub fn admit(request: &AdmissionRequest, settings: &Settings) -> Verdict {
 
 /// A Namespace is cluster-scoped: kube-apiserver sets the request's
 /// namespace to its own name, which is not a namespace it lives in.
-fn namespace_target(request: &AdmissionRequest, meta: Option<&guard_core::Metadata>) -> Target {
-    Target {
-        namespace: String::new(),
-        ..Target::of(request, meta)
+fn namespace_target<'a>(
+    request: &'a AdmissionRequest,
+    meta: Option<&'a guard_core::Metadata>,
+) -> ObjectName<'a> {
+    ObjectName {
+        namespace: "",
+        ..ObjectName::of(request, meta)
     }
 }
 
@@ -141,7 +144,7 @@ mod tests {
         assert!(v.allowed);
         assert_eq!(
             v.warnings,
-            vec!["Namespace \"shop\": ASO resources in this namespace without their own \
+            vec!["Namespace shop: ASO resources in this namespace without their own \
                   serviceoperator.azure.com/reconcile-policy annotation now follow detach-on-delete \
                   (set on the Namespace): if the Azure resource already exists, it is adopted and \
                   updated, never deleted in Azure; otherwise it is created and updated, never \
@@ -178,9 +181,7 @@ mod tests {
         );
         let m = message(&eval(&req, json!({}), &Namespaces::none())).to_string();
         assert!(
-            m.starts_with(
-                "Namespace \"shop\": annotation serviceoperator.azure.com/reconcile-policy"
-            ),
+            m.starts_with("Namespace shop: annotation serviceoperator.azure.com/reconcile-policy"),
             "{m}"
         );
         assert!(

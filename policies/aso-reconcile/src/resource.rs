@@ -7,6 +7,7 @@
 
 use guard_core::edit::RawObject;
 use guard_core::names::quote;
+use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
 use serde_json::value::RawValue;
 
@@ -14,10 +15,9 @@ use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
 use crate::settings::{Enforcement, Settings};
 use crate::takeover;
-use crate::target::Target;
 use crate::values::{
-    legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY,
-    FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    annotate, legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary,
+    ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
 };
 
 /// The audit annotation carrying the effective behaviour.
@@ -27,16 +27,18 @@ pub fn admit(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     let new = match request.metadata(Which::Object) {
         Ok(Some(meta)) => meta,
         Ok(None) => {
-            let t = Target::of(request, None);
+            let t = ObjectName::of(request, None);
             return Verdict::deny(format!(
                 "{}: the {} request carries no object to check",
                 t.describe(),
                 request.operation.as_str()
             ));
         }
-        Err(e) => return Verdict::deny(format!("{}: {e}", Target::of(request, None).describe())),
+        Err(e) => {
+            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
+        }
     };
-    let target = Target::of(request, Some(&new));
+    let target = ObjectName::of(request, Some(&new));
     let old = match request.operation {
         Operation::Update => match request.metadata(Which::OldObject) {
             Ok(old) => old,
@@ -94,7 +96,7 @@ fn judge(
     request: &AdmissionRequest,
     settings: &Settings,
     ctx: &Context<'_>,
-    target: &Target,
+    target: &ObjectName<'_>,
     new: &Metadata,
     old: Option<&Metadata>,
 ) -> Result<Verdict, String> {
@@ -195,7 +197,7 @@ fn judge(
         let fix = match ie {
             Some(p) => format!(
                 " To change how ASO treats the Azure resource now, set {RECONCILE_POLICY}: `{}`.",
-                target.annotate(RECONCILE_POLICY, p.as_str())
+                annotate(target, RECONCILE_POLICY, p.as_str())
             ),
             None => String::new(),
         };
@@ -221,7 +223,7 @@ fn judge(
         return Ok(prefixed(Verdict::allow(), target, warnings));
     }
 
-    let mut effective = resolve(rp_raw, &target.namespace, settings, ctx.cluster)?;
+    let mut effective = resolve(rp_raw, target.namespace, settings, ctx.cluster)?;
     let mut mutated = None;
     if create && rp_raw.is_none() && ie_raw.is_none() {
         if let Some((policy, object)) = explicit_default(request, settings, target, &effective)? {
@@ -294,9 +296,9 @@ fn judge(
 fn empty_refusal(
     settings: &Settings,
     ctx: &Context<'_>,
-    target: &Target,
+    target: &ObjectName<'_>,
 ) -> Result<String, String> {
-    let effective = resolve(None, &target.namespace, settings, ctx.cluster)?;
+    let effective = resolve(None, target.namespace, settings, ctx.cluster)?;
     Ok(format!(
         "annotation {RECONCILE_POLICY} is empty; ASO reads an empty value as no annotation, so the \
          effective policy would be {}. Remove the annotation to mean that, or set one of: {}.",
@@ -305,7 +307,7 @@ fn empty_refusal(
     ))
 }
 
-fn prefixed(verdict: Verdict, target: &Target, warnings: Vec<String>) -> Verdict {
+fn prefixed(verdict: Verdict, target: &ObjectName<'_>, warnings: Vec<String>) -> Verdict {
     let who = target.describe();
     verdict.with_warnings(warnings.into_iter().map(|w| format!("{who}: {w}")))
 }
@@ -324,7 +326,7 @@ fn prefixed(verdict: Verdict, target: &Target, warnings: Vec<String>) -> Verdict
 fn explicit_default(
     request: &AdmissionRequest,
     settings: &Settings,
-    target: &Target,
+    target: &ObjectName<'_>,
     effective: &Effective,
 ) -> Result<Option<(ReconcilePolicy, Box<RawValue>)>, String> {
     if effective.source != Source::OperatorDefault || !effective.namespace_read {
@@ -332,7 +334,7 @@ fn explicit_default(
     }
     let Some(policy) = settings
         .explicit_defaults
-        .get(&target.namespace)
+        .get(target.namespace)
         .or_else(|| settings.explicit_defaults.get("*"))
         .copied()
     else {
@@ -383,7 +385,7 @@ mod tests {
         assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
         assert_eq!(
             v.warnings[0],
-            "FlexibleServer \"orders-db\" in namespace \"shop\": if the Azure resource already \
+            "FlexibleServer shop/orders-db: if the Azure resource already \
              exists, it is adopted and updated, never deleted in Azure; otherwise it is created \
              and updated, never deleted in Azure. Effective serviceoperator.azure.com/reconcile-policy: \
              detach-on-delete (set on the object)."
@@ -404,7 +406,7 @@ mod tests {
         );
         let m = message(&v);
         assert!(
-            m.starts_with("FlexibleServer \"orders-db\" in namespace \"shop\": annotation"),
+            m.starts_with("FlexibleServer shop/orders-db: annotation"),
             "{m}"
         );
         assert!(
@@ -834,7 +836,7 @@ mod tests {
             let m = message(&v);
             assert!(
                 m.starts_with(
-                    "FlexibleServer \"orders-db\" in namespace \"shop\": malformed object: it \
+                    "FlexibleServer shop/orders-db: malformed object: it \
                      is not valid JSON: "
                 ) && m.ends_with(
                     "; explicitDefaults cannot write serviceoperator.azure.com/reconcile-policy: \

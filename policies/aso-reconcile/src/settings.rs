@@ -7,10 +7,9 @@ use guard_core::identity::Identities;
 use guard_core::names::{check_dns1123_label, check_qualified_name, quote};
 use guard_core::request::null_default;
 use guard_core::selector::LabelSelector;
-use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 
-use crate::values::{ReconcilePolicy, Vocabulary};
+use crate::values::ReconcilePolicy;
 
 /// The ASO controller's service account in a standard installation.
 pub const ASO_CONTROLLER: &str =
@@ -22,7 +21,6 @@ pub const CONFIRMATION_ANNOTATION: &str = "reconcile-guard.io/confirm-delete";
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct Settings {
     /// Mirror of ASO's `DEFAULT_RECONCILE_POLICY` (secret `aso-controller-settings`).
-    #[serde(deserialize_with = "default_reconcile_policy")]
     pub default_reconcile_policy: ReconcilePolicy,
     /// Accept `run` and `skip-delete` (early ASO releases) with a warning.
     pub accept_legacy_values: bool,
@@ -30,16 +28,14 @@ pub struct Settings {
     /// before the finalizer: the operator itself.
     pub operator_identities: Identities,
     /// What to do when `reconcile-policy-if-exists` changes after the finalizer.
-    #[serde(deserialize_with = "if_exists_change_after_finalizer")]
     pub if_exists_change_after_finalizer: Enforcement,
     /// What to do when the Namespace cannot be read.
-    #[serde(deserialize_with = "namespace_lookup_failure")]
     pub namespace_lookup_failure: LookupFailure,
     #[serde(deserialize_with = "null_default")]
     pub deletion_protection: DeletionProtection,
     /// Namespace (or `*` for every other namespace) to the reconcile policy
     /// written on CREATE when nothing else decides it.
-    #[serde(deserialize_with = "explicit_defaults")]
+    #[serde(deserialize_with = "null_default")]
     pub explicit_defaults: BTreeMap<String, ReconcilePolicy>,
 }
 
@@ -66,6 +62,8 @@ pub enum Enforcement {
     Deny,
 }
 
+guard_core::one_of!(Enforcement { "warn" => Enforcement::Warn, "deny" => Enforcement::Deny });
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LookupFailure {
     /// Refuse, naming the error: the effective policy cannot be known.
@@ -73,6 +71,8 @@ pub enum LookupFailure {
     /// Go on as if the Namespace had no annotation, with a warning.
     Allow,
 }
+
+guard_core::one_of!(LookupFailure { "deny" => LookupFailure::Deny, "allow" => LookupFailure::Allow });
 
 /// Which resources may not be deleted while ASO would delete them in Azure.
 /// Each given criterion must hold; with none given, nothing is protected.
@@ -134,17 +134,12 @@ impl ProtectedKind {
 impl guard_core::Settings for Settings {
     type Document = Self;
 
-    fn compile(document: Self) -> Result<Self, String> {
-        document.validate()?;
-        Ok(document)
-    }
-}
-
-impl Settings {
     /// Checks values that types alone cannot, naming the setting at fault.
-    pub fn validate(&self) -> Result<(), String> {
-        self.operator_identities.validate("operatorIdentities")?;
-        let p = &self.deletion_protection;
+    fn compile(settings: Self) -> Result<Self, String> {
+        settings
+            .operator_identities
+            .validate("operatorIdentities")?;
+        let p = &settings.deletion_protection;
         for (i, k) in p.kinds.iter().enumerate() {
             if !k.group.ends_with(".azure.com") {
                 return Err(format!(
@@ -195,7 +190,7 @@ impl Settings {
                 quote(&p.confirmation_annotation)
             )
         })?;
-        for ns in self.explicit_defaults.keys().filter(|k| *k != "*") {
+        for ns in settings.explicit_defaults.keys().filter(|k| *k != "*") {
             check_dns1123_label(ns).map_err(|e| {
                 format!(
                     "explicitDefaults: key {} {e}; keys are namespace names or *",
@@ -203,69 +198,8 @@ impl Settings {
                 )
             })?;
         }
-        Ok(())
+        Ok(settings)
     }
-}
-
-/// One of `options`, or an error naming the setting and the accepted values.
-fn choice<T: Copy>(setting: &str, value: &str, options: &[(&str, T)]) -> Result<T, String> {
-    options
-        .iter()
-        .find(|(name, _)| *name == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            format!(
-                "{setting}: {} is not accepted; use one of: {}",
-                quote(value),
-                names.join(", ")
-            )
-        })
-}
-
-fn policy_choice(setting: &str, value: &str) -> Result<ReconcilePolicy, String> {
-    let options: Vec<(&str, ReconcilePolicy)> = ReconcilePolicy::ALL
-        .iter()
-        .map(|p| (p.as_str(), *p))
-        .collect();
-    choice(setting, value, &options)
-}
-
-fn default_reconcile_policy<'de, D: Deserializer<'de>>(d: D) -> Result<ReconcilePolicy, D::Error> {
-    policy_choice("defaultReconcilePolicy", &String::deserialize(d)?).map_err(D::Error::custom)
-}
-
-fn if_exists_change_after_finalizer<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Enforcement, D::Error> {
-    let options = [("warn", Enforcement::Warn), ("deny", Enforcement::Deny)];
-    choice(
-        "ifExistsChangeAfterFinalizer",
-        &String::deserialize(d)?,
-        &options,
-    )
-    .map_err(D::Error::custom)
-}
-
-fn namespace_lookup_failure<'de, D: Deserializer<'de>>(d: D) -> Result<LookupFailure, D::Error> {
-    let options = [
-        ("deny", LookupFailure::Deny),
-        ("allow", LookupFailure::Allow),
-    ];
-    choice("namespaceLookupFailure", &String::deserialize(d)?, &options).map_err(D::Error::custom)
-}
-
-fn explicit_defaults<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<BTreeMap<String, ReconcilePolicy>, D::Error> {
-    let raw: BTreeMap<String, String> = null_default(d)?;
-    raw.into_iter()
-        .map(|(ns, value)| {
-            let policy = policy_choice(&format!("explicitDefaults.{ns}"), &value)?;
-            Ok((ns, policy))
-        })
-        .collect::<Result<_, String>>()
-        .map_err(D::Error::custom)
 }
 
 #[cfg(test)]
@@ -337,24 +271,35 @@ mod tests {
 
     #[test]
     fn enumerated_settings_name_the_setting_and_the_values() {
-        let e = err(r#"{"defaultReconcilePolicy":"Skip"}"#);
-        assert!(
-            e.contains("defaultReconcilePolicy: \"Skip\" is not accepted"),
-            "{e}"
-        );
-        assert!(e.contains("manage, skip, detach-on-delete"), "{e}");
-        let e = err(r#"{"ifExistsChangeAfterFinalizer":"refuse"}"#);
-        assert!(
-            e.contains("ifExistsChangeAfterFinalizer") && e.contains("warn, deny"),
-            "{e}"
-        );
-        let e = err(r#"{"namespaceLookupFailure":"ignore"}"#);
-        assert!(
-            e.contains("namespaceLookupFailure") && e.contains("deny, allow"),
-            "{e}"
-        );
-        let e = err(r#"{"explicitDefaults":{"prod":"keep"}}"#);
-        assert!(e.contains("explicitDefaults.prod: \"keep\""), "{e}");
+        for (json, said) in [
+            (
+                r#"{"defaultReconcilePolicy":"Skip"}"#,
+                "invalid settings: defaultReconcilePolicy: \"Skip\" is not accepted; use one of: \
+                 manage, skip, detach-on-delete at line 1 column 32",
+            ),
+            (
+                r#"{"ifExistsChangeAfterFinalizer":"refuse"}"#,
+                "invalid settings: ifExistsChangeAfterFinalizer: \"refuse\" is not accepted; use \
+                 one of: warn, deny at line 1 column 40",
+            ),
+            (
+                r#"{"namespaceLookupFailure":"ignore"}"#,
+                "invalid settings: namespaceLookupFailure: \"ignore\" is not accepted; use one of: \
+                 deny, allow at line 1 column 34",
+            ),
+            (
+                r#"{"explicitDefaults":{"prod":"keep"}}"#,
+                "invalid settings: explicitDefaults.prod: \"keep\" is not accepted; use one of: \
+                 manage, skip, detach-on-delete at line 1 column 34",
+            ),
+            (
+                r#"{"deletionProtection":{"kinds":[{"group":"a.azure.com","kind":7}]}}"#,
+                "invalid settings: deletionProtection.kinds[0].kind: invalid type: integer `7`, \
+                 expected a string at line 1 column 63",
+            ),
+        ] {
+            assert_eq!(err(json), said);
+        }
     }
 
     #[test]

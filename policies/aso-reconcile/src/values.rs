@@ -5,7 +5,8 @@
 //! a user would see. So a value is either exactly right or refused here, with
 //! the accepted values and, when the intent is guessable, a suggestion.
 
-use guard_core::names::quote;
+use guard_core::names::{quote, shell_word};
+use guard_core::object::ObjectName;
 
 /// How ASO treats the Azure resource behind an object (implemented by ASO).
 pub const RECONCILE_POLICY: &str = "serviceoperator.azure.com/reconcile-policy";
@@ -17,6 +18,14 @@ pub const RECONCILE_POLICY_IF_EXISTS: &str = "serviceoperator.azure.com/reconcil
 pub const ADOPTION_POLICY: &str = "serviceoperator.azure.com/adoption-policy";
 /// Set by ASO when it takes over a resource; before it, nothing was done in Azure.
 pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
+
+/// The command that sets annotation `key` to `value` on `object`.
+pub fn annotate(object: &ObjectName<'_>, key: &str, value: &str) -> String {
+    object.kubectl(
+        "annotate",
+        &[&shell_word(&format!("{key}={value}")), "--overwrite"],
+    )
+}
 
 /// A set of annotation values, compared exactly.
 pub trait Vocabulary: Copy + 'static {
@@ -49,6 +58,12 @@ pub enum ReconcilePolicy {
     DetachOnDelete,
     Skip,
 }
+
+guard_core::one_of!(ReconcilePolicy {
+    "manage" => ReconcilePolicy::Manage,
+    "skip" => ReconcilePolicy::Skip,
+    "detach-on-delete" => ReconcilePolicy::DetachOnDelete,
+});
 
 impl Vocabulary for ReconcilePolicy {
     const ALL: &'static [Self] = &[Self::Manage, Self::Skip, Self::DetachOnDelete];

@@ -260,7 +260,7 @@ fn case() -> Value {
         "context": context(),
         "contextAwareResources": granted(),
         "expect": {"allowed": false, "code": 400,
-            "message": format!("^ResourceGroup \"{NAME}\" in namespace \"{NAMESPACE}\" is protected from deletion: ASO would delete the Azure resource as well, because its effective serviceoperator\\.azure\\.com/reconcile-policy is manage \\(inherited from Namespace \"{NAMESPACE}\"\\), and Azure deletes what is inside it, including the protected Protected0000 \"protected0000-0\", .* and {} more\\. Annotation ",
+            "message": format!("^ResourceGroup {NAMESPACE}/{NAME} is protected from deletion: ASO would delete the Azure resource as well, because its effective serviceoperator\\.azure\\.com/reconcile-policy is manage \\(inherited from Namespace \"{NAMESPACE}\"\\), and Azure deletes what is inside it, including the protected Protected0000 \"protected0000-0\", .* and {} more\\. Annotation ",
                 (LIST_ENTRIES - 1) * CHILDREN_PER_KIND - 5)},
     })
 }

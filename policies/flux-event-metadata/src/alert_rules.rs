@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use guard_core::identity::describe;
 use guard_core::names::{check_name_part, quote, shell_quoted};
+use guard_core::object::ObjectName;
 use guard_core::UserInfo;
 
 use crate::alert::Alert;
 use crate::kinds;
-use crate::report::{Findings, Target};
+use crate::report::Findings;
 use crate::settings::{Action, Settings};
 use crate::values;
 
@@ -20,7 +21,7 @@ pub const SUMMARY_MAX: usize = 255;
 pub fn check(
     alert: &Alert<'_>,
     old: Option<&Alert<'_>>,
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
     settings: &Settings,
     user: &UserInfo,
     findings: &mut Findings,
@@ -29,7 +30,7 @@ pub fn check(
         (Ok(s), Ok(m)) => (s, m),
         (Err(e), _) | (_, Err(e)) => {
             findings.report(Action::Deny, false, || {
-                format!("Alert {}: {e}.", target_name(target))
+                format!("{}: {e}.", target.describe())
             });
             return;
         }
@@ -111,10 +112,11 @@ pub fn check(
     findings.report(settings.deprecated_summary, false, || {
         format!(
             "spec.summary is deprecated and will be removed with the Alert v1 API; move it to \
-             spec.eventMetadata.summary: `kubectl -n {} patch alerts {} --type=merge -p {}`.",
-            target.namespace,
-            target.name,
-            shell_quoted(&merge_patch(summary))
+             spec.eventMetadata.summary: `{}`.",
+            target.kubectl(
+                "patch",
+                &["--type=merge", "-p", &shell_quoted(&merge_patch(summary))]
+            )
         )
     });
 }
@@ -166,10 +168,6 @@ fn controller_overrides<'a>(
         .collect()
 }
 
-fn target_name(target: &Target<'_>) -> String {
-    format!("{}/{}", target.namespace, target.name)
-}
-
 /// `{"spec":{"summary":null,"eventMetadata":{"summary":"…"}}}`
 /// Written out rather than built as a map, so the key order never depends on
 /// serde_json's features.
@@ -194,13 +192,12 @@ mod tests {
         let old = old
             .as_ref()
             .map(|o| Alert::new("slack", "flux-system", Some(o)));
-        let target = Target {
-            kind: "Alert",
-            resource: "alerts",
-            namespace: "flux-system",
-            name: "slack",
-            exists: old.is_some(),
-        };
+        let target = ObjectName::new(
+            "Alert",
+            "alerts.notification.toolkit.fluxcd.io",
+            "flux-system",
+            "slack",
+        );
         let user = UserInfo {
             username: who.into(),
             ..UserInfo::default()
@@ -337,7 +334,7 @@ mod tests {
         assert_eq!(
             v.warnings,
             [
-                r#"spec.summary is deprecated and will be removed with the Alert v1 API; move it to spec.eventMetadata.summary: `kubectl -n flux-system patch alerts slack --type=merge -p '{"spec":{"summary":null,"eventMetadata":{"summary":"Production cluster"}}}'`."#
+                r#"spec.summary is deprecated and will be removed with the Alert v1 API; move it to spec.eventMetadata.summary: `kubectl patch alerts.notification.toolkit.fluxcd.io slack -n flux-system --type=merge -p '{"spec":{"summary":null,"eventMetadata":{"summary":"Production cluster"}}}'`."#
             ]
         );
         assert!(run(

@@ -48,7 +48,7 @@ pub fn check(
     let emitter = Emitter {
         kind: target.kind,
         namespace: target.namespace,
-        name: target.name,
+        name: &target.name,
         labels: &subject.meta.labels,
     };
     for object in alerts.iter().take(MAX_ALERTS) {
@@ -89,7 +89,7 @@ pub fn check(
                     quote(alert_value),
                     target.kind,
                     quote(alert_value),
-                    target.removal(key, entry_stored(subject, key)),
+                    subject.removal(key, entry_stored(subject, key)),
                 )
             });
         }
@@ -129,8 +129,8 @@ fn lookup_failed(action: Action, error: &str, findings: &mut Findings) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Target;
     use guard_core::context::{ClusterError, ObjectRef};
+    use guard_core::object;
     use guard_core::Metadata;
     use serde_json::{json, Value};
 
@@ -168,13 +168,12 @@ mod tests {
         });
         let subject = Subject {
             group: "helm.toolkit.fluxcd.io",
-            target: Target {
-                kind: "HelmRelease",
-                resource: "helmreleases",
-                namespace: "flux-system",
-                name: "podinfo",
-                exists: old.is_some(),
-            },
+            target: object::ObjectName::new(
+                "HelmRelease",
+                "helmreleases.helm.toolkit.fluxcd.io",
+                "flux-system",
+                "podinfo",
+            ),
             meta: &meta,
             old: old.as_ref(),
             origin: None,

@@ -49,9 +49,10 @@ use serde_json::Value;
 use crate::alert::Alert;
 use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
-use crate::report::{Findings, Target};
+use crate::report::Findings;
 pub use crate::settings::Settings;
 use guard_core::flux::NOTIFICATION;
+use guard_core::object::ObjectName;
 
 pub struct FluxEventMetadata;
 
@@ -91,7 +92,7 @@ impl Policy for FluxEventMetadata {
             Ok(old) => old,
             Err(e) => return Verdict::deny(e),
         };
-        let target = target(request, &meta, old.is_some());
+        let target = ObjectName::of(request, Some(&meta));
         let mut findings = Findings::default();
         if kinds::emits_events(&request.kind.group, &request.kind.kind) {
             let subject = Subject {
@@ -125,11 +126,11 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         Ok(old) => old,
         Err(e) => return Verdict::deny(e),
     };
-    let target = target(request, &head.metadata, old.is_some());
-    let alert = Alert::new(target.name, target.namespace, head.spec.as_ref());
+    let target = ObjectName::of(request, Some(&head.metadata));
+    let alert = Alert::new(&target.name, target.namespace, head.spec.as_ref());
     let old_alert = old
         .as_ref()
-        .map(|o| Alert::new(target.name, target.namespace, o.spec.as_ref()));
+        .map(|o| Alert::new(&target.name, target.namespace, o.spec.as_ref()));
     let mut findings = Findings::default();
     check_inert(
         &target,
@@ -173,29 +174,9 @@ fn no_object(request: &AdmissionRequest) -> Verdict {
     ))
 }
 
-fn target<'a>(request: &'a AdmissionRequest, meta: &'a Metadata, exists: bool) -> Target<'a> {
-    let name = if request.name.is_empty() {
-        meta.name.as_str()
-    } else {
-        request.name.as_str()
-    };
-    let namespace = if request.namespace.is_empty() {
-        meta.namespace.as_str()
-    } else {
-        request.namespace.as_str()
-    };
-    Target {
-        kind: &request.kind.kind,
-        resource: &request.resource.resource,
-        namespace,
-        name,
-        exists,
-    }
-}
-
 /// Event annotations on a kind that emits no events do nothing at all.
 fn check_inert(
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
     meta: &Metadata,
     old: Option<&Metadata>,
     settings: &Settings,
@@ -218,7 +199,9 @@ fn check_inert(
     if count > SHOWN {
         keys.push(format!("and {} more", count.saturating_sub(SHOWN)));
     }
-    let hint = if target.kind == "Alert" && target.resource == "alerts" {
+    let hint = if target.kind == "Alert"
+        && target.resource.strip_prefix("alerts.") == Some(NOTIFICATION)
+    {
         "; metadata for every notification of this Alert belongs in spec.eventMetadata"
     } else {
         ""

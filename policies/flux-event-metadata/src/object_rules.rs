@@ -6,24 +6,47 @@
 use std::collections::BTreeSet;
 
 use guard_core::identity::describe;
-use guard_core::names::{check_name_part, quote};
+use guard_core::names::{check_name_part, quote, shell_word};
+use guard_core::object::ObjectName;
 use guard_core::{Metadata, UserInfo};
 
 use crate::annotations::{entries, Entry};
 use crate::generated::Origin;
 use crate::kinds::{self, PREFIX};
-use crate::report::{Findings, Target};
+use crate::report::Findings;
 use crate::settings::{Action, Settings};
 use crate::values;
 
 /// An object that emits events, before and after the change.
 pub struct Subject<'a> {
     pub group: &'a str,
-    pub target: Target<'a>,
+    pub target: ObjectName<'a>,
     pub meta: &'a Metadata,
+    /// The stored object of an UPDATE.
     pub old: Option<&'a Metadata>,
     /// Set when a Flux controller generated the object from a template.
     pub origin: Option<Origin>,
+}
+
+impl Subject<'_> {
+    /// The object exists already, so a `kubectl annotate` can fix it.
+    pub fn exists(&self) -> bool {
+        self.old.is_some()
+    }
+
+    /// How to take the annotation `key` (the part after the prefix) off;
+    /// `stored`: the stored object has it, so `kubectl` can remove it.
+    pub fn removal(&self, key: &str, stored: bool) -> String {
+        if self.exists() && stored {
+            format!(
+                "remove it from the manifest, or run `{}`",
+                self.target
+                    .kubectl("annotate", &[&shell_word(&format!("{PREFIX}{key}-"))])
+            )
+        } else {
+            format!("remove `{PREFIX}{key}` from the manifest")
+        }
+    }
 }
 
 /// Applies every per-key and per-object rule. Returns the entries whose key
@@ -88,7 +111,7 @@ fn check_entry(
             .old
             .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")))
     };
-    let removal = || subject.target.removal(key, stored());
+    let removal = || subject.removal(key, stored());
     if let Err(e) = check_name_part(key) {
         findings.report(Action::Deny, unchanged, || {
             format!(
@@ -221,7 +244,7 @@ fn check_routing(
                  them, or {}.",
                 values::routing_purpose(key),
                 describe(user),
-                subject.target.removal(key, false)
+                subject.removal(key, false)
             )
         });
     }
@@ -273,10 +296,10 @@ fn check_required(subject: &Subject<'_>, settings: &Settings, findings: &mut Fin
                 .pattern(key)
                 .map(|(source, _)| format!(" matching {}", quote(source)))
                 .unwrap_or_default();
-            let how = if target.exists {
+            let how = if subject.exists() {
                 format!(
-                    "add it to the manifest, or run `kubectl -n {} annotate {} {} {full}=<value>`",
-                    target.namespace, target.resource, target.name
+                    "add it to the manifest, or run `{}`",
+                    target.kubectl("annotate", &[&format!("{}=<value>", shell_word(&full))])
                 )
             } else {
                 "add it under metadata.annotations in the manifest".to_string()
@@ -302,6 +325,7 @@ fn list(keys: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::podinfo;
     use guard_core::settings::parse;
 
     const HELM: &str = "helm.toolkit.fluxcd.io";
@@ -323,6 +347,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn removal_advice_fits_the_operation() {
+        let (new, old) = (meta(&[]), meta(&[]));
+        let subject = |old| Subject {
+            group: HELM,
+            target: podinfo(),
+            meta: &new,
+            old,
+            origin: None,
+        };
+        assert_eq!(
+            subject(Some(&old)).removal("revision", true),
+            "remove it from the manifest, or run `kubectl annotate \
+             helmreleases.helm.toolkit.fluxcd.io podinfo -n apps event.toolkit.fluxcd.io/revision-`"
+        );
+        assert_eq!(
+            subject(Some(&old)).removal("revision", false),
+            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
+        );
+        assert_eq!(
+            subject(None).removal("revision", true),
+            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
+        );
+    }
+
     /// Runs the rules on a HelmRelease and returns (refusals+warnings verdict).
     fn run(
         settings: &str,
@@ -335,13 +384,7 @@ mod tests {
         let old = old.map(meta);
         let subject = Subject {
             group: HELM,
-            target: Target {
-                kind: "HelmRelease",
-                resource: "helmreleases",
-                namespace: "apps",
-                name: "podinfo",
-                exists: old.is_some(),
-            },
+            target: podinfo(),
             meta: &new,
             old: old.as_ref(),
             origin: None,
@@ -421,7 +464,7 @@ mod tests {
         let v = run("{}", &[("revision", "x")], Some(old), "alice");
         assert!(v.allowed);
         assert!(v.warnings[0].contains(
-            "kubectl -n apps annotate helmreleases podinfo event.toolkit.fluxcd.io/revision-"
+            "kubectl annotate helmreleases.helm.toolkit.fluxcd.io podinfo -n apps event.toolkit.fluxcd.io/revision-"
         ));
         assert!(v.warnings[0].ends_with("so the change is accepted.)"));
         // A changed value is a new decision.
@@ -534,7 +577,7 @@ mod tests {
         );
         let old: &[(&str, &str)] = &[("image", "x")];
         let v = run(s, &[("image", "y")], Some(old), "a");
-        assert!(v.allowed && v.warnings[0].contains("`kubectl -n apps annotate helmreleases podinfo event.toolkit.fluxcd.io/team=<value>`"));
+        assert!(v.allowed && v.warnings[0].contains("`kubectl annotate helmreleases.helm.toolkit.fluxcd.io podinfo -n apps event.toolkit.fluxcd.io/team=<value>`"));
         // Removing a required key that was there is refused.
         let had: &[(&str, &str)] = &[("team", "payments")];
         assert!(!run(s, &[], Some(had), "a").allowed);

@@ -1,46 +1,13 @@
 //! Turning what the rules found into one verdict a person can act on.
 
+use guard_core::object::ObjectName;
 use guard_core::Verdict;
 
-use crate::kinds::PREFIX;
 use crate::settings::Action;
 
 /// At most this many refusals and warnings are spelled out; a flood of
 /// annotations must not become a flood of text in `kubectl`'s output.
 const SHOWN: usize = 8;
-
-/// The object under review, as messages and commands name it.
-pub struct Target<'a> {
-    pub kind: &'a str,
-    /// The plural resource (`helmreleases`), as `kubectl` takes it.
-    pub resource: &'a str,
-    pub namespace: &'a str,
-    pub name: &'a str,
-    /// The object exists already, so a `kubectl annotate` can fix it.
-    pub exists: bool,
-}
-
-impl Target<'_> {
-    pub fn describe(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{} {}", self.kind, self.name)
-        } else {
-            format!("{} {}/{}", self.kind, self.namespace, self.name)
-        }
-    }
-
-    /// How to take the annotation `key` (the part after the prefix) off.
-    pub fn removal(&self, key: &str, stored: bool) -> String {
-        if self.exists && stored {
-            format!(
-                "remove it from the manifest, or run `kubectl -n {} annotate {} {} {PREFIX}{key}-`",
-                self.namespace, self.resource, self.name
-            )
-        } else {
-            format!("remove `{PREFIX}{key}` from the manifest")
-        }
-    }
-}
 
 #[derive(Default)]
 pub struct Findings {
@@ -90,7 +57,7 @@ impl Findings {
         }
     }
 
-    pub fn into_verdict(mut self, target: &Target<'_>) -> Verdict {
+    pub fn into_verdict(mut self, target: &ObjectName<'_>) -> Verdict {
         if self.unshown_warnings > 0 {
             self.warnings.push(format!(
                 "… and {} more warnings like these.",
@@ -119,19 +86,20 @@ impl Findings {
     }
 }
 
+/// The object the unit tests review: HelmRelease `apps/podinfo`.
+#[cfg(test)]
+pub(crate) fn podinfo() -> ObjectName<'static> {
+    ObjectName::new(
+        "HelmRelease",
+        "helmreleases.helm.toolkit.fluxcd.io",
+        "apps",
+        "podinfo",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn target(exists: bool) -> Target<'static> {
-        Target {
-            kind: "HelmRelease",
-            resource: "helmreleases",
-            namespace: "apps",
-            name: "podinfo",
-            exists,
-        }
-    }
 
     #[test]
     fn actions_decide_between_refusal_warning_and_silence() {
@@ -143,13 +111,13 @@ mod tests {
         });
         assert!(!formatted.get(), "ignored findings are never formatted");
         f.report(Action::Warn, false, || "w".into());
-        let v = f.into_verdict(&target(true));
+        let v = f.into_verdict(&podinfo());
         assert!(v.allowed);
         assert_eq!(v.warnings, ["w"]);
 
         let mut f = Findings::default();
         f.report(Action::Deny, false, || "refused".into());
-        let v = f.into_verdict(&target(true));
+        let v = f.into_verdict(&podinfo());
         assert_eq!(v.message.as_deref(), Some("refused"));
         assert_eq!(v.code, Some(400));
     }
@@ -158,7 +126,7 @@ mod tests {
     fn preexisting_problems_only_warn() {
         let mut f = Findings::default();
         f.report(Action::Deny, true, || "old problem.".into());
-        let v = f.into_verdict(&target(true));
+        let v = f.into_verdict(&podinfo());
         assert!(v.allowed);
         assert!(v.warnings[0].starts_with("old problem. (The object was already so"));
     }
@@ -172,7 +140,7 @@ mod tests {
         for i in 0..10 {
             f.warn(format!("w{i}"));
         }
-        let v = f.into_verdict(&target(true));
+        let v = f.into_verdict(&podinfo());
         let m = v.message.unwrap();
         assert!(
             m.starts_with(
@@ -183,17 +151,5 @@ mod tests {
         assert!(m.ends_with("(8) p7. … and 2 more."), "{m}");
         assert_eq!(v.warnings.len(), 9);
         assert_eq!(v.warnings[8], "… and 2 more warnings like these.");
-    }
-
-    #[test]
-    fn removal_advice_fits_the_operation() {
-        assert_eq!(
-            target(true).removal("revision", true),
-            "remove it from the manifest, or run `kubectl -n apps annotate helmreleases podinfo event.toolkit.fluxcd.io/revision-`"
-        );
-        assert_eq!(
-            target(false).removal("revision", false),
-            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
-        );
     }
 }

@@ -12,8 +12,7 @@ use serde::Deserialize;
 use crate::kinds;
 
 /// What a rule does when it finds something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Refuse the request.
     Deny,
@@ -22,6 +21,12 @@ pub enum Action {
     /// Say nothing.
     Ignore,
 }
+
+guard_core::one_of!(Action {
+    "deny" => Action::Deny,
+    "warn" => Action::Warn,
+    "ignore" => Action::Ignore,
+});
 
 /// The largest `maxValueLength`: all annotations of an object together may
 /// hold at most 256 KiB, so a larger bound could never be reached.
@@ -140,7 +145,8 @@ fn check_keys(setting: &str, keys: &[String]) -> Result<(), String> {
     for (i, key) in keys.iter().enumerate() {
         check_name_part(key).map_err(|e| {
             format!(
-                "{setting}[{i}]: {key:?} {e}; write the part after `event.toolkit.fluxcd.io/`, e.g. \"team\""
+                "{setting}[{i}]: {} {e}; write the part after `event.toolkit.fluxcd.io/`, e.g. \"team\"",
+                quote(key)
             )
         })?;
     }
@@ -153,8 +159,8 @@ fn check_action(setting: &str, action: Action, allowed: &[Action]) -> Result<(),
     }
     let names: Vec<&str> = allowed.iter().map(|a| a.name()).collect();
     Err(format!(
-        "{setting}: {:?} is not accepted here; use one of {}",
-        action.name(),
+        "{setting}: {} is not accepted here; use one of {}",
+        quote(action.name()),
         names.join(", ")
     ))
 }
@@ -172,92 +178,90 @@ impl Action {
 impl guard_core::Settings for Settings {
     type Document = Self;
 
-    fn compile(document: Self) -> Result<Self, String> {
-        document.validate()?;
-        Ok(document)
-    }
-}
-
-impl Settings {
     /// Checks values that types alone cannot, naming the setting at fault.
-    pub fn validate(&self) -> Result<(), String> {
-        check_keys("deniedKeys", &self.denied_keys)?;
-        check_keys("allowedKeys", &self.allowed_keys)?;
-        check_keys("reservedKeys", &self.reserved_keys)?;
-        if let Some(key) = self
+    fn compile(settings: Self) -> Result<Self, String> {
+        check_keys("deniedKeys", &settings.denied_keys)?;
+        check_keys("allowedKeys", &settings.allowed_keys)?;
+        check_keys("reservedKeys", &settings.reserved_keys)?;
+        if let Some(key) = settings
             .denied_keys
             .iter()
-            .find(|k| self.allowed_keys.contains(k))
+            .find(|k| settings.allowed_keys.contains(k))
         {
             return Err(format!(
-                "deniedKeys and allowedKeys both list {key:?}; keep it in one of them"
+                "deniedKeys and allowedKeys both list {}; keep it in one of them",
+                quote(key)
             ));
         }
         // A lookup failure cannot be ignored silently: the conflicts stay unknown.
         check_action(
             "alertLookupFailure",
-            self.alert_lookup_failure,
+            settings.alert_lookup_failure,
             &[Action::Deny, Action::Warn],
         )?;
-        for (kind, keys) in &self.required_keys {
+        for (kind, keys) in &settings.required_keys {
             if kind != "*" && !kinds::is_emitting_kind_name(kind) {
                 return Err(format!(
-                    "requiredKeys: {kind:?} is not a kind that emits Flux events; use \"*\" or one of {}",
+                    "requiredKeys: {} is not a kind that emits Flux events; use \"*\" or one of {}",
+                    quote(kind),
                     kinds::emitting_kind_names().join(", ")
                 ));
             }
             check_keys(&format!("requiredKeys.{kind}"), keys)?;
             for key in keys {
-                let conflict = if self.denied_keys.contains(key) {
+                let conflict = if settings.denied_keys.contains(key) {
                     Some("deniedKeys")
-                } else if self.reserved_keys.contains(key) {
+                } else if settings.reserved_keys.contains(key) {
                     Some("reservedKeys")
-                } else if !self.allowed_keys.is_empty() && !self.allowed_keys.contains(key) {
+                } else if !settings.allowed_keys.is_empty() && !settings.allowed_keys.contains(key)
+                {
                     Some("allowedKeys (by leaving it out)")
                 } else {
                     None
                 };
                 if let Some(other) = conflict {
                     return Err(format!(
-                        "requiredKeys.{kind}: {key:?} is required but refused by {other}; no object could pass"
+                        "requiredKeys.{kind}: {} is required but refused by {other}; no object could pass",
+                        quote(key)
                     ));
                 }
             }
         }
-        if !(1..=VALUE_LENGTH_CEILING).contains(&self.max_value_length) {
+        if !(1..=VALUE_LENGTH_CEILING).contains(&settings.max_value_length) {
             return Err(format!(
                 "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
-                self.max_value_length
+                settings.max_value_length
             ));
         }
-        for (key, source) in &self.value_patterns {
-            check_name_part(key).map_err(|e| format!("valuePatterns: key {key:?} {e}"))?;
+        for (key, source) in &settings.value_patterns {
+            check_name_part(key).map_err(|e| format!("valuePatterns: key {} {e}", quote(key)))?;
             if source.len() > MAX_PATTERN_LEN {
                 return Err(format!(
                     "valuePatterns.{key}: the pattern has {} characters; at most {MAX_PATTERN_LEN} are accepted",
                     source.len()
                 ));
             }
-            anchored(source, self.pattern_size_limit()).map_err(|e| {
+            anchored(source, settings.pattern_size_limit()).map_err(|e| {
                 let limits = match e {
                     pattern::Refused::TooLarge { .. } => format!(
                         " (maxValueLength is {}, shared by {} patterns)",
-                        self.max_value_length,
-                        self.value_patterns.len()
+                        settings.max_value_length,
+                        settings.value_patterns.len()
                     ),
                     pattern::Refused::Syntax(_) => String::new(),
                 };
                 format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
             })?;
         }
-        if !(1..=1000).contains(&self.max_keys) {
+        if !(1..=1000).contains(&settings.max_keys) {
             return Err(format!(
                 "maxKeys: {} is out of range; accepted: 1 to 1000",
-                self.max_keys
+                settings.max_keys
             ));
         }
-        self.routing_key_setters.validate("routingKeySetters")?;
-        self.flux_controllers.validate("fluxControllers")
+        settings.routing_key_setters.validate("routingKeySetters")?;
+        settings.flux_controllers.validate("fluxControllers")?;
+        Ok(settings)
     }
 }
 
@@ -286,8 +290,11 @@ mod tests {
 
     #[test]
     fn actions_name_their_values() {
-        assert!(err(r#"{"controllerKeys":"refuse"}"#)
-            .contains("expected one of `deny`, `warn`, `ignore`"));
+        assert_eq!(
+            err(r#"{"controllerKeys":"refuse"}"#),
+            "invalid settings: controllerKeys: \"refuse\" is not accepted; use one of: deny, \
+             warn, ignore at line 1 column 26"
+        );
         assert!(err(r#"{"alertLookupFailure":"ignore"}"#).contains(
             "alertLookupFailure: \"ignore\" is not accepted here; use one of deny, warn"
         ));

@@ -4,6 +4,7 @@
 
 use guard_core::identity::Identities;
 use guard_core::names;
+use guard_core::object::ObjectName;
 use guard_core::selector::LabelSelector;
 use guard_core::{AdmissionRequest, GroupKind, Metadata, Operation, StringMap};
 
@@ -68,6 +69,11 @@ pub enum FluxOwnerKind {
     HelmRelease,
 }
 
+guard_core::one_of!(FluxOwnerKind {
+    "Kustomization" => FluxOwnerKind::Kustomization,
+    "HelmRelease" => FluxOwnerKind::HelmRelease,
+});
+
 impl FluxOwnerKind {
     pub fn parse(kind: &str) -> Option<Self> {
         match kind {
@@ -90,6 +96,16 @@ impl FluxOwnerKind {
             FluxOwnerKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
             FluxOwnerKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
         }
+    }
+
+    /// The object of this kind `namespace/name`, as messages name it.
+    pub fn object<'a>(self, namespace: &'a str, name: &'a str) -> ObjectName<'a> {
+        let plural = match self {
+            FluxOwnerKind::Kustomization => "kustomizations",
+            FluxOwnerKind::HelmRelease => "helmreleases",
+        };
+        let resource = format!("{plural}.{}", self.group());
+        ObjectName::new(self.kind(), resource, namespace, name)
     }
 
     fn group(self) -> &'static str {
@@ -187,13 +203,11 @@ pub(crate) fn compile_binding(
         m.operations
             .iter()
             .enumerate()
-            .map(|(i, op)| match op.as_str() {
-                "CREATE" => Ok(Operation::Create),
-                "UPDATE" => Ok(Operation::Update),
-                "DELETE" => Ok(Operation::Delete),
-                other => Err(format!(
-                    "{path}.match.operations[{i}]: {} is not accepted; use CREATE, UPDATE or DELETE",
-                    names::quote(other)
+            .map(|(i, op)| match op {
+                Operation::Create | Operation::Update | Operation::Delete => Ok(*op),
+                Operation::Connect => Err(format!(
+                    "{path}.match.operations[{i}]: CONNECT never writes an object; use CREATE, \
+                     UPDATE or DELETE"
                 )),
             })
             .collect::<Result<Vec<_>, _>>()?
@@ -206,12 +220,9 @@ pub(crate) fn compile_binding(
         .enumerate()
         .map(|(i, o)| {
             let at = format!("{path}.match.appliedBy[{i}]");
-            let kind = FluxOwnerKind::parse(&o.kind).ok_or_else(|| {
-                format!(
-                    "{at}.kind: {} is not accepted; use Kustomization or HelmRelease",
-                    names::quote(&o.kind)
-                )
-            })?;
+            let kind = o
+                .kind
+                .ok_or_else(|| format!("{at}.kind: required: Kustomization or HelmRelease"))?;
             if !o.namespace.is_empty() {
                 names::check_dns1123_label(&o.namespace)
                     .map_err(|e| format!("{at}.namespace: {} {e}", names::quote(&o.namespace)))?;
@@ -451,7 +462,8 @@ mod tests {
             (binding_doc(r#""match":{"kinds":[{"group":"x"}]}"#), "bindings[0].match.kinds[0].kind: required"),
             (binding_doc(r#""match":{"kinds":[{"group":"gating.toolkit.fluxcd.io","kind":"Gate"}]}"#), "bindings[0].match.kinds[0]: Gate objects are never held"),
             (binding_doc(r#""match":{"namespaces":["Flux"]}"#), "bindings[0].match.namespaces[0]: \"Flux\""),
-            (binding_doc(r#""match":{"operations":["PATCH"]}"#), "bindings[0].match.operations[0]: \"PATCH\" is not accepted; use CREATE, UPDATE or DELETE"),
+            (binding_doc(r#""match":{"operations":["PATCH"]}"#), "bindings[0].match.operations[0]: unknown variant `PATCH`, expected one of `CREATE`, `UPDATE`, `DELETE`"),
+            (binding_doc(r#""match":{"operations":["CONNECT"]}"#), "bindings[0].match.operations[0]: CONNECT never writes an object; use CREATE, UPDATE or DELETE"),
             (binding_doc(r#""match":{"labelSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}}"#), "bindings[0].match.labelSelector.matchExpressions: key \"a\""),
         ];
         assert_errors(cases);

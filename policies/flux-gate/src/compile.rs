@@ -6,13 +6,13 @@
 use guard_core::identity::Identities;
 use guard_core::names;
 use guard_core::UserInfo;
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
 
 use crate::binding::Binding;
 use crate::cron::Cron;
-use crate::gate::{Action, DeclaredGate, Freeze, Schedule, Zone};
+use crate::gate::{DeclaredGate, Freeze, Schedule, Zone};
 use crate::settings::limits::{MAX_FREEZES, MAX_SCHEDULES};
-use crate::settings::{FreezeSettings, GateSettings, ScheduleSettings};
+use crate::settings::{FreezeSettings, GateDefault, GateSettings, ScheduleSettings};
 
 /// The settings, parsed and checked.
 #[derive(Debug)]
@@ -73,16 +73,7 @@ pub(crate) fn compile_gate(
     }
     names::check_dns1123_subdomain(&g.name)
         .map_err(|e| format!("{path}.name: {} {e}", names::quote(&g.name)))?;
-    let default_open = match g.default.as_str() {
-        "opened" => true,
-        "closed" => false,
-        other => {
-            return Err(format!(
-                "{path}.default: {} is not accepted; use opened or closed",
-                names::quote(other)
-            ))
-        }
-    };
+    let default_open = g.default == GateDefault::Opened;
     if g.schedules.len() > MAX_SCHEDULES {
         return Err(format!("{path}.schedules: at most {MAX_SCHEDULES} entries"));
     }
@@ -123,29 +114,21 @@ fn compile_schedule(
             names::quote(&s.time_zone)
         )
     })?;
-    if s.window.is_empty() {
+    let Some(window_setting) = &s.window else {
         return Err(format!(
             "{path}.window: required: how long each firing holds, a Go duration such as 1h or 24h"
         ));
-    }
-    let window = duration(&format!("{path}.window"), &s.window)?;
+    };
+    let window = window_setting.signed();
     if !window.is_positive() || window > MAX_WINDOW {
         return Err(format!(
             "{path}.window: {} must be more than 0s and at most 8784h (366 days)",
-            names::quote(&s.window)
+            names::quote(&window_setting.text)
         ));
     }
-    let action = match s.action.as_str() {
-        "open" => Action::Open,
-        "close" => Action::Close,
-        "" => return Err(format!("{path}.action: required: open or close")),
-        other => {
-            return Err(format!(
-                "{path}.action: {} is not accepted; use open or close",
-                names::quote(other)
-            ))
-        }
-    };
+    let action = s
+        .action
+        .ok_or_else(|| format!("{path}.action: required: open or close"))?;
     Ok(Schedule::new(
         s.cron.trim().to_string(),
         cron,
@@ -156,33 +139,22 @@ fn compile_schedule(
 }
 
 fn compile_freeze(path: &str, f: &FreezeSettings) -> Result<Freeze, String> {
-    let start = instant(&format!("{path}.start"), &f.start)?;
-    let end = instant(&format!("{path}.end"), &f.end)?;
-    if end <= start {
+    let required = |which: &str| {
+        format!("{path}.{which}: required: an RFC 3339 instant such as 2026-12-24T00:00:00Z")
+    };
+    let start = f.start.as_ref().ok_or_else(|| required("start"))?;
+    let end = f.end.as_ref().ok_or_else(|| required("end"))?;
+    if end.at <= start.at {
         return Err(format!(
             "{path}.end: {} must be after start {}",
-            f.end, f.start
+            names::quote(&end.text),
+            names::quote(&start.text)
         ));
     }
     Ok(Freeze {
-        start,
-        end,
+        start: start.at,
+        end: end.at,
         reason: f.reason.clone(),
-    })
-}
-
-pub(crate) fn duration(path: &str, text: &str) -> Result<SignedDuration, String> {
-    guard_core::duration::parse(text)
-        .map(SignedDuration::from_nanos)
-        .map_err(|e| format!("{path}: {e}"))
-}
-
-fn instant(path: &str, text: &str) -> Result<Timestamp, String> {
-    guard_core::rfc3339::parse(text).map_err(|_| {
-        format!(
-            "{path}: {} is not an RFC 3339 instant; write e.g. 2026-12-24T00:00:00Z",
-            names::quote(text)
-        )
     })
 }
 
@@ -197,7 +169,7 @@ mod tests {
             (r#"{"gates":[{"name":""}]}"#.into(), "gates[0].name: \"\" must not be empty"),
             (r#"{"gates":[{"name":"a/b"}]}"#.into(), "gates[0].name: \"a/b\" must not contain '/'"),
             (r#"{"gates":[{"name":"Big"}]}"#.into(), "gates[0].name: \"Big\" must begin and end"),
-            (gate_doc(r#""default":"open""#), "gates[0].default: \"open\" is not accepted; use opened or closed"),
+            (gate_doc(r#""default":"open""#), "gates[0].default: \"open\" is not accepted; use one of: opened, closed"),
             (sched_doc(r#""cron":"0 0 31 2 *""#), "gates[0].schedules[0].cron: \"0 0 31 2 *\" never fires"),
             (sched_doc(r#""cron":"0 0 * * FRY""#), "gates[0].schedules[0].cron: \"0 0 * * FRY\" day of week field"),
             (sched_doc(r#""timeZone":"Europe/Berln""#), "gates[0].schedules[0].timeZone: \"Europe/Berln\" is not a known IANA time zone"),
@@ -206,11 +178,11 @@ mod tests {
             (sched_doc(r#""window":"-1h""#), "gates[0].schedules[0].window: \"-1h\" must be more than 0s and at most 8784h"),
             (sched_doc(r#""window":"0s""#), "must be more than 0s"),
             (sched_doc(r#""window":"9000h""#), "at most 8784h"),
-            (sched_doc(r#""action":"""#), "gates[0].schedules[0].action: required: open or close"),
-            (sched_doc(r#""action":"deny""#), "gates[0].schedules[0].action: \"deny\" is not accepted; use open or close"),
+            (sched_doc(r#""action":"""#), "gates[0].schedules[0].action: \"\" is not accepted; use one of: open, close"),
+            (sched_doc(r#""action":"deny""#), "gates[0].schedules[0].action: \"deny\" is not accepted; use one of: open, close"),
             (sched_doc(r#""windows":"1h""#), "unknown field `windows`"),
             (gate_doc(r#""freezes":[{"start":"2026-12-24","end":"2026-12-27T00:00:00Z"}]"#), "gates[0].freezes[0].start: \"2026-12-24\" is not an RFC 3339 instant"),
-            (gate_doc(r#""freezes":[{"start":"2026-12-24T00:00:00Z","end":"2026-12-23T00:00:00Z"}]"#), "gates[0].freezes[0].end: 2026-12-23T00:00:00Z must be after start"),
+            (gate_doc(r#""freezes":[{"start":"2026-12-24T00:00:00Z","end":"2026-12-23T00:00:00Z"}]"#), "gates[0].freezes[0].end: \"2026-12-23T00:00:00Z\" must be after start \"2026-12-24T00:00:00Z\""),
         ];
         assert_errors(cases);
     }

@@ -2,8 +2,10 @@
 //! reading it from the Kustomization or HelmRelease that applies a change,
 //! and the command that removes it.
 
+use guard_core::context;
 use guard_core::identity;
-use guard_core::{AdmissionRequest, Context, Metadata, ObjectRef, Verdict};
+use guard_core::object::ObjectName;
+use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
 use serde_json::Value;
 
 use crate::binding::FluxOwnerKind;
@@ -35,21 +37,17 @@ pub(crate) fn guard_override_annotation(
     {
         return None;
     }
-    let name = request.display_name(new);
     Some(Verdict::deny(format!(
-        "The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {} is not one. On {} {}/{name} it would let every change applied from it pass closed gates, so only those members may set it.",
+        "The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {} is not one. On {} it would let every change applied from it pass closed gates, so only those members may set it.",
         override_groups_text(c),
         identity::describe(&request.user_info),
-        request.kind.kind,
-        request.namespace,
+        ObjectName::of(request, new).describe(),
     )))
 }
 
 /// An emergency override found on the Flux object that applies a change.
 pub(crate) struct OwnerOverride<'m> {
-    pub(crate) owner: FluxOwnerKind,
-    pub(crate) namespace: &'m str,
-    pub(crate) name: &'m str,
+    pub(crate) owner: ObjectName<'m>,
     pub(crate) reason: String,
 }
 
@@ -68,7 +66,7 @@ pub(crate) fn owner_override<'m>(
         let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
             continue;
         };
-        let object = ObjectRef {
+        let object = context::ObjectRef {
             api_version: kind.api_version(),
             kind: kind.kind(),
             namespace,
@@ -79,7 +77,7 @@ pub(crate) fn owner_override<'m>(
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
             Err(e) => {
-                failed.push((format!("{} {namespace}/{name}", kind.kind()), e.to_string()));
+                failed.push((kind.object(namespace, name).describe(), e.to_string()));
                 continue;
             }
         };
@@ -92,9 +90,7 @@ pub(crate) fn owner_override<'m>(
             .unwrap_or_default();
         if !reason.is_empty() {
             return Ok(Some(OwnerOverride {
-                owner: kind,
-                namespace,
-                name,
+                owner: kind.object(namespace, name),
                 reason: reason.to_string(),
             }));
         }
@@ -106,13 +102,9 @@ pub(crate) fn owner_override<'m>(
     }
 }
 
-pub(crate) fn remove_override_command(namespace: &str, resource: &str, name: &str) -> String {
-    let ns = if namespace.is_empty() {
-        String::new()
-    } else {
-        format!("-n {namespace} ")
-    };
-    format!("kubectl {ns}annotate {resource}/{name} {OVERRIDE_ANNOTATION}-")
+/// The command that removes the emergency override from `object`.
+pub(crate) fn remove_override(object: &ObjectName<'_>) -> String {
+    object.kubectl("annotate", &[&format!("{OVERRIDE_ANNOTATION}-")])
 }
 
 pub(crate) fn override_groups_text(c: &Compiled) -> String {
@@ -128,6 +120,7 @@ mod tests {
     use super::*;
     use crate::test_support::{eval, freeze, object, update, Broken};
     use crate::AUDIT_KEY;
+    use guard_core::context::ObjectRef;
     use guard_core::{Cluster, ClusterError};
     use serde_json::json;
 

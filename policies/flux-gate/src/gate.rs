@@ -7,17 +7,21 @@
 
 use std::cell::Cell;
 
+use guard_core::object::ObjectName;
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::cron::Cron;
 use crate::firing::Memo;
+use crate::{GATE_KIND, GATING_GROUP};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Open,
     Close,
 }
+
+guard_core::one_of!(Action { "open" => Action::Open, "close" => Action::Close });
 
 impl Action {
     pub fn verb(self) -> &'static str {
@@ -239,6 +243,16 @@ impl DeclaredGate {
 }
 
 impl ObjectGate {
+    /// The Gate as messages name it and `kubectl` takes it.
+    pub fn object(&self) -> ObjectName<'_> {
+        ObjectName::new(
+            GATE_KIND,
+            format!("gates.{GATING_GROUP}"),
+            &self.namespace,
+            &self.name,
+        )
+    }
+
     /// The request in effect: the latest one at or before `t` (a close wins a
     /// tie), if its window still holds.
     pub fn state_at(&self, t: Timestamp) -> State<'static> {

@@ -6,7 +6,8 @@
 //! `open.gate.fluxcd.io/requestedAt` or `close.gate.fluxcd.io/requestedAt`
 //! with an RFC 3339 instant.
 
-use guard_core::context::{Cluster, ObjectRef};
+use guard_core::context::{self, Cluster};
+use guard_core::object::ObjectName;
 use guard_core::request::null_default;
 use guard_core::{duration, names, Metadata};
 use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::compile::Compiled;
 use crate::gate::{self, Gate, ObjectGate};
+use crate::message;
 use crate::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
 
 /// The parts of a Gate the policy reads; fields stay JSON so that a wrong
@@ -131,13 +133,12 @@ pub fn check_write(
         let ahead = at.duration_since(now);
         return Err(format!(
             "annotation {key}: {} is {} ahead of the policy's clock ({}; tolerance {}); \
-             write the current time: kubectl -n {namespace} annotate --overwrite gate/{} \
-             {key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"",
+             write the current time: {}",
             guard_core::rfc3339::format(at),
             duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
             guard_core::rfc3339::format(now),
             duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
-            gate.name,
+            message::request_now(&gate.object(), key),
         ));
     }
     Ok(gate)
@@ -152,9 +153,14 @@ pub(crate) fn admit(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>)
     let view = match request.object_as::<GateView>(Which::Object) {
         Ok(Some(v)) => v,
         Ok(None) => {
-            return Verdict::deny(format!("Gate {}: the request has no object", request.name))
+            return Verdict::deny(format!(
+                "{}: the request has no object",
+                ObjectName::of(request, None).describe()
+            ))
         }
-        Err(e) => return Verdict::deny(format!("Gate {}: {e}", request.name)),
+        Err(e) => {
+            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
+        }
     };
     let namespace = if request.namespace.is_empty() {
         &view.metadata.namespace
@@ -163,7 +169,10 @@ pub(crate) fn admit(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>)
     };
     let label = format!("{namespace}/{}", request.display_name(Some(&view.metadata)));
     match check_write(&view, namespace, ctx.now, c.clock_skew) {
-        Err(e) => Verdict::deny(format!("Gate {label}: {e}")),
+        Err(e) => Verdict::deny(format!(
+            "{}: {e}",
+            ObjectName::of(request, Some(&view.metadata)).describe()
+        )),
         Ok(g) => {
             let until = g.next_change_after(ctx.now);
             let gate = Gate::Object(g);
@@ -210,7 +219,7 @@ pub fn lookup(
     namespace: &str,
     name: &str,
 ) -> Result<ObjectGate, LookupError> {
-    let object = ObjectRef {
+    let object = context::ObjectRef {
         api_version: GATE_API_VERSION,
         kind: GATE_KIND,
         namespace,
@@ -304,8 +313,8 @@ mod tests {
         assert_eq!(
             err,
             "annotation open.gate.fluxcd.io/requestedAt: 2026-11-20T12:00:00Z is 2h0m0s ahead of the \
-             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); write the current time: kubectl -n \
-             flux-system annotate --overwrite gate/sre-approval \
+             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); write the current time: kubectl \
+             annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system --overwrite \
              open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
         );
     }
@@ -314,7 +323,10 @@ mod tests {
     fn lookups() {
         struct One(Result<Option<Value>, guard_core::ClusterError>);
         impl Cluster for One {
-            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, guard_core::ClusterError> {
+            fn get(
+                &self,
+                o: &context::ObjectRef<'_>,
+            ) -> Result<Option<Value>, guard_core::ClusterError> {
                 assert_eq!(
                     (o.api_version, o.kind),
                     ("gating.toolkit.fluxcd.io/v1alpha1", "Gate")

@@ -5,20 +5,20 @@
 
 use guard_core::identity;
 use guard_core::names::quote;
+use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
 
 use crate::binding::{self, GateRef};
 use crate::change::{self, Change};
 use crate::compile::Compiled;
 use crate::emergency_override::{
-    guard_override_annotation, override_groups_text, owner_override, remove_override_command,
-    OwnerOverride,
+    guard_override_annotation, override_groups_text, owner_override, remove_override, OwnerOverride,
 };
 use crate::gate::Gate;
 use crate::gate_object::{self, LookupError};
 use crate::message;
 use crate::opening::{next_opening, Opening};
-use crate::{AUDIT_KEY, GATES_ANNOTATION, GATE_API_VERSION, OVERRIDE_ANNOTATION};
+use crate::{AUDIT_KEY, GATES_ANNOTATION, GATE_API_VERSION, OPEN_ANNOTATION, OVERRIDE_ANNOTATION};
 
 /// Judges a write to any object but a Gate; `Err` is the refusal's text.
 pub(crate) fn hold(
@@ -33,13 +33,13 @@ pub(crate) fn hold(
     };
     let Some(meta) = new_meta.as_ref().or(old_meta.as_ref()) else {
         return Err(format!(
-            "{} {}: the {} request carries no object",
-            request.kind.kind,
-            request.name,
+            "{}: the {} request carries no object",
+            ObjectName::of(request, None).describe(),
             request.operation.as_str()
         ));
     };
-    let who = subject(request, meta);
+    let object = ObjectName::of(request, Some(meta));
+    let who = object.describe();
     if let Some(refusal) =
         guard_override_annotation(request, c, old_meta.as_ref(), new_meta.as_ref())
     {
@@ -179,15 +179,10 @@ pub(crate) fn hold(
             blocked.join(", "),
             quote(reason)
         );
-        let resource = request.kind.kind.to_ascii_lowercase();
         return Ok(Verdict::allow()
             .warn(format!(
                 "{note}; remove the override when the emergency is over: {}",
-                remove_override_command(
-                    &request.namespace,
-                    &resource,
-                    &request.display_name(Some(meta))
-                )
+                remove_override(&object)
             ))
             .audit(AUDIT_KEY, note));
     }
@@ -200,23 +195,17 @@ pub(crate) fn hold(
                 None
             }
         };
-        if let Some(OwnerOverride {
-            owner,
-            namespace: ns,
-            name,
-            reason,
-        }) = found
-        {
+        if let Some(OwnerOverride { owner, reason }) = found {
             let note = format!(
-                "emergency override on {} {ns}/{name} passed closed gate {} for {who} ({what}, sent by {username}): {}",
-                owner.kind(),
+                "emergency override on {} passed closed gate {} for {who} ({what}, sent by {username}): {}",
+                owner.describe(),
                 blocked.join(", "),
                 quote(&reason)
             );
             return Ok(Verdict::allow()
                 .warn(format!(
                     "{note}; remove the override when the emergency is over: {}",
-                    remove_override_command(ns, &owner.kind().to_ascii_lowercase(), name)
+                    remove_override(&owner)
                 ))
                 .audit(AUDIT_KEY, note));
         }
@@ -252,7 +241,7 @@ pub(crate) fn hold(
                 text.push_str(&format!(
                     " Open '{}' now: {}",
                     o.label(),
-                    message::open_command(&o.namespace, &o.name)
+                    message::request_now(&o.object(), OPEN_ANNOTATION)
                 ));
             }
         }
@@ -283,15 +272,6 @@ pub(crate) fn hold(
         _ => {}
     }
     Ok(Verdict::deny(text))
-}
-
-/// `Kustomization flux-system/apps`.
-fn subject(request: &AdmissionRequest, meta: &Metadata) -> String {
-    let name = request.display_name(Some(meta));
-    match request.namespace.as_str() {
-        "" => format!("{} {name}", request.kind.kind),
-        ns => format!("{} {ns}/{name}", request.kind.kind),
-    }
 }
 
 /// A gate of the request, resolved, or why it could not be.
@@ -480,7 +460,7 @@ mod tests {
         let v = eval(&none, &freeze(), &NoCluster);
         assert_eq!(
             v.message.unwrap(),
-            "Kustomization apps: the DELETE request carries no object"
+            "Kustomization flux-system/apps: the DELETE request carries no object"
         );
     }
 }

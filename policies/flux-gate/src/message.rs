@@ -2,11 +2,11 @@
 //! it opens, in UTC and in the gates' own time zones.
 
 use guard_core::duration;
+use guard_core::object::ObjectName;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::gate::{Action, Gate, State, Why, Zone};
 use crate::opening::Opening;
-use crate::OPEN_ANNOTATION;
 
 fn weekday(day: jiff::civil::Weekday) -> &'static str {
     use jiff::civil::Weekday::*;
@@ -118,11 +118,15 @@ pub fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
     }
 }
 
-/// The RFC's command to open a Gate object now.
-pub fn open_command(namespace: &str, name: &str) -> String {
-    format!(
-        "kubectl -n {namespace} annotate --overwrite gate/{name} \
-         {OPEN_ANNOTATION}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+/// The RFC's command to open or close a Gate object now: `key` set to the
+/// current time, which the shell writes (`$(date …)` inside double quotes).
+pub fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
+    gate.kubectl(
+        "annotate",
+        &[
+            "--overwrite",
+            &format!("{key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""),
+        ],
     )
 }
 
@@ -176,7 +180,7 @@ mod tests {
             open_at: Some(ts("2026-11-20T08:00:00Z")),
             close_at: None,
         };
-        let gate = Gate::Object(o);
+        let gate = Gate::Object(o.clone());
         let s = gate.state_at(ts("2026-11-20T10:00:00Z"));
         assert_eq!(
             why_closed(&gate, &s),
@@ -187,8 +191,9 @@ mod tests {
             "It does not open on its own."
         );
         assert_eq!(
-            open_command("flux-system", "sre-approval"),
-            "kubectl -n flux-system annotate --overwrite gate/sre-approval open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+            request_now(&o.object(), crate::OPEN_ANNOTATION),
+            "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
+             --overwrite open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
         );
     }
 }

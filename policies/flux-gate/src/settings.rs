@@ -6,16 +6,19 @@
 //! [`crate::binding`] and `crate::compile`, and kept for the evaluation
 //! (guard-core validates the settings on every call before evaluating).
 
+use guard_core::duration::{self, GoDuration};
 use guard_core::identity::Identities;
 use guard_core::names;
 use guard_core::request::null_default;
+use guard_core::rfc3339::Instant;
 use guard_core::selector::LabelSelector;
+use guard_core::Operation;
 use jiff::SignedDuration;
 use serde::Deserialize;
 
-use crate::binding::{compile_binding, GateRef};
-use crate::compile::{compile_gate, duration, Compiled, ZoneCache};
-use crate::gate::DeclaredGate;
+use crate::binding::{compile_binding, FluxOwnerKind, GateRef};
+use crate::compile::{compile_gate, Compiled, ZoneCache};
+use crate::gate::{Action, DeclaredGate};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
@@ -29,7 +32,7 @@ pub struct Settings {
     /// Namespace of Gate objects named without one.
     pub gate_namespace: String,
     /// `deny` or `allow` a held request when a Gate object cannot be read.
-    pub on_gate_lookup_error: String,
+    pub on_gate_lookup_error: OnLookupError,
     /// Who passes closed gates (exact matches).
     #[serde(deserialize_with = "null_default")]
     pub break_glass: Identities,
@@ -37,7 +40,7 @@ pub struct Settings {
     #[serde(deserialize_with = "null_default")]
     pub emergency_override: OverrideSettings,
     /// How far in the future a Gate's requestedAt annotation may be.
-    pub clock_skew_tolerance: String,
+    pub clock_skew_tolerance: GoDuration,
 }
 
 impl Default for Settings {
@@ -46,20 +49,40 @@ impl Default for Settings {
             gates: Vec::new(),
             bindings: Vec::new(),
             gate_namespace: "flux-system".into(),
-            on_gate_lookup_error: "deny".into(),
+            on_gate_lookup_error: OnLookupError::Deny,
             break_glass: Identities::default(),
             emergency_override: OverrideSettings::default(),
-            clock_skew_tolerance: "5m".into(),
+            clock_skew_tolerance: GoDuration {
+                text: "5m".into(),
+                nanos: 300_000_000_000,
+            },
         }
     }
 }
+
+/// What a held request meets when a Gate object cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnLookupError {
+    Deny,
+    Allow,
+}
+
+guard_core::one_of!(OnLookupError { "deny" => OnLookupError::Deny, "allow" => OnLookupError::Allow });
+
+/// A declared gate's state when no schedule or freeze says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateDefault {
+    Opened,
+    Closed,
+}
+
+guard_core::one_of!(GateDefault { "opened" => GateDefault::Opened, "closed" => GateDefault::Closed });
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct GateSettings {
     pub name: String,
-    /// `opened` or `closed`.
-    pub default: String,
+    pub default: GateDefault,
     #[serde(deserialize_with = "null_default")]
     pub schedules: Vec<ScheduleSettings>,
     #[serde(deserialize_with = "null_default")]
@@ -70,7 +93,7 @@ impl Default for GateSettings {
     fn default() -> Self {
         GateSettings {
             name: String::new(),
-            default: "opened".into(),
+            default: GateDefault::Opened,
             schedules: Vec::new(),
             freezes: Vec::new(),
         }
@@ -82,9 +105,10 @@ impl Default for GateSettings {
 pub struct ScheduleSettings {
     pub cron: String,
     pub time_zone: String,
-    pub window: String,
-    /// `open` or `close`.
-    pub action: String,
+    #[serde(deserialize_with = "duration::optional")]
+    pub window: Option<GoDuration>,
+    #[serde(deserialize_with = "null_default")]
+    pub action: Option<Action>,
 }
 
 impl Default for ScheduleSettings {
@@ -92,8 +116,8 @@ impl Default for ScheduleSettings {
         ScheduleSettings {
             cron: String::new(),
             time_zone: "UTC".into(),
-            window: String::new(),
-            action: String::new(),
+            window: None,
+            action: None,
         }
     }
 }
@@ -101,8 +125,10 @@ impl Default for ScheduleSettings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct FreezeSettings {
-    pub start: String,
-    pub end: String,
+    #[serde(deserialize_with = "null_default")]
+    pub start: Option<Instant>,
+    #[serde(deserialize_with = "null_default")]
+    pub end: Option<Instant>,
     pub reason: String,
 }
 
@@ -125,7 +151,7 @@ pub struct MatchSettings {
     #[serde(deserialize_with = "null_default")]
     pub label_selector: LabelSelector,
     #[serde(deserialize_with = "null_default")]
-    pub operations: Vec<String>,
+    pub operations: Vec<Operation>,
     /// Who sends the write (exact users, groups, service accounts).
     #[serde(deserialize_with = "null_default")]
     pub requested_by: Identities,
@@ -137,8 +163,8 @@ pub struct MatchSettings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct OwnerSettings {
-    /// `Kustomization` or `HelmRelease`.
-    pub kind: String,
+    #[serde(deserialize_with = "null_default")]
+    pub kind: Option<FluxOwnerKind>,
     pub namespace: String,
     pub name: String,
 }
@@ -222,8 +248,8 @@ impl Settings {
             let gate = compile_gate(&format!("gates[{i}]"), g, &mut zones)?;
             if gates.iter().any(|other| other.name == gate.name) {
                 return Err(format!(
-                    "gates[{i}].name: {:?} is declared twice",
-                    gate.name
+                    "gates[{i}].name: {} is declared twice",
+                    names::quote(&gate.name)
                 ));
             }
             gates.push(gate);
@@ -250,16 +276,6 @@ impl Settings {
                 objects.len()
             ));
         }
-        let allow_on_lookup_error = match self.on_gate_lookup_error.as_str() {
-            "deny" => false,
-            "allow" => true,
-            other => {
-                return Err(format!(
-                    "onGateLookupError: {} is not accepted; use deny or allow",
-                    names::quote(other)
-                ))
-            }
-        };
         self.break_glass.validate("breakGlass")?;
         if self
             .emergency_override
@@ -269,18 +285,18 @@ impl Settings {
         {
             return Err("emergencyOverride.groups: entries must not be empty".into());
         }
-        let clock_skew = duration("clockSkewTolerance", &self.clock_skew_tolerance)?;
+        let clock_skew = self.clock_skew_tolerance.signed();
         if clock_skew.is_negative() || clock_skew > MAX_SKEW {
             return Err(format!(
                 "clockSkewTolerance: {} must be from 0s to 24h",
-                names::quote(&self.clock_skew_tolerance)
+                names::quote(&self.clock_skew_tolerance.text)
             ));
         }
         Ok(Compiled {
             gates,
             bindings,
             gate_namespace: self.gate_namespace.clone(),
-            allow_on_lookup_error,
+            allow_on_lookup_error: self.on_gate_lookup_error == OnLookupError::Allow,
             clock_skew,
             break_glass: self.break_glass.clone(),
             override_groups: self.emergency_override.groups.clone(),
@@ -350,7 +366,7 @@ mod tests {
             (r#"{"gate":[]}"#.into(), "unknown field `gate`"),
             (r#"{"gates":[{"name":"a"},{"name":"a"}]}"#.into(), "gates[1].name: \"a\" is declared twice"),
             (r#"{"gateNamespace":"a.b"}"#.into(), "gateNamespace: \"a.b\" may not contain '.'"),
-            (r#"{"onGateLookupError":"warn"}"#.into(), "onGateLookupError: \"warn\" is not accepted; use deny or allow"),
+            (r#"{"onGateLookupError":"warn"}"#.into(), "onGateLookupError: \"warn\" is not accepted; use one of: deny, allow"),
             (r#"{"breakGlass":{"users":[""]}}"#.into(), "breakGlass.users: entries must not be empty"),
             (r#"{"breakGlass":{"serviceAccounts":["x"]}}"#.into(), "breakGlass.serviceAccounts"),
             (r#"{"emergencyOverride":{"groups":[" "]}}"#.into(), "emergencyOverride.groups: entries must not be empty"),

@@ -1,37 +1,10 @@
 //! The exact commands refusals and warnings suggest: the fix, ready to paste.
 
 use guard_core::names::shell_quoted;
+use guard_core::object::ObjectName;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::{Mode, Settings};
-
-/// The object a command acts on.
-pub struct Target<'a> {
-    pub kind: Kind,
-    pub name: &'a str,
-    pub namespace: &'a str,
-}
-
-impl Target<'_> {
-    /// `kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system`
-    fn object(&self) -> String {
-        let ns = if self.namespace.is_empty() {
-            String::new()
-        } else {
-            format!(" -n {}", self.namespace)
-        };
-        format!("{} {}{ns}", self.kind.resource(), self.name)
-    }
-
-    /// `Kustomization flux-system/apps`, how messages name the object.
-    pub fn describe(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{} {}", self.kind.kind, self.name)
-        } else {
-            format!("{} {}/{}", self.kind.kind, self.namespace, self.name)
-        }
-    }
-}
 
 /// A reason to fill in, shaped by what the settings require: a ticket
 /// first, so that it also fits a ticket pattern such as `^[A-Z]+-[0-9]+ `.
@@ -47,45 +20,48 @@ pub fn reason_template(settings: &Settings) -> String {
 /// in). In mirror mode the annotation alone does it (the policy sets the
 /// rest); otherwise one merge patch sets both, so no intermediate state is
 /// refused.
-pub fn suspend(target: &Target<'_>, settings: &Settings, reason: Option<&str>) -> String {
+pub fn suspend(
+    object: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    reason: Option<&str>,
+) -> String {
     let reason = reason.map_or_else(|| reason_template(settings), str::to_string);
     match settings.mode {
-        Mode::Mirror => format!(
-            "kubectl annotate {} --overwrite {SUSPEND_ANNOTATION}={}",
-            target.object(),
-            shell_quoted(&reason)
+        Mode::Mirror => object.kubectl(
+            "annotate",
+            &[
+                "--overwrite",
+                &format!("{SUSPEND_ANNOTATION}={}", shell_quoted(&reason)),
+            ],
         ),
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => {
             let json = serde_json::Value::String(reason).to_string();
-            merge_patch(target, &json, true)
+            merge_patch(object, kind, &json, true)
         }
     }
 }
 
 /// Resumes: removes the annotation and the honoured mechanism together.
-pub fn resume(target: &Target<'_>, settings: &Settings) -> String {
+pub fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> String {
     match settings.mode {
-        Mode::Mirror => unannotate(target),
-        Mode::AnnotationOnly | Mode::DenyAnnotationOnly => merge_patch(target, "null", false),
+        Mode::Mirror => unannotate(object),
+        Mode::AnnotationOnly | Mode::DenyAnnotationOnly => merge_patch(object, kind, "null", false),
     }
 }
 
 /// Removes the annotation alone.
-pub fn unannotate(target: &Target<'_>) -> String {
-    format!("kubectl annotate {} {SUSPEND_ANNOTATION}-", target.object())
+pub fn unannotate(object: &ObjectName<'_>) -> String {
+    object.kubectl("annotate", &[&format!("{SUSPEND_ANNOTATION}-")])
 }
 
 /// Sets the honoured mechanism beside the annotation already there.
-pub fn honour(target: &Target<'_>) -> String {
-    match target.kind.honours {
-        Honours::SpecSuspend => format!(
-            "kubectl patch {} --type=merge -p '{{\"spec\":{{\"suspend\":true}}}}'",
-            target.object()
-        ),
-        Honours::DisableAnnotation(key) => format!(
-            "kubectl annotate {} --overwrite {key}={DISABLED}",
-            target.object()
-        ),
+pub fn honour(object: &ObjectName<'_>, kind: &Kind) -> String {
+    match kind.honours {
+        Honours::SpecSuspend => patch(object, r#"{"spec":{"suspend":true}}"#),
+        Honours::DisableAnnotation(key) => {
+            object.kubectl("annotate", &["--overwrite", &format!("{key}={DISABLED}")])
+        }
     }
 }
 
@@ -99,8 +75,8 @@ pub fn manifest(settings: &Settings) -> String {
 
 /// One merge patch that sets (or, with `null`, removes) the annotation and
 /// the honoured mechanism together.
-fn merge_patch(target: &Target<'_>, reason_json: &str, on: bool) -> String {
-    let body = match target.kind.honours {
+fn merge_patch(object: &ObjectName<'_>, kind: &Kind, reason_json: &str, on: bool) -> String {
+    let body = match kind.honours {
         Honours::SpecSuspend => format!(
             "{{\"metadata\":{{\"annotations\":{{\"{SUSPEND_ANNOTATION}\":{reason_json}}}}},\"spec\":{{\"suspend\":{}}}}}",
             if on { "true" } else { "null" }
@@ -110,11 +86,12 @@ fn merge_patch(target: &Target<'_>, reason_json: &str, on: bool) -> String {
             if on { "\"disabled\"" } else { "null" }
         ),
     };
-    format!(
-        "kubectl patch {} --type=merge -p {}",
-        target.object(),
-        shell_quoted(&body)
-    )
+    patch(object, &body)
+}
+
+/// `kubectl patch` with this merge patch.
+fn patch(object: &ObjectName<'_>, body: &str) -> String {
+    object.kubectl("patch", &["--type=merge", "-p", &shell_quoted(body)])
 }
 
 #[cfg(test)]
@@ -126,46 +103,61 @@ mod tests {
         guard_core::settings::parse::<Settings>(json.as_bytes()).unwrap()
     }
 
-    fn ks() -> Target<'static> {
-        Target {
-            kind: kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap(),
-            name: "apps",
-            namespace: "flux-system",
-        }
+    /// A kind and an object of it, as the request names it.
+    fn object(
+        group: &str,
+        kind: &str,
+        namespace: &'static str,
+        name: &'static str,
+    ) -> (ObjectName<'static>, Kind) {
+        let kind = kinds::find(group, kind).unwrap();
+        (
+            ObjectName::new(kind.kind, kind.resource(), namespace, name),
+            kind,
+        )
     }
 
-    fn rs() -> Target<'static> {
-        Target {
-            kind: kinds::find("fluxcd.controlplane.io", "ResourceSet").unwrap(),
-            name: "tenants",
-            namespace: "",
-        }
+    fn ks() -> (ObjectName<'static>, Kind) {
+        object(
+            "kustomize.toolkit.fluxcd.io",
+            "Kustomization",
+            "flux-system",
+            "apps",
+        )
+    }
+
+    fn rs() -> (ObjectName<'static>, Kind) {
+        object("fluxcd.controlplane.io", "ResourceSet", "", "tenants")
     }
 
     #[test]
     fn mirror_mode_suspends_and_resumes_with_the_annotation_alone() {
         let s = settings("{}");
+        let (ks, k) = ks();
         assert_eq!(
-            suspend(&ks(), &s, None),
+            suspend(&ks, &k, &s, None),
             "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>'"
         );
         assert_eq!(
-            resume(&ks(), &s),
+            resume(&ks, &k, &s),
             "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended-"
         );
-        assert!(suspend(&ks(), &settings(r#"{"requireExpiry":true}"#), None)
-            .contains("until=<RFC 3339 time>'"));
+        assert!(
+            suspend(&ks, &k, &settings(r#"{"requireExpiry":true}"#), None)
+                .contains("until=<RFC 3339 time>'")
+        );
     }
 
     #[test]
     fn other_modes_patch_both_in_one_request() {
         let s = settings(r#"{"mode":"deny-annotation-only"}"#);
+        let ((ks, k), (rs, r)) = (ks(), rs());
         assert_eq!(
-            suspend(&ks(), &s, None),
+            suspend(&ks, &k, &s, None),
             r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket> <why>"}},"spec":{"suspend":true}}'"#
         );
         assert_eq!(
-            resume(&rs(), &s),
+            resume(&rs, &r, &s),
             r#"kubectl patch resourcesets.fluxcd.controlplane.io tenants --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null,"fluxcd.controlplane.io/reconcile":null}}}'"#
         );
     }
@@ -173,31 +165,33 @@ mod tests {
     #[test]
     fn given_reasons_are_quoted_for_the_shell_and_json() {
         let s = settings(r#"{"mode":"annotation-only"}"#);
+        let (ks, k) = ks();
         assert_eq!(
-            suspend(&ks(), &s, Some(r#"INC-1 Bob's "fix""#)),
+            suspend(&ks, &k, &s, Some(r#"INC-1 Bob's "fix""#)),
             r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 Bob'\''s \"fix\""}},"spec":{"suspend":true}}'"#
         );
         assert_eq!(
-            suspend(&ks(), &settings("{}"), Some("it's INC-2")),
+            suspend(&ks, &k, &settings("{}"), Some("it's INC-2")),
             r#"kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='it'\''s INC-2'"#
         );
     }
 
     #[test]
     fn honouring_and_manifests() {
+        let ((ks, k), (rs, r)) = (ks(), rs());
         assert_eq!(
-            honour(&ks()),
+            honour(&ks, &k),
             r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"spec":{"suspend":true}}'"#
         );
         assert_eq!(
-            honour(&rs()),
+            honour(&rs, &r),
             "kubectl annotate resourcesets.fluxcd.controlplane.io tenants --overwrite fluxcd.controlplane.io/reconcile=disabled"
         );
         assert_eq!(
             manifest(&settings("{}")),
             "metadata:\n  annotations:\n    reconcile.fluxcd.io/suspended: \"<ticket> <why>\""
         );
-        assert_eq!(ks().describe(), "Kustomization flux-system/apps");
-        assert_eq!(rs().describe(), "ResourceSet tenants");
+        assert_eq!(ks.describe(), "Kustomization flux-system/apps");
+        assert_eq!(rs.describe(), "ResourceSet tenants");
     }
 }

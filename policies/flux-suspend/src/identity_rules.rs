@@ -1,9 +1,9 @@
 //! Who may suspend and resume: the `suspenders` and `resumers` settings.
 
 use guard_core::identity::{self, Identities};
+use guard_core::object::ObjectName;
 use guard_core::{UserInfo, Verdict};
 
-use crate::commands::Target;
 use crate::judge::Change;
 use crate::settings::Settings;
 
@@ -25,7 +25,7 @@ pub(crate) fn check_identity(
     change: Change,
     settings: &Settings,
     user: &UserInfo,
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
 ) -> Option<Verdict> {
     if audit_replay(create, user) {
         return None;

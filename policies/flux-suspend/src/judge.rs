@@ -1,10 +1,11 @@
 //! One request judged: mirror first, then the rules on the state the request
 //! would store, then what the person should know.
 
+use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
 
 use crate::audit::{audit, record};
-use crate::commands::{self, Target};
+use crate::commands;
 use crate::flux_cli;
 use crate::identity_rules::check_identity;
 use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
@@ -93,12 +94,7 @@ fn change(
         },
         _ => None,
     };
-    let name = request.display_name(Some(&new_object.metadata));
-    let target = Target {
-        kind: *kind,
-        name: &name,
-        namespace: &request.namespace,
-    };
+    let target = ObjectName::of(request, Some(&new_object.metadata));
     let new = match State::of(&new_object, kind, true) {
         Ok(s) => s,
         Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
@@ -134,7 +130,7 @@ fn change(
                  leaves in place (spec.suspend is not set, so it sent an empty patch). Resume it \
                  with:\n  {}",
                 target.describe(),
-                commands::resume(&target, settings)
+                commands::resume(&target, kind, settings)
             ));
         }
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => None,
@@ -149,14 +145,16 @@ fn change(
     if change.gives_reason() {
         match state.reason {
             None if settings.require_reason => {
-                return Verdict::deny(missing_reason(create, change, &state, &target, settings))
+                return Verdict::deny(missing_reason(
+                    create, change, &state, &target, kind, settings,
+                ))
             }
             None => {}
             Some(value) => match reason::check(value, settings, ctx.now) {
                 Ok(at) => expiry = at,
                 Err(why) => {
                     return Verdict::deny(refused_reason(
-                        create, change, value, &why, &target, settings,
+                        create, change, value, &why, &target, kind, settings,
                     ))
                 }
             },
@@ -180,16 +178,18 @@ fn change(
             return Verdict::deny(prune::hazard_message(
                 &target,
                 collects,
-                &commands::suspend(&target, settings, state.reason),
+                &commands::suspend(&target, kind, settings, state.reason),
                 resuming
-                    .then(|| commands::resume(&target, settings))
+                    .then(|| commands::resume(&target, kind, settings))
                     .as_deref(),
             ));
         }
         (Mode::DenyAnnotationOnly, _)
             if state.annotation_only() && !unchanged_since(|s| s.annotation_only()) =>
         {
-            return Verdict::deny(annotation_only_refused(&target, resuming, &state, settings));
+            return Verdict::deny(annotation_only_refused(
+                &target, kind, resuming, &state, settings,
+            ));
         }
         _ => {}
     }
@@ -197,7 +197,7 @@ fn change(
     let mut verdict = Verdict::allow();
     let mut edits = mirrored.as_ref().map(|m| m.1.clone()).unwrap_or_default();
     if let Some((how, _)) = &mirrored {
-        verdict = verdict.warn(mirror_note(*how, &target));
+        verdict = verdict.warn(mirror_note(*how, &target, kind));
     }
     verdict = verdict.with_warnings(state_warnings(
         change,
@@ -205,6 +205,7 @@ fn change(
         &state,
         expiry,
         &target,
+        kind,
         settings,
         ctx.now,
     ));
@@ -220,7 +221,7 @@ fn change(
                 "{} is suspended: the spec changes in this request are stored but not applied \
                  until it is resumed (`{}`)",
                 target.describe(),
-                commands::resume(&target, settings)
+                commands::resume(&target, kind, settings)
             ));
         }
     }

@@ -10,13 +10,14 @@
 //! follows `spec.prune`, `Delete` and `WaitForTermination` always delete, and
 //! `Orphan` (or any other value) never does.
 
+use guard_core::object::ObjectName;
 use guard_core::request::json_type;
 use guard_core::{names, AdmissionRequest, Verdict, Which};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::commands::{self, Target};
+use crate::commands;
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::view::{self, State};
 
@@ -149,12 +150,7 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
         Ok(1) => "the 1 object in its inventory".to_string(),
         Ok(n) => format!("the {n} objects in its inventory"),
     };
-    let name = request.display_name(Some(&object.metadata));
-    let target = Target {
-        kind: *kind,
-        name: &name,
-        namespace: &request.namespace,
-    };
+    let target = ObjectName::of(request, Some(&object.metadata));
     if state.spec_suspend {
         return Verdict::allow().warn(format!(
             "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without \
@@ -174,7 +170,7 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
         target.describe(),
         collects.deciding(),
         names::quote(reason),
-        commands::honour(&target),
+        commands::honour(&target, kind),
         commands::unannotate(&target),
     ))
 }
@@ -184,7 +180,7 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
 /// `suspend` sets both in one request; `resume`, when the request was
 /// resuming, removes both.
 pub fn hazard_message(
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
     collects: Collects,
     suspend: &str,
     resume: Option<&str>,
@@ -215,7 +211,9 @@ mod tests {
 
     fn delete_of(old: &str) -> Verdict {
         let r: AdmissionRequest = serde_json::from_str(&format!(
-            r#"{{"operation":"DELETE","name":"apps","namespace":"flux-system","object":null,"oldObject":{old}}}"#
+            r#"{{"operation":"DELETE","kind":{{"group":"kustomize.toolkit.fluxcd.io","version":"v1","kind":"Kustomization"}},
+                "resource":{{"group":"kustomize.toolkit.fluxcd.io","version":"v1","resource":"kustomizations"}},
+                "name":"apps","namespace":"flux-system","object":null,"oldObject":{old}}}"#
         ))
         .unwrap();
         delete(&r, &ks())
@@ -371,11 +369,7 @@ mod tests {
 
     #[test]
     fn the_hazard_message_offers_both_ways_out_when_resuming() {
-        let t = Target {
-            kind: ks(),
-            name: "apps",
-            namespace: "flux-system",
-        };
+        let t = ObjectName::new("Kustomization", ks().resource(), "flux-system", "apps");
         let m = hazard_message(&t, Collects::Delete, "SUSPEND", Some("RESUME"));
         assert!(
             m.contains("while spec.deletionPolicy is Delete")

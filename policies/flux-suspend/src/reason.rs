@@ -117,15 +117,15 @@ fn check_expiry(
             rfc3339::format(now)
         )),
         Some(at) => {
-            if let Some(max) = settings.max_duration.nanos {
+            if let Some(max) = &settings.max_duration {
                 let ahead = at.as_nanosecond().saturating_sub(now.as_nanosecond());
-                if ahead > i128::from(max) {
+                if ahead > i128::from(max.nanos) {
                     let shown = i64::try_from(ahead)
                         .map_or_else(|_| "centuries".to_string(), duration::format);
                     return Err(format!(
                         "its expiry until={} is {shown} ahead, more than maxDuration ({})",
                         rfc3339::format(at),
-                        settings.max_duration.text
+                        max.text
                     ));
                 }
             }

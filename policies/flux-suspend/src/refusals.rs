@@ -1,10 +1,11 @@
 //! Refusal messages: what was refused and the command that does it right.
 
 use guard_core::names;
+use guard_core::object::ObjectName;
 
-use crate::commands::{self, Target};
+use crate::commands;
 use crate::judge::Change;
-use crate::kinds::SUSPEND_ANNOTATION;
+use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::settings::Settings;
 use crate::view::State;
 
@@ -14,10 +15,11 @@ pub(crate) fn missing_reason(
     create: bool,
     change: Change,
     state: &State<'_>,
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
+    kind: &Kind,
     settings: &Settings,
 ) -> String {
-    let mechanisms = state.mechanisms(&target.kind);
+    let mechanisms = state.mechanisms(kind);
     if create {
         return format!(
             "{} is created suspended ({mechanisms}) without a reason. This cluster requires one in \
@@ -32,14 +34,14 @@ pub(crate) fn missing_reason(
              cluster requires one in annotation {SUSPEND_ANNOTATION}, which `flux suspend` cannot \
              write. Suspend it with:\n  {}",
             target.describe(),
-            commands::suspend(target, settings, None)
+            commands::suspend(target, kind, settings, None)
         );
     }
     format!(
         "Annotation {SUSPEND_ANNOTATION} was removed from {}, which stays suspended ({mechanisms}) \
          without a reason. Keep a reason, or resume it with:\n  {}",
         target.describe(),
-        commands::resume(target, settings)
+        commands::resume(target, kind, settings)
     )
 }
 
@@ -50,7 +52,8 @@ pub(crate) fn refused_reason(
     change: Change,
     value: &str,
     why: &str,
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
+    kind: &Kind,
     settings: &Settings,
 ) -> String {
     let fix = if create {
@@ -61,13 +64,13 @@ pub(crate) fn refused_reason(
     } else if change == Change::Enter {
         format!(
             "Suspend it with a reason such as:\n  {}",
-            commands::suspend(target, settings, None)
+            commands::suspend(target, kind, settings, None)
         )
     } else {
         format!(
             "Suspend it with a reason such as:\n  {}\nor resume it:\n  {}",
-            commands::suspend(target, settings, None),
-            commands::resume(target, settings)
+            commands::suspend(target, kind, settings, None),
+            commands::resume(target, kind, settings)
         )
     };
     format!(
@@ -81,25 +84,26 @@ pub(crate) fn refused_reason(
 /// `deny-annotation-only` mode: the annotation alone would be left, whether
 /// suspending or resuming; the one merge patch that sets both is shown.
 pub(crate) fn annotation_only_refused(
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
+    kind: &Kind,
     resuming: bool,
     state: &State<'_>,
     settings: &Settings,
 ) -> String {
-    let honoured = target.kind.honoured_mechanism();
+    let honoured = kind.honoured_mechanism();
     if resuming {
         return format!(
             "Resuming {} leaves annotation {SUSPEND_ANNOTATION} behind: it would still read as \
              suspended while Flux reconciles it. Remove the annotation in the same request:\n  {}",
             target.describe(),
-            commands::resume(target, settings)
+            commands::resume(target, kind, settings)
         );
     }
     format!(
         "{} would be suspended only by annotation {SUSPEND_ANNOTATION}, which no Flux release \
          honours: it would keep reconciling. Set {honoured} in the same request:\n  {}",
         target.describe(),
-        commands::suspend(target, settings, state.reason)
+        commands::suspend(target, kind, settings, state.reason)
     )
 }
 

@@ -2,17 +2,16 @@
 //! safe without any configuration (mirror mode, a reason of at least five
 //! visible characters, no identity restriction).
 
+use guard_core::duration::{self, GoDuration};
 use guard_core::identity::Identities;
-use guard_core::{duration, names, pattern};
+use guard_core::{names, pattern};
 use regex_lite::Regex;
-use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 
 use crate::kinds::{self, SUSPEND_ANNOTATION};
 
 /// How the policy makes the annotation count on today's Flux.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Keep the annotation and the mechanism controllers honour in step
     /// (the policy mutates).
@@ -24,6 +23,12 @@ pub enum Mode {
     /// Validating only: the annotation without the honoured mechanism is refused.
     DenyAnnotationOnly,
 }
+
+guard_core::one_of!(Mode {
+    "mirror" => Mode::Mirror,
+    "annotation-only" => Mode::AnnotationOnly,
+    "deny-annotation-only" => Mode::DenyAnnotationOnly,
+});
 
 impl Mode {
     pub fn as_str(self) -> &'static str {
@@ -37,10 +42,20 @@ impl Mode {
 
 /// `reasonPattern`: its source as written, and its program, compiled once
 /// with the settings (bounded by `maxReasonLength`, so after it is known).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(from = "Option<String>")]
 pub struct ReasonPattern {
     pub source: String,
     pub regex: Option<Regex>,
+}
+
+impl From<Option<String>> for ReasonPattern {
+    fn from(source: Option<String>) -> Self {
+        Self {
+            source: source.unwrap_or_default(),
+            regex: None,
+        }
+    }
 }
 
 /// The bounds the settings validation enforces (the benchmark's worst case
@@ -54,53 +69,6 @@ pub mod limits {
     pub const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
 }
 use limits::*;
-
-impl<'de> Deserialize<'de> for ReasonPattern {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let source = Option::<String>::deserialize(d)?.unwrap_or_default();
-        if source.is_empty() {
-            return Ok(Self::default());
-        }
-        if source.len() > MAX_PATTERN_LEN {
-            return Err(D::Error::custom(format!(
-                "reasonPattern: at most {MAX_PATTERN_LEN} characters are accepted"
-            )));
-        }
-        Ok(Self {
-            source,
-            regex: None,
-        })
-    }
-}
-
-/// `maxDuration`, a Go duration parsed once when the settings are read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MaxDuration {
-    pub text: String,
-    /// Nanoseconds; `None` when unset.
-    pub nanos: Option<i64>,
-}
-
-impl<'de> Deserialize<'de> for MaxDuration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = Option::<String>::deserialize(d)?.unwrap_or_default();
-        if text.is_empty() {
-            return Ok(Self::default());
-        }
-        let nanos =
-            duration::parse(&text).map_err(|e| D::Error::custom(format!("maxDuration: {e}")))?;
-        if nanos <= 0 {
-            return Err(D::Error::custom(format!(
-                "maxDuration: {} is not a positive duration; write one such as 72h or 168h, or leave it empty for no cap",
-                names::quote(&text)
-            )));
-        }
-        Ok(Self {
-            text,
-            nanos: Some(nanos),
-        })
-    }
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
@@ -120,7 +88,8 @@ pub struct Settings {
     /// Every reason must carry `until=<RFC 3339 time>`.
     pub require_expiry: bool,
     /// How far ahead `until=` may be; setting it also requires an expiry.
-    pub max_duration: MaxDuration,
+    #[serde(deserialize_with = "duration::optional")]
+    pub max_duration: Option<GoDuration>,
     /// Who may suspend or change a reason (empty: anyone RBAC lets through).
     pub suspenders: Identities,
     /// Who may resume (empty: anyone RBAC lets through).
@@ -172,7 +141,7 @@ impl Default for Settings {
             placeholder_reasons: DEFAULT_PLACEHOLDERS.iter().map(|p| p.to_string()).collect(),
             reason_pattern: ReasonPattern::default(),
             require_expiry: false,
-            max_duration: MaxDuration::default(),
+            max_duration: None,
             suspenders: Identities::default(),
             resumers: Identities::default(),
             reconcilers: Identities {
@@ -191,7 +160,7 @@ impl Default for Settings {
 impl Settings {
     /// Is an `until=` expiry required on every reason?
     pub fn expiry_required(&self) -> bool {
-        self.require_expiry || self.max_duration.nanos.is_some()
+        self.require_expiry || self.max_duration.is_some()
     }
 }
 
@@ -199,7 +168,7 @@ impl guard_core::Settings for Settings {
     type Document = Self;
 
     fn compile(mut document: Self) -> Result<Self, String> {
-        document.reason_pattern.regex = document.validate()?;
+        document.reason_pattern.regex = document.check()?;
         Ok(document)
     }
 }
@@ -207,7 +176,19 @@ impl guard_core::Settings for Settings {
 impl Settings {
     /// Checks values that types alone cannot, naming the setting at fault;
     /// `reasonPattern`'s program, compiled.
-    pub fn validate(&self) -> Result<Option<Regex>, String> {
+    fn check(&self) -> Result<Option<Regex>, String> {
+        if let Some(max) = self.max_duration.as_ref().filter(|d| d.nanos <= 0) {
+            return Err(format!(
+                "maxDuration: {} is not a positive duration; write one such as 72h or 168h, \
+                 or leave it empty for no cap",
+                names::quote(&max.text)
+            ));
+        }
+        if self.reason_pattern.source.len() > MAX_PATTERN_LEN {
+            return Err(format!(
+                "reasonPattern: at most {MAX_PATTERN_LEN} characters are accepted"
+            ));
+        }
         if self.max_reason_length == 0 || self.max_reason_length > MAX_ANNOTATION_BYTES {
             return Err(format!(
                 "maxReasonLength: {} is out of range; accepted: 1 to {MAX_ANNOTATION_BYTES}",
@@ -314,7 +295,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.mode, Mode::AnnotationOnly);
-        assert_eq!(s.max_duration.nanos, Some(72 * 3600 * 1_000_000_000));
+        assert_eq!(
+            s.max_duration.as_ref().map(|d| d.nanos),
+            Some(72 * 3600 * 1_000_000_000)
+        );
         assert!(s
             .reason_pattern
             .regex

@@ -63,9 +63,12 @@ pub(crate) fn request_of(
     object: Value,
     old: Value,
 ) -> AdmissionRequest {
+    // The resource kube-apiserver names beside the kind: its plural.
+    let plural = guard_core::flux::find(group, kind).map_or("", |k| k.plural);
     RequestBuilder::new(op)
         .uid("u")
         .kind(group, "v1", kind)
+        .resource(group, "v1", plural)
         .name("apps")
         .namespace("flux-system")
         .user(user, &["sre", "system:authenticated"])

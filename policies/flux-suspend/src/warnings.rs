@@ -1,18 +1,19 @@
 //! Warnings: what mirroring changed and the effective state the request left.
 
+use guard_core::object::ObjectName;
 use guard_core::{names, Timestamp};
 
-use crate::commands::{self, Target};
+use crate::commands;
 use crate::judge::Change;
-use crate::kinds::SUSPEND_ANNOTATION;
+use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::mirror::Mirrored;
 use crate::reason;
 use crate::settings::Settings;
 use crate::view::State;
 
 /// What mirroring did to the request, which the person did not ask for.
-pub(crate) fn mirror_note(how: Mirrored, target: &Target<'_>) -> String {
-    let honoured = target.kind.honoured_mechanism();
+pub(crate) fn mirror_note(how: Mirrored, target: &ObjectName<'_>, kind: &Kind) -> String {
+    let honoured = kind.honoured_mechanism();
     let what = target.describe();
     match how {
         Mirrored::Honoured => format!(
@@ -40,12 +41,17 @@ pub(crate) fn mirror_note(how: Mirrored, target: &Target<'_>) -> String {
 }
 
 /// Warnings on the effective state the person could not see.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the change, both states and the object, each from a different step of judge"
+)]
 pub(crate) fn state_warnings(
     change: Change,
     old: Option<&State<'_>>,
     state: &State<'_>,
     expiry: Option<Timestamp>,
-    target: &Target<'_>,
+    target: &ObjectName<'_>,
+    kind: &Kind,
     settings: &Settings,
     now: Timestamp,
 ) -> Vec<String> {
@@ -64,7 +70,7 @@ pub(crate) fn state_warnings(
                 .unwrap_or_default();
             warnings.push(format!(
                 "{what} is now suspended by {} ({}{until})",
-                state.mechanisms(&target.kind),
+                state.mechanisms(kind),
                 shown(state.reason)
             ));
         }
@@ -81,7 +87,7 @@ pub(crate) fn state_warnings(
             if old.is_some_and(|o| o.honoured() != state.honoured()) {
                 warnings.push(format!(
                     "{what} is now suspended by {}",
-                    state.mechanisms(&target.kind)
+                    state.mechanisms(kind)
                 ));
             }
             if let Some(Some(at)) = state.reason.map(reason::until) {
@@ -90,7 +96,7 @@ pub(crate) fn state_warnings(
                         "The suspension of {what} expired at {}; resume it with `{}` or renew \
                          the until= time in annotation {SUSPEND_ANNOTATION}",
                         guard_core::rfc3339::format(at),
-                        commands::resume(target, settings)
+                        commands::resume(target, kind, settings)
                     )),
                     Ok(_) => {}
                     Err(e) => warnings.push(format!(
@@ -114,7 +120,7 @@ pub(crate) fn state_warnings(
         warnings.push(format!(
             "{what} is suspended only by annotation {SUSPEND_ANNOTATION}: Flux releases that do \
              not implement RFC-0006 keep reconciling it{prune}; to be sure, also run `{}`",
-            commands::honour(target)
+            commands::honour(target, kind)
         ));
     }
     warnings

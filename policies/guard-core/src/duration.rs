@@ -140,6 +140,52 @@ fn trim(n: u64, unit: u64) -> String {
     format!("{whole}.{}", digits.trim_end_matches('0'))
 }
 
+use serde::Deserialize as _;
+
+/// A setting written as a Go duration: the text as written, for messages,
+/// and its value, parsed once when the settings are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoDuration {
+    pub text: String,
+    pub nanos: i64,
+}
+
+impl GoDuration {
+    pub fn new(text: &str) -> Result<Self, String> {
+        Ok(Self {
+            nanos: parse(text)?,
+            text: text.to_string(),
+        })
+    }
+
+    pub fn signed(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::from_nanos(self.nanos)
+    }
+}
+
+/// For `deserialize_with`: a duration setting that may be left out, `null`
+/// or empty (`""`), each meaning none.
+pub fn optional<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<GoDuration>, D::Error> {
+    struct MaybeEmpty(Option<GoDuration>);
+    impl<'de> serde::Deserialize<'de> for MaybeEmpty {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            crate::settings::from_text(d, EXPECTING, |text| match text {
+                "" => Ok(MaybeEmpty(None)),
+                text => GoDuration::new(text).map(|d| MaybeEmpty(Some(d))),
+            })
+        }
+    }
+    Ok(Option::<MaybeEmpty>::deserialize(d)?.and_then(|m| m.0))
+}
+
+const EXPECTING: &str = "a Go duration such as 90s, 1h30m or 1.5h";
+
+impl<'de> serde::Deserialize<'de> for GoDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::settings::from_text(d, EXPECTING, Self::new)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

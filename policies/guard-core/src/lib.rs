@@ -27,6 +27,7 @@ pub mod flux;
 pub mod identity;
 pub mod json_eq;
 pub mod names;
+pub mod object;
 pub mod pattern;
 pub mod policy;
 pub mod request;

@@ -85,9 +85,47 @@ pub fn check_qualified_name(key: &str) -> Result<(), String> {
 }
 
 /// `text` as one POSIX shell word, inside single quotes (each `'` written
-/// `'\''`), for the commands messages suggest.
+/// `'\''`), for the commands messages suggest; with a control character,
+/// inside `$'…'` with escapes, so the word stays on one line.
 pub fn shell_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+    if !text.chars().any(char::is_control) {
+        return format!("'{}'", text.replace('\'', r"'\''"));
+    }
+    // A control character inside single quotes would reach the message as
+    // it is, and kube-apiserver drops a warning holding one: write the
+    // word in POSIX.1-2024's dollar-single-quotes, escaped.
+    let mut word = String::from("$'");
+    for c in text.chars() {
+        match c {
+            '\\' => word.push_str(r"\\"),
+            '\'' => word.push_str(r"\'"),
+            '\n' => word.push_str(r"\n"),
+            '\t' => word.push_str(r"\t"),
+            '\r' => word.push_str(r"\r"),
+            c if c.is_control() => {
+                let mut bytes = [0; 4];
+                for b in c.encode_utf8(&mut bytes).bytes() {
+                    word.push_str(&format!("\\x{b:02X}"));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    word.push('\'');
+    word
+}
+
+/// `text` as one POSIX shell word, quoted only when it must be: bare when
+/// every character is in POSIX's portable set that no shell treats specially
+/// (letters, digits and `@%+=:,./_-`), else [`shell_quoted`]. An empty text
+/// is `''`, a word the shell keeps.
+pub fn shell_word(text: &str) -> std::borrow::Cow<'_, str> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text.into()
+    } else {
+        shell_quoted(text).into()
+    }
 }
 
 /// Quotes a value for messages, shortened so a 64 KiB value cannot flood a
@@ -137,6 +175,30 @@ mod tests {
     fn a_shell_word_survives_single_quotes() {
         assert_eq!(shell_quoted("it's done"), r"'it'\''s done'");
         assert_eq!(shell_quoted(""), "''");
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_they_must_be() {
+        assert_eq!(
+            shell_word("flexibleservers.dbforpostgresql.azure.com"),
+            "flexibleservers.dbforpostgresql.azure.com"
+        );
+        assert_eq!(
+            shell_word("user@example.com:a+b=1,2%/_-"),
+            "user@example.com:a+b=1,2%/_-"
+        );
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("Team A"), "'Team A'");
+        assert_eq!(shell_word("a\nb"), r"$'a\nb'");
+        assert_eq!(
+            shell_word("tab\there 'q' \\ \u{85}"),
+            r"$'tab\there \'q\' \\ \xC2\x85'"
+        );
+        assert_eq!(shell_word("$(date)"), "'$(date)'");
+        assert_eq!(shell_word("*"), "'*'");
+        assert_eq!(shell_word("~root"), "'~root'");
+        assert_eq!(shell_word("café"), "'café'");
     }
 
     #[test]

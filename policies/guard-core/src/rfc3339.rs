@@ -18,6 +18,25 @@ pub fn parse(text: &str) -> Result<Timestamp, String> {
     instant(text.as_bytes()).ok_or_else(err)
 }
 
+/// A setting written as an RFC 3339 instant: the text as written, for
+/// messages, and the instant, parsed once when the settings are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instant {
+    pub text: String,
+    pub at: Timestamp,
+}
+
+impl<'de> serde::Deserialize<'de> for Instant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::settings::from_text(d, "an RFC 3339 instant", |text| {
+            Ok(Self {
+                at: parse(text)?,
+                text: text.to_string(),
+            })
+        })
+    }
+}
+
 fn instant(b: &[u8]) -> Option<Timestamp> {
     let [y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T' | b't' | b' ', h0, h1, b':', mi0, mi1, b':', s0, s1, rest @ ..] =
         b
