@@ -1,6 +1,6 @@
 //! Recorded cluster objects: an object not recorded does not exist.
 
-use guard_core::context::{Cluster, ClusterError, ObjectRef};
+use guard_core::context::{Cluster, ClusterError, ClusterObject, ObjectRef};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -214,8 +214,13 @@ fn as_reflector_keeps(mut object: Value) -> Value {
     object
 }
 
+/// A recorded object as the host's JSON reply.
+fn raw(object: &Value) -> Result<ClusterObject, ClusterError> {
+    serde_json::value::to_raw_value(object).map_err(|e| ClusterError(e.to_string()))
+}
+
 impl Cluster for RecordedCluster<'_> {
-    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
         match self
             .of_kind(o.api_version, o.kind)
             .find(|r| r.namespace == o.namespace && r.name == o.name)
@@ -225,12 +230,12 @@ impl Cluster for RecordedCluster<'_> {
                 let status = ApiStatus::of(e, o.api_version, o.kind, o.name);
                 Err(callback_failure(&status.as_policy_server_says()))
             }
-            Some(r) => Ok(r.object.clone()),
+            Some(r) => r.object.as_ref().map(raw).transpose(),
         }
     }
 
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
-        RecordedCluster::list(self, api_version, kind, None)
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<ClusterObject>, ClusterError> {
+        Cluster::list(self, api_version, kind, None)
     }
 
     fn list(
@@ -238,8 +243,11 @@ impl Cluster for RecordedCluster<'_> {
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
-    ) -> Result<Vec<Value>, ClusterError> {
-        RecordedCluster::list(self, api_version, kind, namespace)
+    ) -> Result<Vec<ClusterObject>, ClusterError> {
+        RecordedCluster::list(self, api_version, kind, namespace)?
+            .iter()
+            .map(raw)
+            .collect()
     }
 }
 
@@ -271,7 +279,8 @@ mod tests {
             namespace: "",
             name: "a",
         };
-        assert_eq!(cluster.get(&got).ok().flatten(), Some(object));
+        let answer = Cluster::get(&cluster, &got).unwrap().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(answer.get()).unwrap(), object);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use guard_core::names::quote;
 use guard_core::request::null_default;
-use guard_core::{object, Cluster, ObjectRef};
+use guard_core::{context, object, Cluster, ObjectRef};
 use serde::Deserialize;
 
 use crate::settings::{LookupFailure, Settings};
@@ -173,31 +173,32 @@ fn namespace_annotation(namespace: &str, cluster: &dyn Cluster) -> Result<Option
         namespace: "",
         name: namespace,
     };
-    let Some(value) = cluster.get(&object).map_err(|e| e.to_string())? else {
+    let Some(raw) = cluster.get(&object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
     let mut view: NamespaceView =
-        serde_json::from_value(value).map_err(|e| format!("unreadable Namespace: {e}"))?;
+        context::read(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
     Ok(view.metadata.annotations.remove(RECONCILE_POLICY))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::ClusterError;
+    use guard_core::testing::raw;
+    use guard_core::{ClusterError, ClusterObject};
     use serde_json::{json, Value};
 
     struct OneNamespace(Result<Option<Value>, ClusterError>);
 
     impl Cluster for OneNamespace {
-        fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+        fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
             assert_eq!(
                 (o.api_version, o.kind, o.namespace, o.name),
                 ("v1", "Namespace", "", "team-a")
             );
-            self.0.clone()
+            self.0.clone().map(|v| v.as_ref().map(raw))
         }
-        fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+        fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
             Ok(Vec::new())
         }
     }

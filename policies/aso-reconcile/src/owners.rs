@@ -5,10 +5,13 @@
 //! the child it also records the resolved owner, with its uid, in
 //! `metadata.ownerReferences`.
 
+use std::borrow::Cow;
+
 use guard_core::names::quote;
-use guard_core::selector::labels_of;
-use guard_core::Cluster;
-use serde_json::Value;
+use guard_core::request::null_default;
+use guard_core::{context, Cluster, StringMap};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::settings::DeletionProtection;
 
@@ -24,6 +27,45 @@ pub struct Owner<'a> {
     pub name: &'a str,
     pub uid: &'a str,
     pub namespace: &'a str,
+}
+
+/// What is read of a listed object; the rest of it is skipped unparsed.
+#[derive(Deserialize)]
+struct Listed<'a> {
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    metadata: ListedMeta<'a>,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    spec: ListedSpec<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedMeta<'a> {
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    name: Cow<'a, str>,
+    /// Read only when a label selector asks.
+    #[serde(borrow, default)]
+    labels: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    owner_references: Vec<OwnerReference<'a>>,
+}
+
+#[derive(Deserialize)]
+struct OwnerReference<'a> {
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    uid: Cow<'a, str>,
+}
+
+#[derive(Default, Deserialize)]
+struct ListedSpec<'a> {
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    owner: SpecOwner<'a>,
+}
+
+#[derive(Default, Deserialize)]
+struct SpecOwner<'a> {
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    name: Cow<'a, str>,
 }
 
 /// Whether any protected kind can be looked up, i.e. lists a version.
@@ -46,28 +88,26 @@ pub fn protected_children(
         let Some(api_version) = k.api_version() else {
             continue;
         };
+        let cannot = |e: String| {
+            format!(
+                "cannot list {api_version} {} in namespace {} to find protected resources it \
+                 owns ({}); grant the lookup or retry",
+                k.kind,
+                quote(owner.namespace),
+                quote(&e)
+            )
+        };
         let items = cluster
             .list(&api_version, &k.kind, Some(owner.namespace))
-            .map_err(|e| {
-                format!(
-                    "cannot list {api_version} {} in namespace {} to find protected resources it \
-                     owns ({}); grant the lookup or retry",
-                    k.kind,
-                    quote(owner.namespace),
-                    quote(&e.to_string())
-                )
-            })?;
-        for item in &items {
-            let labels = labels_of(item);
-            let selected = p.label_selector.as_ref().is_none_or(|s| s.matches(&labels));
-            if selected && owned_by(item, owner) {
-                let name = item
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+            .map_err(|e| cannot(e.to_string()))?;
+        for raw in &items {
+            // kube-apiserver stored it past its schema; an object that does
+            // not read is a broken reply, and its owner stays unknown.
+            let item: Listed<'_> = context::read(raw).map_err(cannot)?;
+            if owned_by(&item, owner) && selected(&item, p)? {
                 children.push(Child {
                     kind: k.kind.clone(),
-                    name: name.to_string(),
+                    name: item.metadata.name.into_owned(),
                 });
             }
         }
@@ -75,21 +115,32 @@ pub fn protected_children(
     Ok(children)
 }
 
+fn selected(item: &Listed<'_>, p: &DeletionProtection) -> Result<bool, String> {
+    let Some(selector) = &p.label_selector else {
+        return Ok(true);
+    };
+    let labels: StringMap = match item.metadata.labels {
+        Some(raw) => context::read::<Option<StringMap>>(raw)
+            .map_err(|e| {
+                format!(
+                    "cannot read the labels of {}: {e}",
+                    quote(&item.metadata.name)
+                )
+            })?
+            .unwrap_or_default(),
+        None => StringMap::default(),
+    };
+    Ok(selector.matches(&labels))
+}
+
 /// The owner reference ASO resolved (by uid) decides; a child not yet
 /// claimed, with no owner references, is judged by the name in `spec.owner`.
-fn owned_by(item: &Value, owner: &Owner<'_>) -> bool {
-    let refs = item
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .filter(|r| !r.is_empty());
-    match refs {
-        Some(refs) => {
-            !owner.uid.is_empty()
-                && refs
-                    .iter()
-                    .any(|r| r.get("uid").and_then(Value::as_str) == Some(owner.uid))
-        }
-        None => item.pointer("/spec/owner/name").and_then(Value::as_str) == Some(owner.name),
+fn owned_by(item: &Listed<'_>, owner: &Owner<'_>) -> bool {
+    let refs = &item.metadata.owner_references;
+    if refs.is_empty() {
+        item.spec.owner.name == owner.name
+    } else {
+        !owner.uid.is_empty() && refs.iter().any(|r| r.uid == owner.uid)
     }
 }
 
@@ -113,17 +164,21 @@ pub fn describe(children: &[Child]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::{ClusterError, ObjectRef};
-    use serde_json::json;
+    use guard_core::testing::raw;
+    use guard_core::{ClusterError, ClusterObject, ObjectRef};
+    use serde_json::{json, Value};
 
-    struct Listed(Result<Vec<Value>, String>);
+    struct Cluster(Result<Vec<Value>, String>);
 
-    impl Cluster for Listed {
-        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+    impl guard_core::Cluster for Cluster {
+        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
             Ok(None)
         }
-        fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
-            self.0.clone().map_err(ClusterError)
+        fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
+            self.0
+                .as_ref()
+                .map(|items| items.iter().map(raw).collect())
+                .map_err(|e| ClusterError(e.clone()))
         }
     }
 
@@ -146,7 +201,7 @@ mod tests {
     fn children_by_owner_reference_or_by_name_before_the_claim() {
         let p = protection(json!({"kinds": [
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1api20230601preview"}]}));
-        let cluster = Listed(Ok(vec![
+        let cluster = Cluster(Ok(vec![
             server(
                 "orders-db",
                 "shop-rg",
@@ -174,7 +229,7 @@ mod tests {
 
     #[test]
     fn only_kinds_with_a_version_and_the_selected_ones_count() {
-        let cluster = Listed(Ok(vec![server(
+        let cluster = Cluster(Ok(vec![server(
             "a",
             "shop-rg",
             json!(null),
@@ -205,13 +260,27 @@ mod tests {
     fn a_failed_list_is_an_error() {
         let p = protection(json!({"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
-        let e = protected_children(&OWNER, &p, &Listed(Err("forbidden".into()))).unwrap_err();
+        let e = protected_children(&OWNER, &p, &Cluster(Err("forbidden".into()))).unwrap_err();
         assert!(
             e.contains(
                 "cannot list storage.azure.com/v1api20230101 StorageAccount in namespace \"shop\""
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_listed_object_that_does_not_read_leaves_the_answer_unknown() {
+        let p = protection(json!({"kinds": [
+            {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
+        let broken =
+            json!({"metadata": {"name": "a", "namespace": "shop", "ownerReferences": "x"}});
+        let e = protected_children(&OWNER, &p, &Cluster(Ok(vec![broken]))).unwrap_err();
+        assert!(
+            e.contains("cannot list storage.azure.com/v1api20230101 StorageAccount"),
+            "{e}"
+        );
+        assert!(e.contains("invalid type: string"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use guard_core::testing::RequestBuilder;
 use guard_core::{
-    AdmissionRequest, Cluster, ClusterError, Context, ObjectRef, Policy, Timestamp, Verdict,
+    AdmissionRequest, Cluster, ClusterError, ClusterObject, Context, ObjectRef, Policy, Timestamp,
+    Verdict,
 };
 use serde_json::{json, Value};
 
@@ -97,18 +98,18 @@ impl Namespaces {
 }
 
 impl Cluster for Namespaces {
-    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
         assert_eq!(
             (o.api_version, o.kind, o.namespace),
             ("v1", "Namespace", "")
         );
         match self.0.iter().find(|(n, _)| *n == o.name) {
             None => Ok(None),
-            Some((_, Ok(v))) => Ok(Some(v.clone())),
+            Some((_, Ok(v))) => Ok(Some(guard_core::testing::raw(v))),
             Some((_, Err(e))) => Err(ClusterError(e.clone())),
         }
     }
-    fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+    fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
         Ok(Vec::new())
     }
 }

@@ -10,7 +10,8 @@ use crate::report::Findings;
 use crate::settings::{Action, Settings};
 use guard_core::flux::NOTIFICATION;
 use guard_core::names::quote;
-use guard_core::Cluster;
+use guard_core::{context, Cluster};
+use serde_json::Value;
 
 pub const ALERT_API_VERSION: &str = "notification.toolkit.fluxcd.io/v1beta3";
 /// Alerts beyond this many are not examined; bounded work on a huge cluster.
@@ -51,12 +52,15 @@ pub fn check(
         name: &target.name,
         labels: &subject.meta.labels,
     };
-    for object in alerts.iter().take(MAX_ALERTS) {
-        let alert = Alert::from_object(object);
+    for raw in alerts.iter().take(MAX_ALERTS) {
+        // A malformed Alert cannot exist past its CRD schema; skip what cannot be read.
+        let Ok(object) = context::read::<Value>(raw) else {
+            continue;
+        };
+        let alert = Alert::from_object(&object);
         if !alert.selects(&emitter, settings.no_cross_namespace_refs) {
             continue;
         }
-        // A malformed Alert cannot exist past its CRD schema; skip what cannot be read.
         let summary = alert
             .summary()
             .ok()
@@ -129,7 +133,7 @@ fn lookup_failed(action: Action, error: &str, findings: &mut Findings) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::context::{ClusterError, ObjectRef};
+    use guard_core::context::{ClusterError, ClusterObject, ObjectRef};
     use guard_core::object;
     use guard_core::Metadata;
     use serde_json::{json, Value};
@@ -137,12 +141,19 @@ mod tests {
     struct Alerts(Result<Vec<Value>, ClusterError>);
 
     impl Cluster for Alerts {
-        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
             Ok(None)
         }
-        fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
+        fn list_all(
+            &self,
+            api_version: &str,
+            kind: &str,
+        ) -> Result<Vec<ClusterObject>, ClusterError> {
             assert_eq!((api_version, kind), (ALERT_API_VERSION, "Alert"));
-            self.0.clone()
+            self.0
+                .as_ref()
+                .map(|items| items.iter().map(guard_core::testing::raw).collect())
+                .map_err(Clone::clone)
         }
     }
 

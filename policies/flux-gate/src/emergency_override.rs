@@ -5,8 +5,9 @@
 use guard_core::context;
 use guard_core::identity;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
-use serde_json::Value;
+use guard_core::request::null_default;
+use guard_core::{AdmissionRequest, Context, Metadata, StringMap, Verdict};
+use serde::Deserialize;
 
 use crate::binding::FluxOwnerKind;
 use crate::compile::Compiled;
@@ -45,6 +46,20 @@ pub(crate) fn guard_override_annotation(
     )))
 }
 
+/// What is read of the owner: its annotations (its labels and spec, up to
+/// megabytes, are skipped unparsed).
+#[derive(Deserialize)]
+struct OwnerView {
+    #[serde(default, deserialize_with = "null_default")]
+    metadata: OwnerMeta,
+}
+
+#[derive(Default, Deserialize)]
+struct OwnerMeta {
+    #[serde(default, deserialize_with = "null_default")]
+    annotations: StringMap,
+}
+
 /// An emergency override found on the Flux object that applies a change.
 pub(crate) struct OwnerOverride<'m> {
     pub(crate) owner: ObjectName<'m>,
@@ -72,20 +87,17 @@ pub(crate) fn owner_override<'m>(
             namespace,
             name,
         };
-        let owner = match ctx.cluster.get(&object) {
-            Ok(Some(owner)) => owner,
+        let annotations = match owner_annotations(ctx, &object) {
+            Ok(Some(annotations)) => annotations,
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
             Err(e) => {
-                failed.push((kind.object(namespace, name).describe(), e.to_string()));
+                failed.push((kind.object(namespace, name).describe(), e));
                 continue;
             }
         };
-        // Read from the cluster, so metadata.annotations is a map of strings.
-        let reason = owner
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(OVERRIDE_ANNOTATION))
-            .and_then(Value::as_str)
+        let reason = annotations
+            .get(OVERRIDE_ANNOTATION)
             .map(str::trim)
             .unwrap_or_default();
         if !reason.is_empty() {
@@ -100,6 +112,19 @@ pub(crate) fn owner_override<'m>(
     } else {
         Err(failed)
     }
+}
+
+/// The owner's annotations; `None` when it does not exist.
+fn owner_annotations(
+    ctx: &Context<'_>,
+    object: &context::ObjectRef<'_>,
+) -> Result<Option<StringMap>, String> {
+    let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    context::read::<OwnerView>(&raw)
+        .map(|owner| Some(owner.metadata.annotations))
+        .map_err(|e| format!("unreadable: {e}"))
 }
 
 /// The command that removes the emergency override from `object`.
@@ -121,7 +146,8 @@ mod tests {
     use crate::test_support::{eval, freeze, object, update, Broken};
     use crate::AUDIT_KEY;
     use guard_core::context::ObjectRef;
-    use guard_core::{Cluster, ClusterError};
+    use guard_core::testing::raw;
+    use guard_core::{Cluster, ClusterError, ClusterObject};
     use serde_json::json;
 
     /// The owner's override is read through a lookup; when that fails the
@@ -151,16 +177,16 @@ mod tests {
         // The owner found, with an override: it passes.
         struct Owner;
         impl Cluster for Owner {
-            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
                 assert_eq!(
                     (o.kind, o.namespace, o.name),
                     ("Kustomization", "flux-system", "apps")
                 );
-                Ok(Some(
-                    json!({"metadata": {"annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}),
-                ))
+                Ok(Some(raw(
+                    &json!({"metadata": {"annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}),
+                )))
             }
-            fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+            fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
                 Ok(vec![])
             }
         }

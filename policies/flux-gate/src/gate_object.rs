@@ -226,10 +226,9 @@ pub fn lookup(
         name,
     };
     match cluster.get(&object) {
-        Ok(Some(value)) => {
+        Ok(Some(raw)) => {
             let malformed = |e: String| LookupError::Unusable(format!("is malformed: {e}"));
-            let view: GateView =
-                serde_json::from_value(value).map_err(|e| malformed(e.to_string()))?;
+            let view: GateView = context::read(&raw).map_err(malformed)?;
             let mut gate = read(&view, namespace).map_err(malformed)?;
             name.clone_into(&mut gate.name);
             Ok(gate)
@@ -326,14 +325,20 @@ mod tests {
             fn get(
                 &self,
                 o: &context::ObjectRef<'_>,
-            ) -> Result<Option<Value>, guard_core::ClusterError> {
+            ) -> Result<Option<guard_core::ClusterObject>, guard_core::ClusterError> {
                 assert_eq!(
                     (o.api_version, o.kind),
                     ("gating.toolkit.fluxcd.io/v1alpha1", "Gate")
                 );
-                self.0.clone()
+                self.0
+                    .clone()
+                    .map(|v| v.as_ref().map(guard_core::testing::raw))
             }
-            fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, guard_core::ClusterError> {
+            fn list_all(
+                &self,
+                _: &str,
+                _: &str,
+            ) -> Result<Vec<guard_core::ClusterObject>, guard_core::ClusterError> {
                 Ok(vec![])
             }
         }

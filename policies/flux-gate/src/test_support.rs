@@ -3,7 +3,9 @@
 //! a cluster whose every read fails.
 
 use guard_core::testing::RequestBuilder;
-use guard_core::{AdmissionRequest, Cluster, ClusterError, Context, ObjectRef, Policy, Verdict};
+use guard_core::{
+    AdmissionRequest, Cluster, ClusterError, ClusterObject, Context, ObjectRef, Policy, Verdict,
+};
 use serde_json::{json, Value};
 
 use crate::{Compiled, FluxGate};
@@ -68,10 +70,10 @@ pub(crate) fn update(
 /// A cluster whose every read times out.
 pub(crate) struct Broken;
 impl Cluster for Broken {
-    fn get(&self, _: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+    fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
         Err(ClusterError("timeout".into()))
     }
-    fn list_all(&self, _: &str, _: &str) -> Result<Vec<Value>, ClusterError> {
+    fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
         Ok(vec![])
     }
 }

@@ -42,7 +42,7 @@ pub mod verdict;
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 pub mod wapc;
 
-pub use context::{Cluster, ClusterError, Context, NoCluster, ObjectRef};
+pub use context::{Cluster, ClusterError, ClusterObject, Context, NoCluster, ObjectRef};
 pub use jiff::Timestamp;
 pub use policy::{validate_json, validate_settings_json, Policy};
 pub use request::{AdmissionRequest, GroupKind, Metadata, Operation, UserInfo};

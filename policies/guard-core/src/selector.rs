@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::request::null_default;
 use crate::string_map::StringMap;
@@ -73,20 +72,6 @@ impl LabelSelector {
         }
         Ok(())
     }
-}
-
-/// The `metadata.labels` of an object read as JSON (a listed object, not
-/// the request's): string values only, as the API server stores them.
-pub fn labels_of(object: &Value) -> StringMap {
-    object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -114,6 +114,15 @@ impl RequestBuilder {
     }
 }
 
+/// `value` as a cluster would answer a lookup with it, for test clusters.
+#[expect(
+    clippy::expect_used,
+    reason = "test support: a Value with string keys always serializes"
+)]
+pub fn raw(value: &Value) -> crate::ClusterObject {
+    serde_json::value::to_raw_value(value).expect("a Value always serializes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

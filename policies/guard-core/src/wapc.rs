@@ -5,10 +5,10 @@
 //! A policy crate registers itself with `guard_core::kubewarden_policy!(ItsPolicy);`.
 
 use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
-use crate::context::{is_not_found, Cluster, ClusterError, Context, ObjectRef};
+use crate::context::{is_not_found, Cluster, ClusterError, ClusterObject, Context, ObjectRef};
 use crate::policy::{clock_failure, validate_json, validate_settings_json, Policy};
 
 pub fn register<P: Policy>() {
@@ -81,24 +81,35 @@ struct List<'a> {
     field_selector: Option<&'a str>,
 }
 
-fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Value, ClusterError> {
+/// One Kubernetes host call; the reply's bytes as policy-server sent them.
+fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Vec<u8>, ClusterError> {
     let msg = serde_json::to_vec(request).map_err(|e| ClusterError(e.to_string()))?;
     // wapc-guest prefixes the host's own message with "Host error: "; the
     // message is what policy-server said, so pass it on as it was sent.
-    let reply =
-        wapc_guest::host_call("kubewarden", "kubernetes", operation, &msg).map_err(|e| {
-            let text = e.to_string();
-            ClusterError(
-                text.strip_prefix("Host error: ")
-                    .unwrap_or(&text)
-                    .to_string(),
-            )
-        })?;
-    serde_json::from_slice(&reply).map_err(|e| ClusterError(format!("unreadable reply: {e}")))
+    wapc_guest::host_call("kubewarden", "kubernetes", operation, &msg).map_err(|e| {
+        let text = e.to_string();
+        ClusterError(
+            text.strip_prefix("Host error: ")
+                .unwrap_or(&text)
+                .to_string(),
+        )
+    })
+}
+
+fn unreadable(e: impl std::fmt::Display) -> ClusterError {
+    ClusterError(format!("unreadable reply: {e}"))
+}
+
+/// A List reply (`ObjectList` serialized by policy-server): only `items`
+/// is read, each item kept as its JSON text.
+#[derive(Deserialize)]
+struct ListReply {
+    #[serde(default)]
+    items: Option<Vec<ClusterObject>>,
 }
 
 impl Cluster for HostCluster {
-    fn get(&self, object: &ObjectRef<'_>) -> Result<Option<Value>, ClusterError> {
+    fn get(&self, object: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
         let request = GetResource {
             api_version: object.api_version,
             kind: object.kind,
@@ -107,13 +118,17 @@ impl Cluster for HostCluster {
             disable_cache: false,
         };
         match host_call("get_resource", &request) {
-            Ok(value) => Ok(Some(value)),
+            // Checked as JSON once, here; no tree is built.
+            Ok(reply) => String::from_utf8(reply)
+                .map_err(unreadable)
+                .and_then(|text| RawValue::from_string(text).map_err(unreadable))
+                .map(Some),
             Err(e) if is_not_found(&e.0, object, request.namespace) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<ClusterObject>, ClusterError> {
         self.list(api_version, kind, None)
     }
 
@@ -122,7 +137,7 @@ impl Cluster for HostCluster {
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
-    ) -> Result<Vec<Value>, ClusterError> {
+    ) -> Result<Vec<ClusterObject>, ClusterError> {
         let request = List {
             api_version,
             kind,
@@ -134,15 +149,8 @@ impl Cluster for HostCluster {
             Some(_) => "list_resources_by_namespace",
             None => "list_resources_all",
         };
-        match host_call(operation, &request)? {
-            Value::Object(mut list) => match list.remove("items") {
-                Some(Value::Array(items)) => Ok(items),
-                Some(Value::Null) | None => Ok(Vec::new()),
-                Some(_) => Err(ClusterError(
-                    "unreadable reply: `items` is not a list".into(),
-                )),
-            },
-            _ => Err(ClusterError("unreadable reply: not a List".into())),
-        }
+        let reply = host_call(operation, &request)?;
+        let list: ListReply = serde_json::from_slice(&reply).map_err(unreadable)?;
+        Ok(list.items.unwrap_or_default())
     }
 }
