@@ -8,12 +8,11 @@
 //! Namespace. Every rule of this policy reads the policy from here.
 
 use guard_core::names::quote;
-use guard_core::request::null_default;
 use guard_core::{context, object, Cluster, ObjectRef};
-use serde::Deserialize;
 
-use crate::settings::{LookupFailure, Settings};
+use crate::settings::Settings;
 use crate::values::{annotate, suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use guard_core::settings::LookupFailure;
 
 /// Where the effective policy comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,19 +45,6 @@ impl Effective {
         };
         format!("{} ({from})", self.policy.as_str())
     }
-}
-
-/// The Namespace's own annotation.
-#[derive(Deserialize)]
-struct NamespaceView {
-    #[serde(default, deserialize_with = "null_default")]
-    metadata: NamespaceMeta,
-}
-
-#[derive(Default, Deserialize)]
-struct NamespaceMeta {
-    #[serde(default, deserialize_with = "null_default")]
-    annotations: guard_core::StringMap,
 }
 
 /// Resolves the effective policy of an object in `namespace` whose own
@@ -176,9 +162,9 @@ fn namespace_annotation(namespace: &str, cluster: &dyn Cluster) -> Result<Option
     let Some(raw) = cluster.get(&object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    let mut view: NamespaceView =
-        context::read(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
-    Ok(view.metadata.annotations.remove(RECONCILE_POLICY))
+    let mut annotations =
+        context::annotations(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    Ok(annotations.remove(RECONCILE_POLICY))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use guard_core::identity::Identities;
 use guard_core::names::{check_dns1123_label, check_qualified_name, quote};
 use guard_core::request::null_default;
 use guard_core::selector::LabelSelector;
+use guard_core::settings::LookupFailure;
 use serde::Deserialize;
 
 use crate::values::ReconcilePolicy;
@@ -29,7 +30,9 @@ pub struct Settings {
     pub operator_identities: Identities,
     /// What to do when `reconcile-policy-if-exists` changes after the finalizer.
     pub if_exists_change_after_finalizer: Enforcement,
-    /// What to do when the Namespace cannot be read.
+    /// What to do when the Namespace cannot be read: `deny` refuses, naming
+    /// the error (the effective policy cannot be known); `allow` goes on as
+    /// if the Namespace had no annotation, with a warning.
     pub namespace_lookup_failure: LookupFailure,
     #[serde(deserialize_with = "null_default")]
     pub deletion_protection: DeletionProtection,
@@ -63,16 +66,6 @@ pub enum Enforcement {
 }
 
 guard_core::one_of!(Enforcement { "warn" => Enforcement::Warn, "deny" => Enforcement::Deny });
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LookupFailure {
-    /// Refuse, naming the error: the effective policy cannot be known.
-    Deny,
-    /// Go on as if the Namespace had no annotation, with a warning.
-    Allow,
-}
-
-guard_core::one_of!(LookupFailure { "deny" => LookupFailure::Deny, "allow" => LookupFailure::Allow });
 
 /// Which resources may not be deleted while ASO would delete them in Azure.
 /// Each given criterion must hold; with none given, nothing is protected.

@@ -5,9 +5,7 @@
 use guard_core::context;
 use guard_core::identity;
 use guard_core::object::ObjectName;
-use guard_core::request::null_default;
 use guard_core::{AdmissionRequest, Context, Metadata, StringMap, Verdict};
-use serde::Deserialize;
 
 use crate::binding::FluxOwnerKind;
 use crate::compile::Compiled;
@@ -44,20 +42,6 @@ pub(crate) fn guard_override_annotation(
         identity::describe(&request.user_info),
         ObjectName::of(request, new).describe(),
     )))
-}
-
-/// What is read of the owner: its annotations (its labels and spec, up to
-/// megabytes, are skipped unparsed).
-#[derive(Deserialize)]
-struct OwnerView {
-    #[serde(default, deserialize_with = "null_default")]
-    metadata: OwnerMeta,
-}
-
-#[derive(Default, Deserialize)]
-struct OwnerMeta {
-    #[serde(default, deserialize_with = "null_default")]
-    annotations: StringMap,
 }
 
 /// An emergency override found on the Flux object that applies a change.
@@ -122,8 +106,8 @@ fn owner_annotations(
     let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    context::read::<OwnerView>(&raw)
-        .map(|owner| Some(owner.metadata.annotations))
+    context::annotations(&raw)
+        .map(Some)
         .map_err(|e| format!("unreadable: {e}"))
 }
 

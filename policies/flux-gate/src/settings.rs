@@ -12,6 +12,7 @@ use guard_core::names;
 use guard_core::request::null_default;
 use guard_core::rfc3339::Instant;
 use guard_core::selector::LabelSelector;
+use guard_core::settings::LookupFailure;
 use guard_core::Operation;
 use jiff::SignedDuration;
 use serde::Deserialize;
@@ -32,7 +33,7 @@ pub struct Settings {
     /// Namespace of Gate objects named without one.
     pub gate_namespace: String,
     /// `deny` or `allow` a held request when a Gate object cannot be read.
-    pub on_gate_lookup_error: OnLookupError,
+    pub on_gate_lookup_error: LookupFailure,
     /// Who passes closed gates (exact matches).
     #[serde(deserialize_with = "null_default")]
     pub break_glass: Identities,
@@ -49,7 +50,7 @@ impl Default for Settings {
             gates: Vec::new(),
             bindings: Vec::new(),
             gate_namespace: "flux-system".into(),
-            on_gate_lookup_error: OnLookupError::Deny,
+            on_gate_lookup_error: LookupFailure::Deny,
             break_glass: Identities::default(),
             emergency_override: OverrideSettings::default(),
             clock_skew_tolerance: GoDuration {
@@ -59,15 +60,6 @@ impl Default for Settings {
         }
     }
 }
-
-/// What a held request meets when a Gate object cannot be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnLookupError {
-    Deny,
-    Allow,
-}
-
-guard_core::one_of!(OnLookupError { "deny" => OnLookupError::Deny, "allow" => OnLookupError::Allow });
 
 /// A declared gate's state when no schedule or freeze says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,7 +288,7 @@ impl Settings {
             gates,
             bindings,
             gate_namespace: self.gate_namespace.clone(),
-            allow_on_lookup_error: self.on_gate_lookup_error == OnLookupError::Allow,
+            allow_on_lookup_error: self.on_gate_lookup_error == LookupFailure::Allow,
             clock_skew,
             break_glass: self.break_glass.clone(),
             override_groups: self.emergency_override.groups.clone(),

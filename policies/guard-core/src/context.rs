@@ -8,6 +8,9 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::request::null_default;
+use crate::string_map::StringMap;
+
 /// A Kubernetes object by `apiVersion`, `kind`, namespace (empty for
 /// cluster-scoped kinds) and name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +112,23 @@ pub type ClusterObject = Box<RawValue>;
 /// have the shape `T` expects.
 pub fn read<'a, T: Deserialize<'a>>(object: &'a RawValue) -> Result<T, String> {
     serde_json::from_str(object.get()).map_err(|e| e.to_string())
+}
+
+/// A looked-up object's `metadata.annotations`, the rest of it skipped
+/// unparsed (its labels and spec may be megabytes).
+pub fn annotations(object: &RawValue) -> Result<StringMap, String> {
+    #[derive(Deserialize)]
+    struct View {
+        #[serde(default, deserialize_with = "null_default")]
+        metadata: Metadata,
+    }
+    // Named for serde's messages: "expected struct Metadata".
+    #[derive(Default, Deserialize)]
+    struct Metadata {
+        #[serde(default, deserialize_with = "null_default")]
+        annotations: StringMap,
+    }
+    read::<View>(object).map(|v| v.metadata.annotations)
 }
 
 /// Read access to the cluster, as Kubewarden's context-aware host calls give it.

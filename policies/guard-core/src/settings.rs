@@ -177,6 +177,17 @@ macro_rules! one_of {
     };
 }
 
+/// What a request meets when a cluster lookup it needs fails: `deny`
+/// refuses it naming the error; `allow` judges it without the answer, as
+/// each policy's setting documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupFailure {
+    Deny,
+    Allow,
+}
+
+one_of!(LookupFailure { "deny" => LookupFailure::Deny, "allow" => LookupFailure::Allow });
+
 /// The index just after the string that opens at `start` (or the end).
 fn string_end(json: &[u8], start: usize) -> usize {
     let mut i = start.saturating_add(1);
