@@ -110,6 +110,10 @@ pub struct ProtectedKind {
     pub version: Option<String>,
 }
 
+/// Kinds with a `version` each cost a list on every protected DELETE, and
+/// policy-server keeps a watch per listed kind and namespace; this bounds both.
+pub const MAX_LISTED_KINDS: usize = 32;
+
 impl ProtectedKind {
     pub fn matches(&self, group: &str, kind: &str) -> bool {
         self.group == group && (self.kind == "*" || self.kind == kind)
@@ -133,6 +137,13 @@ impl guard_core::Settings for Settings {
             .operator_identities
             .validate("operatorIdentities")?;
         let p = &settings.deletion_protection;
+        let listed = p.kinds.iter().filter(|k| k.version.is_some()).count();
+        if listed > MAX_LISTED_KINDS {
+            return Err(format!(
+                "deletionProtection.kinds: at most {MAX_LISTED_KINDS} kinds with a version \
+                 (found {listed}); each is listed on every protected DELETE"
+            ));
+        }
         for (i, k) in p.kinds.iter().enumerate() {
             if !k.group.ends_with(".azure.com") {
                 return Err(format!(
@@ -223,6 +234,30 @@ mod tests {
         );
         assert!(s.explicit_defaults.is_empty());
         assert!(!s.accept_legacy_values);
+    }
+
+    #[test]
+    fn listed_kinds_are_bounded() {
+        let kinds = |n: usize, version: bool| {
+            let kinds: Vec<String> = (0..n)
+                .map(|i| {
+                    let v = if version { r#","version":"v1""# } else { "" };
+                    format!(r#"{{"group":"g{i}.azure.com","kind":"K"{v}}}"#)
+                })
+                .collect();
+            format!(
+                r#"{{"deletionProtection":{{"kinds":[{}]}}}}"#,
+                kinds.join(",")
+            )
+        };
+        assert!(parse::<Settings>(kinds(MAX_LISTED_KINDS, true).as_bytes()).is_ok());
+        let e = err(&kinds(MAX_LISTED_KINDS + 1, true));
+        assert!(
+            e.contains("deletionProtection.kinds: at most 32 kinds with a version (found 33)"),
+            "{e}"
+        );
+        // Kinds without a version are never listed, so they are not counted.
+        assert!(parse::<Settings>(kinds(MAX_LISTED_KINDS + 1, false).as_bytes()).is_ok());
     }
 
     #[test]
