@@ -1,7 +1,7 @@
 //! The settings' compiled form, which every evaluation reads, and the
 //! compiling of the gates they declare: cron expressions, time zones,
-//! durations and instants are parsed once, when policy-server passes the
-//! settings, not on every request.
+//! durations and instants are parsed once per evaluation, before any rule
+//! runs (the `validate` payload carries the settings: a cost of every request).
 
 use guard_core::identity::Identities;
 use guard_core::names;
