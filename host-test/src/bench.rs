@@ -92,6 +92,10 @@ pub struct Row {
     pub fresh_max_us: f64,
     /// Fresh evaluations timed (fewer than `iterations` when they are slow).
     pub fresh_samples: usize,
+    /// Of the fresh time, the median spent in the host answering lookups:
+    /// the serializing of cluster objects policy-server does too, not the
+    /// module's work.
+    pub fresh_host_median_us: f64,
     /// Warm and native timings are left out (`None`) when the fresh
     /// evaluation gave no answer: a native run has no timeout to stop it.
     pub warm_median_us: Option<f64>,
@@ -258,9 +262,11 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
         let answered = reply.is_ok();
         // The recorded cluster is copied into each host untimed:
         // policy-server serves lookups from caches it keeps.
+        let mut host_times = Vec::new();
         let fresh = time_after(iterations, host, |host| {
             if let Ok(mut i) = policy.module().instantiate(input.now, &limits, host) {
                 let _ = i.call("validate", &payload);
+                host_times.push(i.host_time().as_secs_f64() * 1e6);
             }
         });
         let (warm, native) = if answered {
@@ -297,6 +303,7 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
             fresh_p99_us: percentile(&fresh, 99.0),
             fresh_max_us: fresh.iter().copied().fold(0.0, f64::max),
             fresh_samples: fresh.len(),
+            fresh_host_median_us: median(&host_times),
             warm_median_us: warm_median,
             warm_p99_us: warm.as_deref().map(|w| percentile(w, 99.0)),
             native_median_us: native_median,
@@ -358,7 +365,8 @@ pub fn print_table(rows: &[Row]) {
 }
 
 /// Each input against the budget: its size (payload and the recorded
-/// cluster objects), fresh-instance time (median and max), warm and native
+/// cluster objects), fresh-instance time (median and max, and the median's
+/// share spent in the host answering lookups), warm and native
 /// medians, the instance's peak linear memory and its ratio to the input
 /// size. Printed, never asserted: timings vary.
 pub fn print_budget(rows: &[Row]) {
@@ -370,12 +378,13 @@ pub fn print_budget(rows: &[Row]) {
         BUDGET_MEMORY_BYTES >> 20
     );
     println!(
-        "{:<20} {:<34} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}  {:<18} budget",
+        "{:<20} {:<34} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {:<18} budget",
         "policy",
         "input",
         "input KiB",
         "fresh ms",
         "fresh max",
+        "host ms",
         "warm ms",
         "native ms",
         "peak MiB",
@@ -385,12 +394,13 @@ pub fn print_budget(rows: &[Row]) {
     );
     for r in rows {
         println!(
-            "{:<20} {:<34} {:>9.1} {:>10.2} {:>10.2} {:>9} {:>9} {:>9.1} {:>8.1}x {:>8}  {:<18} {}",
+            "{:<20} {:<34} {:>9.1} {:>10.2} {:>10.2} {:>9.2} {:>9} {:>9} {:>9.1} {:>8.1}x {:>8}  {:<18} {}",
             r.policy,
             truncate(&r.input, 34),
             (r.payload_bytes + r.context_bytes) as f64 / 1024.0,
             ms(r.fresh_median_us),
             ms(r.fresh_max_us),
+            ms(r.fresh_host_median_us),
             opt(r.warm_median_us.map(ms), 2),
             opt(r.native_median_us.map(ms), 2),
             mib(r.peak_memory_bytes),

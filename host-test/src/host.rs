@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use guard_core::Timestamp;
 use wasmtime::error::Context as _;
@@ -141,6 +141,8 @@ struct HostState {
     host_response: Vec<u8>,
     host_error: Vec<u8>,
     capabilities: Box<dyn Capabilities>,
+    /// Time spent answering host calls: policy-server's side of a lookup.
+    host_time: Duration,
 }
 
 /// A policy module, compiled and linked once, instantiated per call.
@@ -227,6 +229,7 @@ impl PolicyModule {
             host_response: Vec::new(),
             host_error: Vec::new(),
             capabilities,
+            host_time: Duration::ZERO,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
@@ -309,6 +312,12 @@ impl Instance<'_> {
             _ => 0,
         };
         self.store.data().memory.peak.max(now)
+    }
+
+    /// Time the host spent answering the guest's host calls so far (the
+    /// serializing of looked-up objects that policy-server does too).
+    pub fn host_time(&self) -> Duration {
+        self.store.data().host_time
     }
 
     /// Log lines the guest sent through `tracing/log` and `__console_log`.
@@ -418,10 +427,12 @@ fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
             let state = c.data_mut();
             state.host_response.clear();
             state.host_error.clear();
-            match state
+            let started = Instant::now();
+            let answer = state
                 .capabilities
-                .call(&binding, &namespace, &operation, &payload)
-            {
+                .call(&binding, &namespace, &operation, &payload);
+            state.host_time += started.elapsed();
+            match answer {
                 Ok(reply) => {
                     state.host_response = reply;
                     Ok(1)
