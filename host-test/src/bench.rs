@@ -27,6 +27,8 @@ pub struct Input {
     /// The kinds the policy may read, when the case says (by default those
     /// the module's metadata lists).
     pub granted: Option<Vec<crate::capabilities::ContextAwareResource>>,
+    /// Also time the official policy on this request ([`floor_fresh_us`]).
+    pub with_floor: bool,
 }
 
 impl Input {
@@ -38,6 +40,7 @@ impl Input {
             now: case.now,
             context: case.context.clone(),
             granted: case.context_aware_resources.clone(),
+            with_floor: false,
         }
     }
 }
@@ -58,6 +61,7 @@ pub fn worst_case(root: &Path, policy: &str) -> Result<Option<Input>> {
     let cases = conformance::load_cases(&file).map_err(anyhow::Error::msg)?;
     Ok(cases.first().map(|case| Input {
         label: format!("worst case: {policy}-worst-case.yaml"),
+        with_floor: true,
         ..Input::from_case(case)
     }))
 }
@@ -112,6 +116,10 @@ pub struct Row {
     /// Fresh median under [`BUDGET_FRESH_MS`] with an answer, and peak
     /// memory under [`BUDGET_MEMORY_BYTES`].
     pub within_budget: bool,
+    /// Kubewarden's official annotations policy on the same request, fresh
+    /// median (see [`floor_fresh_us`]); worst cases only, and only when
+    /// that module is at hand.
+    pub floor_fresh_median_us: Option<f64>,
     pub iterations: usize,
 }
 
@@ -219,8 +227,34 @@ fn evaluate_once(
     }
 }
 
-/// Benchmarks one policy module on the given inputs.
-pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Result<Vec<Row>> {
+/// Kubewarden's official annotations policy and its settings, compiled once
+/// for the floors.
+pub struct Official {
+    pub policy: Policy,
+    pub settings: Value,
+}
+
+impl Official {
+    /// `None` when the module is not at hand: the floors are left out.
+    pub fn load(path: &Path, settings: &str) -> Result<Option<Self>> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            policy: Policy::load(path)?,
+            settings: serde_json::from_str(settings).context("--official-settings")?,
+        }))
+    }
+}
+
+/// Benchmarks one policy module on the given inputs, with the floor under
+/// those that ask for it when `official` is at hand.
+pub fn bench_policy(
+    wasm_path: &Path,
+    inputs: &[Input],
+    iterations: usize,
+    official: Option<&Official>,
+) -> Result<Vec<Row>> {
     let wasm = std::fs::read(wasm_path).with_context(|| {
         format!(
             "cannot read {}; run `make build` first",
@@ -318,10 +352,47 @@ pub fn bench_policy(wasm_path: &Path, inputs: &[Input], iterations: usize) -> Re
             within_budget: answered
                 && fresh_median <= BUDGET_FRESH_MS * 1e3
                 && peak_memory_bytes <= BUDGET_MEMORY_BYTES,
+            floor_fresh_median_us: match official {
+                Some(o) if input.with_floor => {
+                    Some(floor_fresh_us(&o.policy, &o.settings, input, iterations)?)
+                }
+                _ => None,
+            },
             iterations,
         });
     }
     Ok(rows)
+}
+
+/// The floor under an input's fresh time: Kubewarden's official annotations
+/// policy (`official`, with its own `settings`) evaluating the same request
+/// on a fresh instance, median in microseconds. It decodes the request with
+/// Kubewarden's Rust SDK and reads the annotations, so what it costs is what
+/// any policy pays to be handed that request.
+pub fn floor_fresh_us(
+    official: &Policy,
+    settings: &Value,
+    input: &Input,
+    iterations: usize,
+) -> Result<f64> {
+    let request = conformance::as_policy_server_sends(&input.request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
+    let payload = conformance::validate_payload(&request, settings);
+    let limits = Limits::default();
+    let host = || {
+        Box::new(Host::new(
+            Grants::all_capabilities(Vec::new()),
+            Source::Recorded(Vec::new().into()),
+        ))
+    };
+    let (reply, _) = evaluate_once(official, input, &limits, host(), &payload);
+    reply.map_err(|e| anyhow::anyhow!("the official policy on {}: {e}", input.label))?;
+    let fresh = time_after(iterations, host, |host| {
+        if let Ok(mut i) = official.module().instantiate(input.now, &limits, host) {
+            let _ = i.call("validate", &payload);
+        }
+    });
+    Ok(median(&fresh))
 }
 
 fn opt(value: Option<f64>, precision: usize) -> String {
@@ -366,9 +437,10 @@ pub fn print_table(rows: &[Row]) {
 
 /// Each input against the budget: its size (payload and the recorded
 /// cluster objects), fresh-instance time (median and max, and the median's
-/// share spent in the host answering lookups), warm and native
-/// medians, the instance's peak linear memory and its ratio to the input
-/// size. Printed, never asserted: timings vary.
+/// share spent in the host answering lookups, and the floor: the official
+/// annotations policy on the same request), warm and native medians, the
+/// instance's peak linear memory and its ratio to the input size. Printed,
+/// never asserted: timings vary.
 pub fn print_budget(rows: &[Row]) {
     let ms = |us: f64| us / 1e3;
     let mib = |bytes: usize| bytes as f64 / f64::from(1u32 << 20);
@@ -378,13 +450,14 @@ pub fn print_budget(rows: &[Row]) {
         BUDGET_MEMORY_BYTES >> 20
     );
     println!(
-        "{:<20} {:<34} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {:<18} budget",
+        "{:<20} {:<34} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}  {:<18} budget",
         "policy",
         "input",
         "input KiB",
         "fresh ms",
         "fresh max",
         "host ms",
+        "floor ms",
         "warm ms",
         "native ms",
         "peak MiB",
@@ -394,13 +467,14 @@ pub fn print_budget(rows: &[Row]) {
     );
     for r in rows {
         println!(
-            "{:<20} {:<34} {:>9.1} {:>10.2} {:>10.2} {:>9.2} {:>9} {:>9} {:>9.1} {:>8.1}x {:>8}  {:<18} {}",
+            "{:<20} {:<34} {:>9.1} {:>10.2} {:>10.2} {:>9.2} {:>9} {:>9} {:>9} {:>9.1} {:>8.1}x {:>8}  {:<18} {}",
             r.policy,
             truncate(&r.input, 34),
             (r.payload_bytes + r.context_bytes) as f64 / 1024.0,
             ms(r.fresh_median_us),
             ms(r.fresh_max_us),
             ms(r.fresh_host_median_us),
+            opt(r.floor_fresh_median_us.map(ms), 2),
             opt(r.warm_median_us.map(ms), 2),
             opt(r.native_median_us.map(ms), 2),
             mib(r.peak_memory_bytes),

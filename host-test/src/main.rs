@@ -197,7 +197,9 @@ enum Command {
         /// for each module and for Kubewarden's official annotations policy.
         #[arg(long, value_enum)]
         engine: Option<bench::Engine>,
-        /// The official policy the modules are compared with under --engine.
+        /// Kubewarden's official policy: timed on each worst case's request as
+        /// its floor (left out when the file is missing), and compared with
+        /// the modules under --engine.
         #[arg(long, default_value = "../shared/engines/annotations-policy.wasm")]
         official: PathBuf,
         /// Its settings (it requires a criterion and at least one value).
@@ -585,6 +587,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             iterations,
             &json,
             policies,
+            bench::Official::load(&official, &official_settings)?,
             engine.map(|bench::Engine::Kwctl| bench::KwctlCompare {
                 official,
                 official_settings,
@@ -910,6 +913,7 @@ fn bench_cmd(
     iterations: usize,
     json_out: &Path,
     only: Vec<String>,
+    official: Option<bench::Official>,
     compare: Option<bench::KwctlCompare>,
 ) -> Result<ExitCode> {
     let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
@@ -927,6 +931,7 @@ fn bench_cmd(
             now,
             context: Vec::new(),
             granted: None,
+            with_floor: false,
         }];
         inputs.extend(bench::worst_case(Path::new("."), entry.name)?);
         let dir = cases_dir.join(entry.name);
@@ -939,7 +944,7 @@ fn bench_cmd(
             entry.name,
             inputs.len()
         );
-        rows.extend(bench::bench_policy(&wasm, &inputs, iterations)?);
+        rows.extend(bench::bench_policy(&wasm, &inputs, iterations, official.as_ref())?);
     }
     bench::print_table(&rows);
     bench::print_budget(&rows);
