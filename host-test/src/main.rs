@@ -944,7 +944,12 @@ fn bench_cmd(
             entry.name,
             inputs.len()
         );
-        rows.extend(bench::bench_policy(&wasm, &inputs, iterations, official.as_ref())?);
+        rows.extend(bench::bench_policy(
+            &wasm,
+            &inputs,
+            iterations,
+            official.as_ref(),
+        )?);
     }
     bench::print_table(&rows);
     bench::print_budget(&rows);

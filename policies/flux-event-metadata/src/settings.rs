@@ -242,13 +242,14 @@ impl guard_core::Settings for Settings {
                 ));
             }
             anchored(source, settings.pattern_size_limit()).map_err(|e| {
-                let limits = match e {
-                    pattern::Refused::TooLarge { .. } => format!(
+                let limits = if e.limited_by_text_length() {
+                    format!(
                         " (maxValueLength is {}, shared by {} patterns)",
                         settings.max_value_length,
                         settings.value_patterns.len()
-                    ),
-                    pattern::Refused::Syntax(_) => String::new(),
+                    )
+                } else {
+                    String::new()
                 };
                 format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
             })?;
@@ -351,6 +352,17 @@ mod tests {
         );
         assert!(
             e.ends_with("(maxValueLength is 4096, shared by 2 patterns)"),
+            "{e}"
+        );
+        // Short values do not buy a program past the cap, and the message
+        // does not blame maxValueLength for it.
+        let e = err(r#"{"valuePatterns":{"a":"[a-z]{0,200000}"},"maxValueLength":1}"#);
+        assert!(
+            e.ends_with(
+                "compiles to more than 1048576 bytes, the most a settings pattern may compile to \
+                 (it is compiled for every request); write a simpler pattern (bounded repetitions \
+                 such as {0,10000} are the usual cause)"
+            ),
             "{e}"
         );
         let long = format!(r#"{{"valuePatterns":{{"a":"{}"}}}}"#, "x".repeat(1025));

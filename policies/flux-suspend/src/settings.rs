@@ -240,10 +240,11 @@ impl Settings {
                         "reasonPattern: {source} is not a regular expression ({e}); \
                      write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)"
                     ),
-                    too_large @ pattern::Refused::TooLarge { .. } => format!(
+                    too_large if too_large.limited_by_text_length() => format!(
                         "reasonPattern: {source} {too_large} (maxReasonLength is {})",
                         self.max_reason_length
                     ),
+                    too_large => format!("reasonPattern: {source} {too_large}"),
                 })?;
             Some(regex)
         };

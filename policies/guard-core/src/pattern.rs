@@ -8,6 +8,9 @@
 //! give the longest text a pattern is matched against, so each pattern's
 //! program is capped at its share of one budget for that length, and a
 //! pattern too large for it is refused with the settings, naming the trade.
+//! Compiling costs time and memory in proportion to the program, on every
+//! request, so short texts do not buy a program larger than
+//! [`MAX_PROGRAM_BYTES`].
 
 use std::num::NonZeroUsize;
 
@@ -19,12 +22,20 @@ use regex_lite::{Regex, RegexBuilder};
 /// 2.5 ms natively and a few ms in wasm at the worst.
 pub const MATCH_BUDGET: usize = 1 << 24;
 
+/// The largest program any settings pattern compiles to, whatever the text
+/// length. A program of the whole budget (16 MiB, reached when values are a
+/// single character long) took 24 MiB of linear memory and most of the
+/// compile time flux-event-metadata's worst case spends; 1 MiB is still a
+/// class repeated about 10,000 times, far beyond what a ticket reference or
+/// a label value needs.
+pub const MAX_PROGRAM_BYTES: usize = 1 << 20;
+
 /// The largest program (regex-lite's estimate, in bytes) each of `patterns`
 /// patterns may compile to when matched against texts of up to
 /// `longest_text` characters.
 pub fn size_limit(longest_text: usize, patterns: usize) -> usize {
     let at_least_one = |n| NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN);
-    MATCH_BUDGET / at_least_one(longest_text) / at_least_one(patterns)
+    (MATCH_BUDGET / at_least_one(longest_text) / at_least_one(patterns)).min(MAX_PROGRAM_BYTES)
 }
 
 /// Compiles `pattern` with a program of at most `size_limit` bytes. The
@@ -51,10 +62,25 @@ pub enum Refused {
     TooLarge { size_limit: usize },
 }
 
+impl Refused {
+    /// A program too large for its share of the matching budget, so that
+    /// the settings that set the share (text length, pattern count) are
+    /// worth naming; false for syntax errors and for [`MAX_PROGRAM_BYTES`].
+    pub fn limited_by_text_length(&self) -> bool {
+        matches!(self, Refused::TooLarge { size_limit } if *size_limit < MAX_PROGRAM_BYTES)
+    }
+}
+
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Refused::Syntax(e) => write!(f, "is not a valid regular expression ({e})"),
+            Refused::TooLarge { size_limit } if *size_limit >= MAX_PROGRAM_BYTES => write!(
+                f,
+                "compiles to more than {MAX_PROGRAM_BYTES} bytes, the most a settings pattern may \
+                 compile to (it is compiled for every request); write a simpler pattern (bounded \
+                 repetitions such as {{0,10000}} are the usual cause)"
+            ),
             Refused::TooLarge { size_limit } => write!(
                 f,
                 "compiles to more than {size_limit} bytes, this pattern's share of the matching \
@@ -74,8 +100,24 @@ mod tests {
     fn the_budget_is_shared_by_length_and_count() {
         assert_eq!(size_limit(1024, 1), 16_384);
         assert_eq!(size_limit(1024, 4), 4_096);
-        assert_eq!(size_limit(0, 0), MATCH_BUDGET);
+        assert_eq!(size_limit(16, 1), MAX_PROGRAM_BYTES);
         assert_eq!(size_limit(usize::MAX, 1), 0);
+    }
+
+    #[test]
+    fn short_texts_do_not_buy_programs_past_the_cap() {
+        assert_eq!(size_limit(0, 0), MAX_PROGRAM_BYTES);
+        assert_eq!(size_limit(1, 1), MAX_PROGRAM_BYTES);
+        let limit = size_limit(1, 1);
+        let refused = compile("[a-z]{0,200000}", limit).unwrap_err();
+        assert_eq!(refused, Refused::TooLarge { size_limit: limit });
+        assert!(!refused.limited_by_text_length());
+        assert!(refused
+            .to_string()
+            .starts_with("compiles to more than 1048576 bytes, the most a settings pattern"));
+        assert!(compile("[a-z]{0,5000}", limit).is_ok());
+        let shared = compile(".*a{0,1000}b", size_limit(1024, 1)).unwrap_err();
+        assert!(shared.limited_by_text_length());
     }
 
     #[test]
