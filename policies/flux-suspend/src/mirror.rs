@@ -286,43 +286,42 @@ mod tests {
         assert!(new.disabled);
     }
 
-    fn raw(v: Value) -> RawObject {
-        RawObject::parse(&v.to_string()).unwrap()
-    }
-
-    fn value(o: &RawObject) -> Value {
-        serde_json::from_str(o.to_raw().unwrap().get()).unwrap()
+    /// `edits` applied to `object`, read back.
+    fn applied(object: Value, edits: &[Edit]) -> Result<Value, String> {
+        let text = object.to_string();
+        let mut o = RawObject::parse(&text).unwrap();
+        apply(edits, &mut o)?;
+        Ok(serde_json::from_str(o.to_raw().unwrap().get()).unwrap())
     }
 
     #[test]
     fn edits_apply_to_the_full_object() {
-        let mut o = raw(json!({"metadata": {"name": "a"}, "spec": {"path": "./"}}));
-        apply(
-            &[
-                Edit::SpecSuspend(true),
-                Edit::SetAnnotation("k".into(), "v".into()),
-                Edit::RemoveAnnotation("gone".into()),
-            ],
-            &mut o,
-        )
-        .unwrap();
         assert_eq!(
-            value(&o),
+            applied(
+                json!({"metadata": {"name": "a"}, "spec": {"path": "./"}}),
+                &[
+                    Edit::SpecSuspend(true),
+                    Edit::SetAnnotation("k".into(), "v".into()),
+                    Edit::RemoveAnnotation("gone".into()),
+                ],
+            )
+            .unwrap(),
             json!({"metadata": {"name": "a", "annotations": {"k": "v"}}, "spec": {"path": "./", "suspend": true}})
         );
-        let mut no_spec = raw(json!({"metadata": {"annotations": null}}));
-        apply(
-            &[Edit::SpecSuspend(true), Edit::RemoveAnnotation("x".into())],
-            &mut no_spec,
-        )
-        .unwrap();
         assert_eq!(
-            value(&no_spec),
+            applied(
+                json!({"metadata": {"annotations": null}}),
+                &[Edit::SpecSuspend(true), Edit::RemoveAnnotation("x".into())],
+            )
+            .unwrap(),
             json!({"metadata": {"annotations": null}, "spec": {"suspend": true}})
         );
-        let mut bad = raw(json!({"metadata": {}, "spec": "x"}));
         assert_eq!(
-            apply(&[Edit::SpecSuspend(true)], &mut bad).unwrap_err(),
+            applied(
+                json!({"metadata": {}, "spec": "x"}),
+                &[Edit::SpecSuspend(true)]
+            )
+            .unwrap_err(),
             "malformed object: spec must be an object"
         );
     }

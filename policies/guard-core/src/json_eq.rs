@@ -105,8 +105,9 @@ impl<'de> serde::Deserialize<'de> for Entries<'de> {
     }
 }
 
-/// A key, borrowed from the text unless it has escapes.
-struct Key;
+/// A member name, borrowed from the text unless it has escapes (serde's own
+/// `Cow<str>` always copies); [`crate::edit`] reads names the same way.
+pub(crate) struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Cow<'de, str>;
