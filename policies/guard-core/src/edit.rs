@@ -30,11 +30,13 @@ pub struct RawObject<'a> {
     members: Vec<(Cow<'a, str>, Member<'a>)>,
 }
 
+/// Boxed but for the raw text, so that the member list of a map of 100,000
+/// annotations stays small (48 bytes a member instead of 64).
 #[derive(Debug)]
 enum Member<'a> {
     Raw(&'a RawValue),
-    Object(RawObject<'a>),
-    Value(Value),
+    Object(Box<RawObject<'a>>),
+    Value(Box<Value>),
 }
 
 impl<'a> RawObject<'a> {
@@ -69,10 +71,8 @@ impl<'a> RawObject<'a> {
         let index = match self.last(key) {
             Some(i) => i,
             None => {
-                self.members.push((
-                    Cow::Owned(key.to_string()),
-                    Member::Object(RawObject::default()),
-                ));
+                self.members
+                    .push((Cow::Owned(key.to_string()), Member::Object(Box::default())));
                 self.members.len().saturating_sub(1)
             }
         };
@@ -83,17 +83,19 @@ impl<'a> RawObject<'a> {
             Member::Object(_) => None,
             Member::Raw(raw) if raw.get() == "null" => Some(RawObject::default()),
             Member::Raw(raw) => Some(RawObject::split(raw.get()).map_err(|_| not_object())?),
-            Member::Value(Value::Null) => Some(RawObject::default()),
-            Member::Value(Value::Object(map)) => Some(RawObject {
-                members: std::mem::take(map)
-                    .into_iter()
-                    .map(|(k, v)| (Cow::Owned(k), Member::Value(v)))
-                    .collect(),
-            }),
-            Member::Value(_) => return Err(not_object()),
+            Member::Value(value) if value.is_null() => Some(RawObject::default()),
+            Member::Value(value) => match value.as_object_mut() {
+                Some(map) => Some(RawObject {
+                    members: std::mem::take(map)
+                        .into_iter()
+                        .map(|(k, v)| (Cow::Owned(k), Member::Value(Box::new(v))))
+                        .collect(),
+                }),
+                None => return Err(not_object()),
+            },
         };
         if let Some(object) = expanded {
-            *member = Member::Object(object);
+            *member = Member::Object(Box::new(object));
         }
         match member {
             Member::Object(object) => Ok(object),
@@ -104,10 +106,10 @@ impl<'a> RawObject<'a> {
     /// Sets `key` to `value`, replacing what was there.
     pub fn insert(&mut self, key: &str, value: Value) {
         match self.last(key).and_then(|i| self.members.get_mut(i)) {
-            Some((_, member)) => *member = Member::Value(value),
+            Some((_, member)) => *member = Member::Value(Box::new(value)),
             None => self
                 .members
-                .push((Cow::Owned(key.to_string()), Member::Value(value))),
+                .push((Cow::Owned(key.to_string()), Member::Value(Box::new(value)))),
         }
     }
 
