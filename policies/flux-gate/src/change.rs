@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use guard_core::Metadata;
 use serde_json::value::RawValue;
 
+use crate::json_diff;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Changes the desired state: held by closed gates. Says what changed.
@@ -34,11 +36,16 @@ fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
         .map_err(|e| format!("malformed {what}: not a JSON object ({e})"))
 }
 
-/// Equal JSON, whatever the spacing or member order.
+/// Equal JSON, whatever the spacing or member order. A difference found by
+/// walking down to it settles most changed members without reading both
+/// whole ([`json_diff`]).
 fn same(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => guard_core::json_eq::equal(a.get(), b.get()),
+        (Some(a), Some(b)) => {
+            let (a, b) = (a.get(), b.get());
+            a == b || (!json_diff::differ(a, b) && guard_core::json_eq::equal(a, b))
+        }
         _ => false,
     }
 }
@@ -78,7 +85,9 @@ pub fn classify_update(
     }
     let (old_spec, new_spec) = (old_top.get("spec").copied(), new_top.get("spec").copied());
     let mut suspend_changed = false;
-    if !same(old_spec, new_spec) {
+    // Split before comparing whole: equal specs have equal members, so a
+    // member that differs settles it without reading the specs twice.
+    if old_spec.map(|s| s.get()) != new_spec.map(|s| s.get()) {
         match (
             split(old_spec, "oldObject.spec")?,
             split(new_spec, "object.spec")?,
@@ -87,10 +96,11 @@ pub fn classify_update(
                 if let Some(key) = first_difference(&o, &n, &["suspend"]) {
                     return Ok(Change::Held(format!("spec.{key}")));
                 }
-                suspend_changed = true;
+                suspend_changed = !same(old_spec, new_spec);
             }
             // `spec` appears, disappears or is not an object.
-            _ => return Ok(Change::Held("spec".into())),
+            _ if !same(old_spec, new_spec) => return Ok(Change::Held("spec".into())),
+            _ => {}
         }
     }
     Ok(if suspend_changed {

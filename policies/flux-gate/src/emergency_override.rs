@@ -2,10 +2,17 @@
 //! reading it from the Kustomization or HelmRelease that applies a change,
 //! and the command that removes it.
 
+use std::fmt;
+
 use guard_core::context;
 use guard_core::identity;
+use guard_core::json_eq::Key;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, StringMap, Verdict};
+use guard_core::request::null_default;
+use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::binding::FluxOwnerKind;
 use crate::compile::Compiled;
@@ -71,8 +78,8 @@ pub(crate) fn owner_override<'m>(
             namespace,
             name,
         };
-        let annotations = match owner_annotations(ctx, &object) {
-            Ok(Some(annotations)) => annotations,
+        let annotation = match owner_override_annotation(ctx, &object) {
+            Ok(Some(annotation)) => annotation,
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
             Err(e) => {
@@ -80,10 +87,7 @@ pub(crate) fn owner_override<'m>(
                 continue;
             }
         };
-        let reason = annotations
-            .get(OVERRIDE_ANNOTATION)
-            .map(str::trim)
-            .unwrap_or_default();
+        let reason = annotation.as_deref().map(str::trim).unwrap_or_default();
         if !reason.is_empty() {
             return Ok(Some(OwnerOverride {
                 owner: kind.object(namespace, name),
@@ -98,17 +102,69 @@ pub(crate) fn owner_override<'m>(
     }
 }
 
-/// The owner's annotations; `None` when it does not exist.
-fn owner_annotations(
+/// The owner's override annotation, if it has one; `None` when the owner
+/// does not exist.
+fn owner_override_annotation(
     ctx: &Context<'_>,
     object: &context::ObjectRef<'_>,
-) -> Result<Option<StringMap>, String> {
+) -> Result<Option<Option<String>>, String> {
     let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    context::annotations(&raw)
-        .map(Some)
-        .map_err(|e| format!("unreadable: {e}"))
+    override_annotation(&raw).map(Some)
+}
+
+fn override_annotation(raw: &RawValue) -> Result<Option<String>, String> {
+    match context::read::<OwnerHead>(raw) {
+        Ok(head) => Ok(head.metadata.annotations.0),
+        // Read again as `context::annotations` reads, for its words.
+        Err(_) => context::annotations(raw)
+            .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
+            .map_err(|e| format!("unreadable: {e}")),
+    }
+}
+
+/// What `context::annotations` reads, in the same shape (so it accepts the
+/// same objects), keeping only the override: the owner's other annotations
+/// (up to 256 KiB) are checked but not copied.
+#[derive(Deserialize)]
+struct OwnerHead {
+    #[serde(default, deserialize_with = "null_default")]
+    metadata: OwnerMetadata,
+}
+
+#[derive(Default, Deserialize)]
+struct OwnerMetadata {
+    #[serde(default, deserialize_with = "null_default")]
+    annotations: OverrideAnnotation,
+}
+
+/// A map of strings, as [`guard_core::StringMap`] reads it (later duplicates win),
+/// reduced to the override's value.
+#[derive(Default)]
+struct OverrideAnnotation(Option<String>);
+
+impl<'de> Deserialize<'de> for OverrideAnnotation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = OverrideAnnotation;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut found = None;
+                while let Some(key) = access.next_key_seed(Key)? {
+                    let value = access.next_value_seed(Key)?;
+                    if key == OVERRIDE_ANNOTATION {
+                        found = Some(value.into_owned());
+                    }
+                }
+                Ok(OverrideAnnotation(found))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
 }
 
 /// The command that removes the emergency override from `object`.
@@ -133,6 +189,39 @@ mod tests {
     use guard_core::testing::raw;
     use guard_core::{Cluster, ClusterError, ClusterObject};
     use serde_json::json;
+
+    /// The override is read from the owner as `context::annotations` reads
+    /// its annotations, whatever the owner holds.
+    #[test]
+    fn the_owner_override_is_read_as_the_annotations_are() {
+        let owners = [
+            r#"{}"#,
+            r#"{"metadata":null}"#,
+            r#"{"metadata":{"annotations":null}}"#,
+            r#"{"metadata":{"annotations":{"a":"1"}},"spec":{"x":[1,{"y":2}]}}"#,
+            r#"{"metadata":{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":" INC-7 "}}}"#,
+            r#"{"metadata":{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":"a","gating.toolkit.fluxcd.io/emergency-override":"b"}}}"#,
+            r#"{"metadata":{"annotations":{"gating.toolkit.fluxcd.io\/emergency-override":"\u0041"}}}"#,
+            r#"{"metadata":{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":1}}}"#,
+            r#"{"metadata":{"annotations":{"a":"\ud800"}}}"#,
+            r#"{"metadata":{"annotations":["x"]}}"#,
+            r#"{"metadata":{"annotations":{}},"metadata":{}}"#,
+            r#"{"metadata":{"annotations":{},"annotations":{}}}"#,
+            r#"{"metadata":"x"}"#,
+            r#"{"metadata":[{"gating.toolkit.fluxcd.io/emergency-override":"a"}]}"#,
+            r#"[{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":"a"}}]"#,
+            r#"[]"#,
+            r#""x""#,
+            r#"null"#,
+        ];
+        for owner in owners {
+            let raw = RawValue::from_string(owner.to_string()).unwrap();
+            let whole = context::annotations(&raw)
+                .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
+                .map_err(|e| format!("unreadable: {e}"));
+            assert_eq!(override_annotation(&raw), whole, "{owner}");
+        }
+    }
 
     /// The owner's override is read through a lookup; when that fails the
     /// change is held (no override honoured) and the refusal says why,

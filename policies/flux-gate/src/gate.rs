@@ -87,7 +87,7 @@ impl Schedule {
     /// The firing whose window holds `t` (start inclusive, end exclusive).
     /// The earliest such firing: its window ends first.
     fn active_since(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
-        let from = t.checked_sub(self.window).ok()?;
+        let from = minus(t, self.window)?;
         let fired = self
             .active
             .next_after(&self.cron, &self.zone.tz, from, searches)?;
@@ -97,12 +97,24 @@ impl Schedule {
     /// The end of the window holding `t`, if one does.
     fn active_until(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
         self.active_since(t, searches)
-            .map(|f| f.checked_add(self.window).unwrap_or(Timestamp::MAX))
+            .map(|f| plus(f, self.window).unwrap_or(Timestamp::MAX))
     }
 
     fn next_firing_after(&self, t: Timestamp, searches: &Cell<usize>) -> Option<Timestamp> {
         self.next.next_after(&self.cron, &self.zone.tz, t, searches)
     }
+}
+
+/// `t + d`, as `Timestamp::checked_add` computes it for a `SignedDuration`
+/// (jiff reaches that through its general arithmetic, a cost at every jump
+/// of the search for an opening).
+fn plus(t: Timestamp, d: SignedDuration) -> Option<Timestamp> {
+    Timestamp::from_duration(t.as_duration().checked_add(d)?).ok()
+}
+
+/// `t - d`, as `Timestamp::checked_sub` computes it.
+fn minus(t: Timestamp, d: SignedDuration) -> Option<Timestamp> {
+    Timestamp::from_duration(t.as_duration().checked_sub(d)?).ok()
 }
 
 /// A one-off closed period, `[start, end)`.
@@ -266,7 +278,7 @@ impl ObjectGate {
             }
         }
         if let Some((at, action)) = latest {
-            if let Ok(until) = at.checked_add(self.window) {
+            if let Some(until) = plus(at, self.window) {
                 if t < until {
                     let why = Why::Request { action, at, until };
                     return State {
@@ -303,7 +315,7 @@ impl ObjectGate {
         [self.open_at, self.close_at]
             .into_iter()
             .flatten()
-            .flat_map(|at| [Some(at), at.checked_add(self.window).ok()])
+            .flat_map(|at| [Some(at), plus(at, self.window)])
             .flatten()
             .filter(|x| *x > t)
             .min()
@@ -424,6 +436,32 @@ pub(crate) mod tests {
 
     pub fn search() -> Search {
         Search::new(ts("2040-01-01T00:00:00Z"), 10_000, 10_000)
+    }
+
+    #[test]
+    fn plus_and_minus_are_jiffs_arithmetic() {
+        let times = [
+            Timestamp::MIN,
+            Timestamp::MAX,
+            Timestamp::UNIX_EPOCH,
+            ts("2026-11-20T10:00:30.5Z"),
+            ts("1900-01-01T00:00:00.000000001Z"),
+        ];
+        let durations = [
+            SignedDuration::ZERO,
+            SignedDuration::MIN,
+            SignedDuration::MAX,
+            SignedDuration::from_secs(1),
+            SignedDuration::from_nanos(-1),
+            SignedDuration::from_hours(5 * 8766),
+            SignedDuration::new(i64::MAX / 2, 999_999_999),
+        ];
+        for t in times {
+            for d in durations {
+                assert_eq!(plus(t, d), t.checked_add(d).ok(), "{t} + {d:?}");
+                assert_eq!(minus(t, d), t.checked_sub(d).ok(), "{t} - {d:?}");
+            }
+        }
     }
 
     pub fn no_deploy_friday(zone: &str) -> DeclaredGate {

@@ -34,6 +34,7 @@ pub mod firing;
 pub mod gate;
 pub mod gate_object;
 mod hold;
+mod json_diff;
 pub mod message;
 pub mod opening;
 pub mod settings;

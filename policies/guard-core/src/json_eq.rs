@@ -65,11 +65,12 @@ fn first_byte(text: &str) -> Option<u8> {
     text.trim_start().bytes().next()
 }
 
-type Members<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+/// An object's members, keys borrowed when unescaped.
+pub type Members<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
 
 /// An object's members sorted by key, the last of each duplicate kept, as a
 /// `Value`'s map holds them.
-fn members(text: &str) -> Option<Members<'_>> {
+pub fn members(text: &str) -> Option<Members<'_>> {
     let mut members: Members<'_> = serde_json::from_str::<Entries<'_>>(text).ok()?.0;
     members.sort_by(|(a, _), (b, _)| a.cmp(b));
     members.dedup_by(|later, kept| {
@@ -105,9 +106,10 @@ impl<'de> serde::Deserialize<'de> for Entries<'de> {
     }
 }
 
-/// A member name, borrowed from the text unless it has escapes (serde's own
-/// `Cow<str>` always copies); [`crate::edit`] reads names the same way.
-pub(crate) struct Key;
+/// A string (a member name), borrowed from the text unless it has escapes
+/// (serde's own `Cow<str>` always copies); [`crate::edit`] reads names the
+/// same way.
+pub struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Cow<'de, str>;
