@@ -8,7 +8,6 @@ use guard_core::context;
 use guard_core::identity;
 use guard_core::json_eq::Key;
 use guard_core::object::ObjectName;
-use guard_core::request::null_default;
 use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -115,8 +114,8 @@ fn owner_override_annotation(
 }
 
 fn override_annotation(raw: &RawValue) -> Result<Option<String>, String> {
-    match context::read::<OwnerHead>(raw) {
-        Ok(head) => Ok(head.metadata.annotations.0),
+    match context::annotations_as::<OverrideAnnotation>(raw) {
+        Ok(annotation) => Ok(annotation.0),
         // Read again as `context::annotations` reads, for its words.
         Err(_) => context::annotations(raw)
             .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
@@ -124,23 +123,9 @@ fn override_annotation(raw: &RawValue) -> Result<Option<String>, String> {
     }
 }
 
-/// What `context::annotations` reads, in the same shape (so it accepts the
-/// same objects), keeping only the override: the owner's other annotations
-/// (up to 256 KiB) are checked but not copied.
-#[derive(Deserialize)]
-struct OwnerHead {
-    #[serde(default, deserialize_with = "null_default")]
-    metadata: OwnerMetadata,
-}
-
-#[derive(Default, Deserialize)]
-struct OwnerMetadata {
-    #[serde(default, deserialize_with = "null_default")]
-    annotations: OverrideAnnotation,
-}
-
 /// A map of strings, as [`guard_core::StringMap`] reads it (later duplicates win),
-/// reduced to the override's value.
+/// reduced to the override's value: the owner's other annotations (up to
+/// 256 KiB) are checked but not copied.
 #[derive(Default)]
 struct OverrideAnnotation(Option<String>);
 

@@ -10,7 +10,7 @@
 //! that is where an update changed something), then member by member; when
 //! it finds none, `equal` has the last word.
 
-use guard_core::json_eq::members;
+use guard_core::json_eq::{first_byte, members};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
@@ -296,10 +296,6 @@ fn value_end(t: &[u8], from: usize) -> Option<usize> {
     let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<IgnoredAny>();
     values.next()?.ok()?;
     from.checked_add(values.byte_offset())
-}
-
-fn first_byte(text: &str) -> Option<u8> {
-    text.trim_start().bytes().next()
 }
 
 #[cfg(test)]

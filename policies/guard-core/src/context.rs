@@ -5,6 +5,7 @@
 //! and the playground. Nothing in a policy reads the clock itself.
 
 use jiff::Timestamp;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -117,18 +118,26 @@ pub fn read<'a, T: Deserialize<'a>>(object: &'a RawValue) -> Result<T, String> {
 /// A looked-up object's `metadata.annotations`, the rest of it skipped
 /// unparsed (its labels and spec may be megabytes).
 pub fn annotations(object: &RawValue) -> Result<StringMap, String> {
+    annotations_as::<StringMap>(object)
+}
+
+/// [`annotations`] read into `M`, a map type that may keep less of them
+/// (one key, say) while accepting the same objects.
+pub fn annotations_as<M: DeserializeOwned + Default>(object: &RawValue) -> Result<M, String> {
     #[derive(Deserialize)]
-    struct View {
+    #[serde(bound = "M: DeserializeOwned + Default")]
+    struct View<M> {
         #[serde(default, deserialize_with = "null_default")]
-        metadata: Metadata,
+        metadata: Metadata<M>,
     }
     // Named for serde's messages: "expected struct Metadata".
     #[derive(Default, Deserialize)]
-    struct Metadata {
+    #[serde(bound = "M: DeserializeOwned + Default")]
+    struct Metadata<M> {
         #[serde(default, deserialize_with = "null_default")]
-        annotations: StringMap,
+        annotations: M,
     }
-    read::<View>(object).map(|v| v.metadata.annotations)
+    read::<View<M>>(object).map(|v| v.metadata.annotations)
 }
 
 /// Read access to the cluster, as Kubewarden's context-aware host calls give it.

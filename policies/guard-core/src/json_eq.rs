@@ -61,7 +61,8 @@ fn equal_valid(a: &str, b: &str) -> bool {
     }
 }
 
-fn first_byte(text: &str) -> Option<u8> {
+/// The first byte of JSON text, past leading whitespace: which kind of value it is.
+pub fn first_byte(text: &str) -> Option<u8> {
     text.trim_start().bytes().next()
 }
 
