@@ -65,7 +65,8 @@ demo: build
 	$(HOST_TEST) replay --table --repeat 21 tests/cases
 
 # The harness's timings, then the typical object through the real `kwctl bench`,
-# ours beside Kubewarden's official annotations policy (skipped without kwctl).
+# ours beside Kubewarden's official annotations policy (OFFICIAL_POLICY); each
+# part skipped, with the reason, where kwctl or the official module is absent.
 bench: build worst-cases
 	$(HOST_TEST) bench --engine kwctl
 
@@ -76,7 +77,8 @@ worst-cases:
 	cargo test --profile host $(addprefix -p ,$(POLICIES)) --test worst_case
 
 # The real policy-server with our modules and the official annotations policy
-# under the same load from Debian's `hey` (skipped when there is no policy-server).
+# under the same load from Debian's `hey` (skipped without POLICY_SERVER or
+# OFFICIAL_POLICY).
 load: build
 	@missing=$$(for t in hey curl; do command -v $$t >/dev/null || echo $$t; done); \
 	test -z "$$missing" || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
@@ -115,8 +117,9 @@ native-tests: build test-setup worst-cases
 replay: build
 	$(HOST_TEST) replay tests/cases
 
-# Every case through the real kwctl and policy-server (found through KWCTL and
-# POLICY_SERVER, then PATH, then ../shared/engines), compared with the harness.
+# Every case through the real kwctl and policy-server where they are installed
+# (KWCTL and POLICY_SERVER, then PATH), compared with the harness; an engine
+# that is not installed is skipped with the reason, and the run passes.
 conformance: build
 	$(HOST_TEST) conformance tests/cases
 

@@ -3,7 +3,7 @@
 //! input, all in one run. A benchmark, not a test: nothing asserts timings.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
@@ -235,11 +235,16 @@ pub struct Official {
 }
 
 impl Official {
-    /// `None` when the module is not at hand: the floors are left out.
-    pub fn load(path: &Path, settings: &str) -> Result<Option<Self>> {
-        if !path.is_file() {
-            return Ok(None);
-        }
+    /// `None` when the module is not installed (`path` says why): the floors
+    /// are left out, and the line saying so is printed.
+    pub fn load(path: &Result<PathBuf, String>, settings: &str) -> Result<Option<Self>> {
+        let path = match path {
+            Ok(path) => path,
+            Err(reason) => {
+                println!("worst-case floors skipped: {reason}");
+                return Ok(None);
+            }
+        };
         Ok(Some(Self {
             policy: Policy::load(path)?,
             settings: serde_json::from_str(settings).context("--official-settings")?,
@@ -562,7 +567,8 @@ pub struct KwctlRow {
 
 /// `bench --engine kwctl`: the official policy, its settings (JSON), kwctl's timing.
 pub struct KwctlCompare {
-    pub official: std::path::PathBuf,
+    /// The official policy's module, or why it is not installed.
+    pub official: Result<PathBuf, String>,
     pub official_settings: String,
     pub timing: KwctlTiming,
 }
@@ -579,13 +585,13 @@ pub fn kwctl_report(
 ) -> Result<bool> {
     let official_settings: Value = serde_json::from_str(&compare.official_settings)
         .context("--official-settings is not JSON")?;
-    if !compare.official.is_file() {
-        println!(
-            "\nkwctl comparison skipped: no official policy at {} (see --official)",
-            compare.official.display()
-        );
-        return Ok(true);
-    }
+    let official = match &compare.official {
+        Ok(path) => path,
+        Err(reason) => {
+            println!("\nkwctl comparison skipped: {reason}");
+            return Ok(true);
+        }
+    };
     let mut targets: Vec<KwctlTarget> = policies
         .iter()
         .map(|name| KwctlTarget {
@@ -596,11 +602,10 @@ pub fn kwctl_report(
         })
         .collect();
     targets.push(KwctlTarget {
-        policy: compare
-            .official
+        policy: official
             .file_stem()
             .map_or("official".into(), |s| s.to_string_lossy().into_owned()),
-        module: compare.official.clone(),
+        module: official.clone(),
         settings: official_settings,
         official: true,
     });
@@ -636,17 +641,18 @@ pub enum KwctlComparison {
 }
 
 /// Runs `kwctl bench` on every target, one after the other (the machine's
-/// cores are kwctl's), with kwctl found through `KWCTL`, `PATH`, then the
-/// shared engines folder. Each run's output is kept in `work`.
+/// cores are kwctl's), with kwctl found through `KWCTL`, then `PATH`. Each
+/// run's output is kept in `work`.
 pub fn kwctl_compare(
     targets: &[KwctlTarget],
     request: &Path,
     timing: KwctlTiming,
     work: &Path,
 ) -> Result<KwctlComparison> {
-    let kwctl = match crate::engines::locate::engine("kwctl", "KWCTL") {
-        Ok(path) => path,
-        Err(reason) => return Ok(KwctlComparison::Skipped(reason)),
+    use crate::engines::locate::{engine, Found};
+    let kwctl = match engine("kwctl", "KWCTL").map_err(anyhow::Error::msg)? {
+        Found::At(path) => path,
+        Found::Absent(reason) => return Ok(KwctlComparison::Skipped(reason)),
     };
     std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let request = std::fs::canonicalize(request)

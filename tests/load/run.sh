@@ -5,8 +5,8 @@
 # p50/p99 latency side by side.
 #
 # Environment (all optional):
-#   POLICY_SERVER      the policy-server binary (else PATH, else the shared engines folder)
-#   OFFICIAL_POLICY    the official policy's module (default ../shared/engines/annotations-policy.wasm)
+#   POLICY_SERVER      the policy-server binary (else PATH)
+#   OFFICIAL_POLICY    the official annotations policy's module (no default)
 #   OFFICIAL_SETTINGS  its settings as JSON (it requires a criterion and at least one value)
 #   LOAD_PAYLOAD       the AdmissionReview sent (default tests/bench/kustomization-update.json)
 #   LOAD_REQUESTS      requests per policy (default 20000, a few seconds each)
@@ -23,7 +23,6 @@ cd "$(dirname "$0")/../.."
 # The policies are the folders with a metadata.yml, as the Makefile finds them.
 POLICIES=()
 for metadata in policies/*/metadata.yml; do POLICIES+=("$(basename "$(dirname "$metadata")")"); done
-OFFICIAL_POLICY=${OFFICIAL_POLICY:-../shared/engines/annotations-policy.wasm}
 OFFICIAL_SETTINGS=${OFFICIAL_SETTINGS:-'{"criteria": "containsAnyOf", "values": ["event.toolkit.fluxcd.io/team"]}'}
 PAYLOAD=${LOAD_PAYLOAD:-tests/bench/kustomization-update.json}
 REQUESTS=${LOAD_REQUESTS:-20000}
@@ -39,10 +38,8 @@ find_policy_server() {
         echo "$POLICY_SERVER"
     elif command -v policy-server >/dev/null; then
         command -v policy-server
-    elif [[ -f ../shared/engines/policy-server ]]; then
-        echo ../shared/engines/policy-server
     else
-        echo "no policy-server: set POLICY_SERVER, put it on PATH, or in ../shared/engines"
+        echo "POLICY_SERVER is not set and there is no policy-server on PATH"
         return 1
     fi
 }
@@ -60,10 +57,11 @@ if ! server=$(find_policy_server); then
     echo "load test skipped: $server"
     exit 0
 fi
-if [[ ! -f $OFFICIAL_POLICY ]]; then
-    echo "load test skipped: no official policy at $OFFICIAL_POLICY (set OFFICIAL_POLICY)"
+if [[ -z ${OFFICIAL_POLICY:-} ]]; then
+    echo "load test skipped: OFFICIAL_POLICY (Kubewarden's official annotations policy module) is not set"
     exit 0
 fi
+[[ -f $OFFICIAL_POLICY ]] || { echo "OFFICIAL_POLICY=$OFFICIAL_POLICY is not a file" >&2; exit 1; }
 for p in "${POLICIES[@]}"; do
     [[ -f dist/$p.wasm ]] || { echo "dist/$p.wasm is missing: run make build" >&2; exit 1; }
 done

@@ -61,6 +61,9 @@ pub enum Verdict {
     Differing(Vec<String>),
     /// Differing, and listed in the allow-list with this reason.
     AllowListed(String),
+    /// The engine could not run the case (a failure of the run, not a skip).
+    Failed(String),
+    /// The engine is not installed here: the line saying so.
     Skipped(String),
 }
 
@@ -170,8 +173,9 @@ fn reference(
     (answer, trace)
 }
 
-/// Runs every case on every engine found; a missing engine is reported as
-/// skipped with the reason.
+/// Runs every case on every engine installed; an engine that is not is
+/// reported as skipped with the reason, one that is misconfigured (a variable
+/// naming no file, no pinned-clock library) fails the run.
 pub async fn run(cases: &[Case], options: &Options) -> Result<Results, String> {
     let mut modules = BTreeMap::new();
     for case in cases {
@@ -193,17 +197,15 @@ pub async fn run(cases: &[Case], options: &Options) -> Result<Results, String> {
         let found = match engine {
             Engine::Kwctl => locate::engine("kwctl", "KWCTL"),
             Engine::PolicyServer => locate::engine("policy-server", "POLICY_SERVER"),
-        }
-        .and_then(|binary| {
-            let binary = std::fs::canonicalize(&binary).map_err(|e| e.to_string())?;
-            Ok((binary, locate::pinned_clock()?))
-        });
+        }?;
         let verdicts = match found {
-            Err(reason) => cases
+            locate::Found::Absent(reason) => cases
                 .iter()
                 .map(|c| (c.id.clone(), Verdict::Skipped(reason.clone())))
                 .collect(),
-            Ok((binary, clock)) => {
+            locate::Found::At(binary) => {
+                let binary = std::fs::canonicalize(&binary).map_err(|e| e.to_string())?;
+                let clock = locate::pinned_clock()?;
                 let work = options.work.join(engine.name());
                 std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
                 let work = std::fs::canonicalize(&work).map_err(|e| e.to_string())?;
@@ -273,7 +275,7 @@ async fn run_kwctl(
 ) -> Vec<(String, Verdict)> {
     let runs = cases.iter().map(|case| async move {
         let Some((path, policy)) = modules.get(&policy_of(case)) else {
-            return (case.id.clone(), Verdict::Skipped("no module".into()));
+            return (case.id.clone(), Verdict::Failed("no module".into()));
         };
         // What `kwctl run` configures: id `policy-from-cli`, protect mode,
         // allowed to mutate, the metadata's contextAwareResources.
@@ -285,7 +287,7 @@ async fn run_kwctl(
         let (expected, trace) = reference(policy, case, server, policy.context_aware_resources());
         let dir = work.join(case.id.replace('/', "--"));
         if let Err(e) = std::fs::create_dir_all(&dir) {
-            return (case.id.clone(), Verdict::Skipped(e.to_string()));
+            return (case.id.clone(), Verdict::Failed(e.to_string()));
         }
         let got = kwctl.run(path, case, &trace.session, &dir).await;
         (case.id.clone(), verdict(&expected, &got))
@@ -430,9 +432,9 @@ async fn serve_group(
 }
 
 /// Prints the per-engine table and every difference; returns the cases that
-/// failed (differing on an engine, or skipped where engines are required). A
+/// failed (differing on an engine, or an engine that could not run them). A
 /// case no engine compared is counted as skipped, not passed.
-pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize {
+pub fn report(results: &Results, cases: &[Case]) -> usize {
     println!(
         "{:<15} {:>6} {:>10} {:>10} {:>13} {:>8}",
         "engine", "cases", "identical", "differing", "allow-listed", "skipped"
@@ -444,7 +446,7 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
             engine.name(),
             verdicts.len(),
             count(|v| matches!(v, Verdict::Identical)),
-            count(|v| matches!(v, Verdict::Differing(_))),
+            count(|v| matches!(v, Verdict::Differing(_) | Verdict::Failed(_))),
             count(|v| matches!(v, Verdict::AllowListed(_))),
             count(|v| matches!(v, Verdict::Skipped(_))),
         );
@@ -462,8 +464,8 @@ pub fn report(results: &Results, cases: &[Case], require_engines: bool) -> usize
                 Some(Verdict::Differing(d)) => {
                     problems.extend(d.iter().map(|p| format!("{}: {p}", engine.name())));
                 }
-                Some(Verdict::Skipped(reason)) if require_engines => {
-                    problems.push(format!("{}: skipped ({reason})", engine.name()));
+                Some(Verdict::Failed(reason)) => {
+                    problems.push(format!("{}: could not run: {reason}", engine.name()));
                 }
                 _ => {}
             }
