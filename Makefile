@@ -20,7 +20,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench worst-cases load setup test-setup scaffold aso-groups lint native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 setup:
@@ -103,6 +103,24 @@ aso-groups:
 scaffold: build
 	$(HOST_TEST) scaffold
 
+## Sizes -----------------------------------------------------------------
+# Each optimized module within its budget (policies/<policy>/size-budget.yml):
+# sizes are deterministic, so a module that grows past its budget fails until
+# the budget is raised, with the reason, in the same commit.
+size-check: build
+	$(HOST_TEST) sizes
+
+# Where each module's bytes go: the modules built again with their function
+# names (profile `sizes`), optimized as `build` does but keeping the names.
+sizes: build
+	cargo build --profile sizes --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES))
+	@mkdir -p target/opt-named
+	@for p in $(POLICIES); do \
+		$(WASM_OPT) $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) \
+			target/$(WASM_TARGET)/sizes/$${p//-/_}.wasm -o target/opt-named/$$p.wasm; \
+	done
+	$(HOST_TEST) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
+
 ## Tests -----------------------------------------------------------------
 lint: setup
 	cargo fmt --all -- --check
@@ -153,7 +171,7 @@ fuzz-smoke: build
 		--minimize-seconds 5 --out target/fuzz-smoke || status=1; \
 	exit $$status
 
-test: lint native-tests replay conformance playground-test fuzz-smoke
+test: lint size-check native-tests replay conformance playground-test fuzz-smoke
 
 clean:
 	cargo clean

@@ -13,3 +13,4 @@ pub mod oci;
 pub mod replay;
 pub mod sbom;
 pub mod signing;
+pub mod sizes;

@@ -22,7 +22,7 @@ use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
 use host_test::oci;
 use host_test::replay::{self, median, Modules};
-use host_test::{sbom, signing};
+use host_test::{sbom, signing, sizes};
 
 #[derive(Parser)]
 #[command(name = "host-test", version, about)]
@@ -141,6 +141,21 @@ enum Command {
         /// (`host-test conformance`).
         #[arg(long, value_name = "DIR")]
         save_cases: Option<PathBuf>,
+    },
+    /// Each policy's optimized module against its size budget
+    /// (`policies/<policy>/size-budget.yml`); with --breakdown, where the
+    /// bytes of the given named builds go.
+    Sizes {
+        /// The optimized modules, `<policy>.wasm` (default: target/opt).
+        #[arg(long, default_value = "target/opt")]
+        modules: PathBuf,
+        /// Modules built with their function names (`make sizes` builds them)
+        /// to break down: sections, data, the largest functions.
+        #[arg(long)]
+        breakdown: Vec<PathBuf>,
+        /// How many of the largest functions to list.
+        #[arg(long, default_value_t = 15)]
+        top: usize,
     },
     /// Replay corpus cases against the built modules and check their expectations.
     Replay {
@@ -553,6 +568,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Command::Sizes {
+            modules,
+            breakdown,
+            top,
+        } => sizes_cmd(&modules, &breakdown, top),
         Command::Replay {
             paths,
             dist,
@@ -798,6 +818,36 @@ fn load_corpus(paths: Vec<PathBuf>) -> Result<Vec<conformance::Case>> {
         bail!("no cases found under {paths:?}");
     }
     Ok(cases)
+}
+
+/// Every policy's module within its budget; then the breakdowns asked for.
+fn sizes_cmd(modules: &Path, breakdown: &[PathBuf], top: usize) -> Result<ExitCode> {
+    let mut over = 0;
+    for entry in catalog::POLICIES {
+        let budget = sizes::Budget::load(
+            &Path::new("policies")
+                .join(entry.name)
+                .join("size-budget.yml"),
+        )?;
+        let (line, fits) = sizes::check(&modules.join(format!("{}.wasm", entry.name)), &budget)?;
+        println!("{line}");
+        if !fits {
+            over += 1;
+        }
+    }
+    for path in breakdown {
+        let wasm =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        sizes::print(&path.display().to_string(), &sizes::breakdown(&wasm)?, top);
+    }
+    if over > 0 {
+        println!(
+            "\n{over} module(s) over budget: make it smaller, or raise bytes in its \
+             size-budget.yml, with the reason, in the same commit"
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// An engine that is not installed is skipped, with the reason, and the run
