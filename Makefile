@@ -47,8 +47,11 @@ test-setup: setup
 build: setup
 	cargo build --profile host -p host-test -p pinned-clock
 	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
-	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy
+	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy -p read-floor
 	@mkdir -p dist target/opt
+	@$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/read_floor.wasm -o target/opt/read-floor.raw.wasm
+	@$(HOST_TEST) annotate -m host-test/read-floor/metadata.yml -o target/opt/read-floor.wasm \
+		target/opt/read-floor.raw.wasm
 	@epoch=$$(git log -1 --format=%ct 2>/dev/null || true); \
 	for p in $(POLICIES); do \
 		crate=$${p//-/_}; \
@@ -111,12 +114,13 @@ size-check: build
 	$(HOST_TEST) sizes
 
 # Where each module's bytes go: the modules built again with their function
-# names (profile `sizes`), optimized as `build` does but keeping the names.
+# names (profile `sizes`), optimized as `build` does but keeping the name
+# section (wasm-opt writes it only with -g; the DWARF is dropped).
 sizes: build
 	cargo build --profile sizes --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES))
 	@mkdir -p target/opt-named
 	@for p in $(POLICIES); do \
-		$(WASM_OPT) $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) \
+		$(WASM_OPT) $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) -g --strip-dwarf \
 			target/$(WASM_TARGET)/sizes/$${p//-/_}.wasm -o target/opt-named/$$p.wasm; \
 	done
 	$(HOST_TEST) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)

@@ -324,6 +324,22 @@ impl Exchange {
         }
     }
 
+    /// The call recorded: its `kubernetes` operation and payload, as the
+    /// guest sent them.
+    pub fn call(&self) -> Option<(&'static str, Value)> {
+        let Exchange::Exchange { request, .. } = self;
+        let (tag, body) = request.trim_start().split_once('\n')?;
+        let operation = [
+            "get_resource",
+            "list_resources_all",
+            "list_resources_by_namespace",
+            "can_i",
+        ]
+        .into_iter()
+        .find(|op| session_tag(op) == tag)?;
+        Some((operation, serde_norway::from_str(body).ok()?))
+    }
+
     /// Checks that the policy asks what was recorded, then answers as recorded.
     fn answer(&self, operation: &str, request: &Value) -> Result<Vec<u8>, String> {
         let Exchange::Exchange {

@@ -212,6 +212,10 @@ enum Command {
         /// for each module and for Kubewarden's official annotations policy.
         #[arg(long, value_enum)]
         engine: Option<bench::Engine>,
+        /// The read floor module (`make build` writes it): timed on each worst
+        /// case's request, settings and lookups as the floor of its budget.
+        #[arg(long, default_value = "target/opt/read-floor.wasm")]
+        read_floor: PathBuf,
         /// Kubewarden's official annotations policy module (default: the file
         /// `OFFICIAL_POLICY` names): timed on each worst case's request as its
         /// floor, and compared with the modules under --engine. Without it
@@ -595,6 +599,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             iterations,
             json,
             engine,
+            read_floor,
             official,
             official_settings,
             kwctl_warm_up,
@@ -617,6 +622,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 iterations,
                 &json,
                 policies,
+                &read_floor,
                 bench::Official::load(&official, &official_settings)?,
                 engine.map(|bench::Engine::Kwctl| bench::KwctlCompare {
                     official,
@@ -975,9 +981,12 @@ fn bench_cmd(
     iterations: usize,
     json_out: &Path,
     only: Vec<String>,
+    read_floor: &Path,
     official: Option<bench::Official>,
     compare: Option<bench::KwctlCompare>,
 ) -> Result<ExitCode> {
+    let read_floor = Policy::load(read_floor)
+        .with_context(|| format!("the read floor {}: run `make build`", read_floor.display()))?;
     let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
     let now: Timestamp = "2026-11-20T10:00:00Z".parse()?;
     let mut rows = Vec::new();
@@ -1010,6 +1019,7 @@ fn bench_cmd(
             &wasm,
             &inputs,
             iterations,
+            &read_floor,
             official.as_ref(),
         )?);
     }

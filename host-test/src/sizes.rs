@@ -55,6 +55,9 @@ pub fn check(module: &Path, budget: &Budget) -> Result<(String, bool)> {
 #[derive(Debug, Default)]
 pub struct Breakdown {
     pub total: usize,
+    /// Without custom sections (names, debug info, metadata): what the
+    /// module costs to ship and compile, and what percentages are of.
+    pub loaded: usize,
     /// Each section's id or custom name, and its size with its header.
     pub sections: Vec<(String, usize)>,
     /// Each function body's (demangled) name and size, largest first.
@@ -81,7 +84,8 @@ pub fn breakdown(wasm: &[u8]) -> Result<Breakdown> {
                 Payload::CustomSection(c) => format!("custom {}", c.name()),
                 _ => section_name(id).to_string(),
             };
-            out.sections.push((name, with_header(range.end - range.start)));
+            out.sections
+                .push((name, with_header(range.end - range.start)));
         }
         match payload {
             Payload::ImportSection(imports) => {
@@ -112,6 +116,13 @@ pub fn breakdown(wasm: &[u8]) -> Result<Breakdown> {
             _ => {}
         }
     }
+    let custom: usize = out
+        .sections
+        .iter()
+        .filter(|(name, _)| name.starts_with("custom "))
+        .map(|(_, size)| size)
+        .sum();
+    out.loaded = out.total - custom;
     out.functions = bodies
         .into_iter()
         .enumerate()
@@ -160,13 +171,16 @@ fn section_name(id: u8) -> &'static str {
 
 /// The breakdown as text: sections, then the `top` largest functions.
 pub fn print(label: &str, b: &Breakdown, top: usize) {
-    println!("\n{label}: {} bytes", b.total);
+    println!(
+        "\n{label}: {} bytes, {} without custom sections (the percentages' whole)",
+        b.total, b.loaded
+    );
     for (name, size) in &b.sections {
         println!(
             "  {:<28} {:>9} {:>5.1}%",
             name,
             size,
-            percent(*size, b.total)
+            percent(*size, b.loaded)
         );
     }
     let data: usize = b.data.iter().sum();
@@ -181,7 +195,7 @@ pub fn print(label: &str, b: &Breakdown, top: usize) {
         if shown.len() < name.len() {
             shown.push('…');
         }
-        println!("  {:>8} {:>5.1}%  {shown}", size, percent(*size, b.total));
+        println!("  {:>8} {:>5.1}%  {shown}", size, percent(*size, b.loaded));
     }
 }
 
@@ -229,6 +243,8 @@ mod tests {
         assert_eq!(b.data, vec![5]);
         let sections: usize = b.sections.iter().map(|(_, s)| s).sum();
         assert_eq!(sections + 8, b.total, "{:?}", b.sections);
+        let names = b.sections.iter().find(|(n, _)| n == "custom name").unwrap();
+        assert_eq!(b.loaded + names.1, b.total, "the name section is custom");
     }
 
     fn wasm_encoder_module() -> Vec<u8> {
