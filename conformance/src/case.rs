@@ -46,24 +46,75 @@ fn empty_object() -> Value {
 
 /// What the AdmissionResponse must say. Omitted fields are not checked;
 /// `warnings: []` and `patch: []` mean "none at all".
+///
+/// `noAnswer: <pattern>` alone instead says that policy-server never
+/// answers (see [`crate::NoAnswer`]); the pattern must match why.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(try_from = "ExpectForm")]
 pub struct Expect {
+    /// `false` when no answer is expected.
     pub allowed: bool,
-    #[serde(default)]
     pub code: Option<u16>,
     /// A regular expression the status message must match.
-    #[serde(default)]
     pub message: Option<String>,
     /// Regular expressions, each of which must match one warning.
-    #[serde(default)]
     pub warnings: Option<Vec<String>>,
     /// The exact JSONPatch policy-server would send.
-    #[serde(default)]
     pub patch: Option<Vec<Value>>,
     /// Key to a regular expression the audit annotation's value must match.
-    #[serde(default)]
     pub audit_annotations: Option<BTreeMap<String, String>>,
+    /// A regular expression the reason policy-server never answers must match.
+    pub no_answer: Option<String>,
+}
+
+/// An `expect` as written: either an AdmissionResponse's fields or `noAnswer`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ExpectForm {
+    #[serde(default)]
+    allowed: Option<bool>,
+    #[serde(default)]
+    code: Option<u16>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    warnings: Option<Vec<String>>,
+    #[serde(default)]
+    patch: Option<Vec<Value>>,
+    #[serde(default)]
+    audit_annotations: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    no_answer: Option<String>,
+}
+
+impl TryFrom<ExpectForm> for Expect {
+    type Error = String;
+
+    fn try_from(f: ExpectForm) -> Result<Self, String> {
+        let response_fields = f.code.is_some()
+            || f.message.is_some()
+            || f.warnings.is_some()
+            || f.patch.is_some()
+            || f.audit_annotations.is_some();
+        let allowed = match (f.allowed, &f.no_answer) {
+            (Some(allowed), None) => allowed,
+            (None, Some(_)) if !response_fields => false,
+            (None, Some(_)) => {
+                return Err("`noAnswer` expects no AdmissionResponse: it stands alone".into())
+            }
+            (Some(_), Some(_)) => return Err("`allowed` and `noAnswer` exclude each other".into()),
+            (None, None) => return Err("missing field `allowed` (or `noAnswer`)".into()),
+        };
+        Ok(Self {
+            allowed,
+            code: f.code,
+            message: f.message,
+            warnings: f.warnings,
+            patch: f.patch,
+            audit_annotations: f.audit_annotations,
+            no_answer: f.no_answer,
+        })
+    }
 }
 
 impl Case {
@@ -80,6 +131,8 @@ impl Case {
             policy_id: deployed.policy_id,
             mode: self.policy_mode,
             allowed_to_mutate: self.allowed_to_mutate.unwrap_or(deployed.allowed_to_mutate),
+            // The repository's ClusterAdmissionPolicies set no `message`.
+            rejection_message: None,
         })
     }
 

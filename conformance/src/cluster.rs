@@ -153,13 +153,69 @@ pub fn plural(kind: &str) -> String {
     }
 }
 
+/// A host call policy-server never answers: kube-apiserver refused the LIST
+/// behind a `list_resources_*` call. The reflector policy-server starts for
+/// it retries the refused LIST with a backoff for ever, and
+/// `Reflector::create_and_run` waits until its store is ready, so the call,
+/// the policy's evaluation and the review all wait (kubewarden/kubewarden-controller
+/// 3460bb71, `crates/policy-evaluator/src/callback_handler/kubernetes/reflector.rs`,
+/// `Reflector::create_and_run`: `reader.wait_until_ready().await`; the guest
+/// blocks in `crates/policy-evaluator/src/runtimes/callback.rs`,
+/// `send_request_and_wait_for_response`, `rx.blocking_recv()`). The epoch
+/// deadline does not cut it either: the guest is not running, the host is.
+/// kube-apiserver gives up after the webhook's `timeoutSeconds` (10 by
+/// default) and its `failurePolicy` decides (`Fail` by default;
+/// kubewarden-controller 3460bb71, `api/policies/v1/policy_types.go`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoAnswer {
+    /// The list asked for: `{apiVersion}/{kind}`, and the namespace if any.
+    pub lookup: String,
+    /// What kube-apiserver answered the LIST (boxed: it is large).
+    pub refusal: Box<ApiStatus>,
+}
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "policy-server never answers: kube-apiserver refused the LIST of {} ({} {}) and \
+             policy-server's reflector retries it for ever, so the webhook's timeoutSeconds \
+             and failurePolicy decide",
+            self.lookup, self.refusal.code, self.refusal.message
+        )
+    }
+}
+
+/// Whether a kind is namespaced, as the recorded cluster serves it: `v1`
+/// `Namespace` and a kind recorded only without a namespace are
+/// cluster-scoped, every other kind (recorded in a namespace, or not
+/// recorded at all) is namespaced, as the Flux and ASO kinds are.
+pub fn namespaced(objects: &[Recorded], api_version: &str, kind: &str) -> bool {
+    let mut recorded = objects
+        .iter()
+        .filter(|o| o.api_version == api_version && o.kind == kind)
+        .peekable();
+    let cluster_scoped = (api_version == "v1" && kind == "Namespace")
+        || (recorded.peek().is_some() && recorded.all(|o| o.namespace.is_empty()));
+    !cluster_scoped
+}
+
+/// The recorded objects as policy-server's Kubernetes client answers for
+/// them (kubewarden/kubewarden-controller 3460bb71,
+/// `crates/policy-evaluator/src/callback_handler/kubernetes/client.rs`).
 pub struct RecordedCluster<'a> {
     objects: &'a [Recorded],
+    /// The first lookup that got no answer, for the native evaluation (the
+    /// policy code carries on with an error it would never have seen).
+    unanswered: std::cell::OnceCell<NoAnswer>,
 }
 
 impl<'a> RecordedCluster<'a> {
     pub fn new(objects: &'a [Recorded]) -> Self {
-        Self { objects }
+        Self {
+            objects,
+            unanswered: std::cell::OnceCell::new(),
+        }
     }
 
     fn of_kind<'b>(
@@ -171,17 +227,32 @@ impl<'a> RecordedCluster<'a> {
             .iter()
             .filter(move |r| r.api_version == api_version && r.kind == kind)
     }
+
+    /// The lookup that got no answer, if one did.
+    pub fn unanswered(&self) -> Option<&NoAnswer> {
+        self.unanswered.get()
+    }
 }
 
 impl RecordedCluster<'_> {
-    /// The recorded objects of a kind, in one namespace or (`None`) in all;
-    /// the first recorded error fails the whole list, as a failed API list does.
+    /// `list_resources_all` (`namespace: None`) or
+    /// `list_resources_by_namespace`: the recorded objects of a kind, as
+    /// policy-server's reflector stores them, or the error the policy reads,
+    /// or no answer at all (`Err`) when kube-apiserver refused the LIST.
+    ///
+    /// `list_resources_by_namespace` of a cluster-scoped kind is refused
+    /// before anything is listed (`Client::list_resources_by_namespace`).
     pub fn list(
         &self,
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
-    ) -> Result<Vec<Value>, ClusterError> {
+    ) -> Result<Result<Vec<Value>, ClusterError>, NoAnswer> {
+        if namespace.is_some() && !namespaced(self.objects, api_version, kind) {
+            return Ok(Err(callback_failure(&format!(
+                "resource {api_version}/{kind} is cluster wide. Cannot search for it inside of a namespace"
+            ))));
+        }
         let mut items = Vec::new();
         for r in self
             .of_kind(api_version, kind)
@@ -189,11 +260,43 @@ impl RecordedCluster<'_> {
         {
             if let Some(e) = &r.error {
                 let status = ApiStatus::of(e, api_version, kind, "");
-                return Err(callback_failure(&status.as_policy_server_says()));
+                let lookup = match namespace {
+                    Some(ns) => format!("{api_version}/{kind} in namespace {ns}"),
+                    None => format!("{api_version}/{kind}"),
+                };
+                return Err(NoAnswer {
+                    lookup,
+                    refusal: Box::new(status),
+                });
             }
             items.extend(r.object.clone().map(as_reflector_keeps));
         }
-        Ok(items)
+        Ok(Ok(items))
+    }
+
+    /// `get_resource`: `Client::get_resource` asks for a namespaced kind in
+    /// the namespace given, and refuses the call without one; a
+    /// cluster-scoped kind is asked for by name alone, whatever namespace
+    /// was given (`Api::all_with`), while the not-found text still shows it.
+    fn get_object(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
+        let is_namespaced = namespaced(self.objects, o.api_version, o.kind);
+        if is_namespaced && o.namespace.is_empty() {
+            return Err(callback_failure(&format!(
+                "Resource {}/{} is namespaced, but no namespace was provided",
+                o.api_version, o.kind
+            )));
+        }
+        let found = self
+            .of_kind(o.api_version, o.kind)
+            .find(|r| r.name == o.name && (!is_namespaced || r.namespace == o.namespace));
+        match found {
+            None => Ok(None),
+            Some(Recorded { error: Some(e), .. }) => {
+                let status = ApiStatus::of(e, o.api_version, o.kind, o.name);
+                Err(callback_failure(&status.as_policy_server_says()))
+            }
+            Some(r) => r.object.as_ref().map(raw).transpose(),
+        }
     }
 }
 
@@ -221,33 +324,30 @@ fn raw(object: &Value) -> Result<ClusterObject, ClusterError> {
 
 impl Cluster for RecordedCluster<'_> {
     fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-        match self
-            .of_kind(o.api_version, o.kind)
-            .find(|r| r.namespace == o.namespace && r.name == o.name)
-        {
-            None => Ok(None),
-            Some(Recorded { error: Some(e), .. }) => {
-                let status = ApiStatus::of(e, o.api_version, o.kind, o.name);
-                Err(callback_failure(&status.as_policy_server_says()))
-            }
-            Some(r) => r.object.as_ref().map(raw).transpose(),
-        }
+        self.get_object(o)
     }
 
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<ClusterObject>, ClusterError> {
         Cluster::list(self, api_version, kind, None)
     }
 
+    /// A list that gets no answer is remembered (see
+    /// [`RecordedCluster::unanswered`]); the policy is handed an error so
+    /// that its native code can finish, and what it answers is discarded.
     fn list(
         &self,
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
     ) -> Result<Vec<ClusterObject>, ClusterError> {
-        RecordedCluster::list(self, api_version, kind, namespace)?
-            .iter()
-            .map(raw)
-            .collect()
+        match RecordedCluster::list(self, api_version, kind, namespace) {
+            Ok(answer) => answer?.iter().map(raw).collect(),
+            Err(none) => {
+                let text = none.to_string();
+                let _ = self.unanswered.set(none);
+                Err(ClusterError(text))
+            }
+        }
     }
 }
 
@@ -268,7 +368,7 @@ mod tests {
             error: None,
         }];
         let cluster = RecordedCluster::new(&recorded);
-        let listed = cluster.list("v1", "Namespace", None).unwrap_or_default();
+        let listed = cluster.list("v1", "Namespace", None).unwrap().unwrap();
         assert_eq!(
             listed,
             vec![serde_json::json!({"metadata": {"name": "a", "annotations": {"k": "v"}}})]
@@ -281,6 +381,111 @@ mod tests {
         };
         let answer = Cluster::get(&cluster, &got).unwrap().unwrap();
         assert_eq!(serde_json::from_str::<Value>(answer.get()).unwrap(), object);
+    }
+
+    fn recorded(kind: &str, namespace: &str, name: &str, error: Option<&str>) -> Recorded {
+        Recorded {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            object: error
+                .is_none()
+                .then(|| serde_json::json!({"metadata": {"name": name}})),
+            error: error.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_refused_list_gets_no_answer_and_the_native_run_remembers_it() {
+        let refusal = r#"configmaps is forbidden: User "u" cannot list resource "configmaps""#;
+        let objects = [recorded("ConfigMap", "a", "c", Some(refusal))];
+        let cluster = RecordedCluster::new(&objects);
+        let none = cluster.list("v1", "ConfigMap", None).unwrap_err();
+        assert_eq!(none.lookup, "v1/ConfigMap");
+        assert_eq!(
+            (none.refusal.code, none.refusal.message.as_str()),
+            (403, refusal)
+        );
+        assert!(cluster.unanswered().is_none(), "only the trait records it");
+        let in_a = cluster.list("v1", "ConfigMap", Some("a")).unwrap_err();
+        assert_eq!(in_a.lookup, "v1/ConfigMap in namespace a");
+        // Another namespace lists nothing refused: kube-apiserver answers it.
+        assert!(cluster
+            .list("v1", "ConfigMap", Some("b"))
+            .unwrap()
+            .unwrap()
+            .is_empty());
+        let error = Cluster::list_all(&cluster, "v1", "ConfigMap").unwrap_err();
+        assert!(
+            error.0.starts_with("policy-server never answers: "),
+            "{error:?}"
+        );
+        assert_eq!(cluster.unanswered(), Some(&none));
+        // A refused GET is answered: the policy reads the error.
+        let get = ObjectRef {
+            api_version: "v1",
+            kind: "ConfigMap",
+            namespace: "a",
+            name: "c",
+        };
+        let error = Cluster::get(&cluster, &get).unwrap_err();
+        assert!(
+            error
+                .0
+                .starts_with("Callback evaluation failure: ApiError: "),
+            "{error:?}"
+        );
+    }
+
+    /// kubewarden-controller 3460bb71, `client.rs`: `list_resources_by_namespace`
+    /// and `get_resource` check the kind's scope from discovery first.
+    #[test]
+    fn scope_mismatches_are_refused_with_policy_servers_texts() {
+        let objects = [
+            recorded("Namespace", "", "a", None),
+            recorded("ConfigMap", "a", "c", None),
+        ];
+        let cluster = RecordedCluster::new(&objects);
+        assert_eq!(
+            cluster
+                .list("v1", "Namespace", Some("a"))
+                .unwrap()
+                .unwrap_err()
+                .0,
+            "Callback evaluation failure: resource v1/Namespace is cluster wide. \
+             Cannot search for it inside of a namespace"
+        );
+        assert_eq!(
+            cluster
+                .list("v1", "Namespace", None)
+                .unwrap()
+                .unwrap()
+                .len(),
+            1
+        );
+        let without_namespace = ObjectRef {
+            api_version: "v1",
+            kind: "ConfigMap",
+            namespace: "",
+            name: "c",
+        };
+        assert_eq!(
+            Cluster::get(&cluster, &without_namespace).unwrap_err().0,
+            "Callback evaluation failure: Resource v1/ConfigMap is namespaced, \
+             but no namespace was provided"
+        );
+        // A cluster-scoped kind is looked up by name, whatever the namespace.
+        let in_a_namespace = ObjectRef {
+            api_version: "v1",
+            kind: "Namespace",
+            namespace: "x",
+            name: "a",
+        };
+        assert!(Cluster::get(&cluster, &in_a_namespace).unwrap().is_some());
+        // A kind never recorded is namespaced, as the Flux and ASO kinds are.
+        assert!(namespaced(&objects, "v1", "Secret"));
+        assert!(!namespaced(&objects, "v1", "Namespace"));
     }
 
     #[test]

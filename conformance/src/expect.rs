@@ -12,8 +12,26 @@ fn matches(pattern: &str, text: &str) -> Result<bool, String> {
         .map_err(|e| format!("bad expectation pattern {pattern:?}: {e}"))
 }
 
-/// Every way `response` differs from `expect`; empty when it conforms.
+/// Every way `response` (a reply in [`crate::Reply::to_json`]'s form)
+/// differs from `expect`; empty when it conforms.
 pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
+    let no_answer = response.get(crate::NO_ANSWER).and_then(Value::as_str);
+    match (&expect.no_answer, no_answer) {
+        (Some(pattern), Some(why)) => {
+            return match matches(pattern, why) {
+                Ok(true) => Vec::new(),
+                Ok(false) => vec![format!("no answer, but {why:?} does not match /{pattern}/")],
+                Err(e) => vec![e],
+            }
+        }
+        (Some(_), None) => {
+            return vec![format!(
+                "expected no answer from policy-server, got the AdmissionResponse {response}"
+            )]
+        }
+        (None, Some(why)) => return vec![format!("expected an AdmissionResponse: {why}")],
+        (None, None) => {}
+    }
     let mut problems = Vec::new();
     let mut fail = |p: String| problems.push(p);
     let allowed = response
@@ -103,4 +121,33 @@ pub fn check(expect: &Expect, response: &Value) -> Vec<String> {
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn expect(yaml: &str) -> Result<Expect, String> {
+        serde_norway::from_str(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn no_answer_is_its_own_expectation() {
+        let silent = expect("noAnswer: LIST of v1/ConfigMap").unwrap();
+        let none = json!({"noAnswer": "policy-server never answers: kube-apiserver refused the LIST of v1/ConfigMap (403 no)"});
+        assert!(check(&silent, &none).is_empty());
+        let response = json!({"uid": "1", "allowed": false, "status": {"message": "no"}});
+        assert_eq!(check(&silent, &response).len(), 1);
+        let answered = expect("allowed: false").unwrap();
+        assert!(check(&answered, &response).is_empty());
+        let problems = check(&answered, &none);
+        assert!(
+            problems[0].starts_with("expected an AdmissionResponse"),
+            "{problems:?}"
+        );
+        assert!(expect("noAnswer: x\nallowed: false").is_err());
+        assert!(expect("noAnswer: x\nmessage: y").is_err());
+        assert!(expect("message: y").is_err());
+    }
 }

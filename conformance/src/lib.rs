@@ -17,11 +17,12 @@ pub mod request;
 pub mod response;
 pub mod worst_case;
 
-use guard_core::{Context, Entry};
+use cluster::Recorded;
+use guard_core::{Context, Entry, Timestamp};
 use serde_json::Value;
 
 pub use case::{load_cases, Case, Expect};
-pub use cluster::RecordedCluster;
+pub use cluster::{NoAnswer, RecordedCluster};
 pub use request::as_policy_server_sends;
 pub use response::{admission_response, failure_response, CallFailure, ServerOptions};
 
@@ -35,14 +36,66 @@ pub fn validate_payload(request: &Value, settings: &Value) -> Vec<u8> {
     serde_json::to_vec(&payload).unwrap_or_default()
 }
 
+/// What kube-apiserver gets back from policy-server for one review: an
+/// AdmissionResponse, or nothing at all (see [`NoAnswer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Response(Value),
+    NoAnswer(NoAnswer),
+}
+
+/// The member that marks [`Reply::NoAnswer`] in its JSON form; no
+/// AdmissionResponse has it.
+pub const NO_ANSWER: &str = "noAnswer";
+
+impl Reply {
+    /// The JSON form the corpus checks, the playground shows and the parity
+    /// test compares: the AdmissionResponse, or `{"noAnswer": why}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Reply::Response(r) => r.clone(),
+            Reply::NoAnswer(n) => serde_json::json!({ NO_ANSWER: n.to_string() }),
+        }
+    }
+}
+
+/// Evaluates `request` (as policy-server sends it) with the policy's native
+/// code at `now`, its lookups answered from `context`, as policy-server
+/// would reply.
+pub fn native_reply(
+    entry: &Entry,
+    request: &Value,
+    settings: &Value,
+    now: Timestamp,
+    context: &[Recorded],
+    options: &ServerOptions,
+) -> Reply {
+    let cluster = RecordedCluster::new(context);
+    let ctx = Context::new(now, &cluster);
+    let reply = (entry.validate)(&validate_payload(request, settings), &ctx);
+    match cluster.unanswered() {
+        Some(none) => Reply::NoAnswer(none.clone()),
+        None => Reply::Response(admission_response(request, &reply, options)),
+    }
+}
+
 /// Evaluates a case with the policy's native code, as policy-server would.
-pub fn evaluate_native(entry: &Entry, case: &Case) -> Result<Value, String> {
-    let cluster = RecordedCluster::new(&case.context);
-    let ctx = Context::new(case.now, &cluster);
+pub fn evaluate_native_reply(entry: &Entry, case: &Case) -> Result<Reply, String> {
     let request = as_policy_server_sends(&case.admission_request())?;
     let options = case.server_options(entry.name)?;
-    let reply = (entry.validate)(&validate_payload(&request, &case.settings), &ctx);
-    Ok(admission_response(&request, &reply, &options))
+    Ok(native_reply(
+        entry,
+        &request,
+        &case.settings,
+        case.now,
+        &case.context,
+        &options,
+    ))
+}
+
+/// [`evaluate_native_reply`] in its JSON form ([`Reply::to_json`]).
+pub fn evaluate_native(entry: &Entry, case: &Case) -> Result<Value, String> {
+    evaluate_native_reply(entry, case).map(|r| r.to_json())
 }
 
 /// Runs every case of a corpus folder through the native evaluator and

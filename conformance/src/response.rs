@@ -20,7 +20,12 @@
 //!    (`admission_response_handler.rs`) then applies monitor mode first
 //!    (allowed, no patch, no status, whatever happened above), and in protect
 //!    mode refuses a patch from a policy not allowed to mutate, without a code
-//!    and keeping warnings and audit annotations.
+//!    and keeping warnings and audit annotations; last, a `policies.yml`
+//!    entry's custom rejection `message` replaces a refusal's message, the
+//!    policy's own kept in `status.details.causes`
+//!    (`apply_custom_rejection_message`; the entry's `message` is read in
+//!    `crates/policy-server/src/config.rs`, `PolicyOrPolicyGroup::Policy`,
+//!    and handed over in `api/service.rs`, `evaluate`).
 
 use std::collections::HashMap;
 
@@ -43,6 +48,9 @@ pub struct ServerOptions {
     pub policy_id: String,
     pub mode: PolicyMode,
     pub allowed_to_mutate: bool,
+    /// The entry's custom rejection `message`, which replaces the policy's
+    /// own in every refusal.
+    pub rejection_message: Option<String>,
 }
 
 /// The policy's reply, read as the SDK's `ValidationResponse` (0.17) is.
@@ -81,6 +89,9 @@ struct Response {
     code: Option<u16>,
     audit_annotations: Option<HashMap<String, String>>,
     warnings: Option<Vec<String>>,
+    /// `status.details.causes[].message`: what the policy said, under a
+    /// custom rejection message.
+    causes: Vec<String>,
 }
 
 impl Response {
@@ -94,10 +105,12 @@ impl Response {
             code: Some(code),
             audit_annotations: None,
             warnings: None,
+            causes: Vec::new(),
         }
     }
 
-    /// `AdmissionResponseHandler::process_response`, custom rejection message aside.
+    /// `AdmissionResponseHandler::process_response`: monitor mode, then the
+    /// mutation constraint, then the custom rejection message.
     fn process(mut self, options: &ServerOptions) -> Value {
         match options.mode {
             PolicyMode::Monitor => {
@@ -117,6 +130,13 @@ impl Response {
                 self.code = None;
             }
             PolicyMode::Protect => {}
+        }
+        // `apply_custom_rejection_message`: a refusal's message becomes the
+        // entry's, the policy's own moves to the causes (as an empty text
+        // when it had none); the code stays.
+        if let (false, Some(custom)) = (self.allowed, &options.rejection_message) {
+            let original = self.message.replace(custom.clone()).unwrap_or_default();
+            self.causes.push(original);
         }
         self.into_json()
     }
@@ -139,6 +159,15 @@ impl Response {
             }
             if let Some(c) = self.code {
                 status.insert("code".into(), json!(c));
+            }
+            // `StatusCause` serializes its empty members as `null`.
+            if !self.causes.is_empty() {
+                let causes: Vec<Value> = self
+                    .causes
+                    .into_iter()
+                    .map(|m| json!({"reason": null, "message": m, "field": null}))
+                    .collect();
+                status.insert("details".into(), json!({ "causes": causes }));
             }
             out.insert("status".into(), Value::Object(status));
         }
@@ -182,6 +211,7 @@ pub fn admission_response(request: &Value, reply: &[u8], options: &ServerOptions
                 code: None,
                 audit_annotations: None,
                 warnings: None,
+                causes: Vec::new(),
             }
             .process(options)
         }
@@ -206,6 +236,7 @@ pub fn admission_response(request: &Value, reply: &[u8], options: &ServerOptions
         code: reply.code,
         audit_annotations: reply.audit_annotations,
         warnings: reply.warnings,
+        causes: Vec::new(),
     }
     .process(options)
 }
@@ -243,7 +274,57 @@ mod tests {
             policy_id: "clusterwide-p".into(),
             mode,
             allowed_to_mutate,
+            rejection_message: None,
         }
+    }
+
+    /// kubewarden-controller 3460bb71, `admission_response_handler.rs`,
+    /// `apply_custom_rejection_message`, applied after the other two steps.
+    #[test]
+    fn a_custom_rejection_message_replaces_a_refusals_and_keeps_it_as_a_cause() {
+        let custom = ServerOptions {
+            rejection_message: Some("ask the platform team".into()),
+            ..opts(PROTECT, false)
+        };
+        let req = json!({"uid": "1", "object": {"spec": {}}});
+        let reply = br#"{"accepted":false,"message":"no","code":403,"warnings":["w"]}"#;
+        assert_eq!(
+            admission_response(&req, reply, &custom),
+            json!({
+                "uid": "1", "allowed": false,
+                "status": {"message": "ask the platform team", "code": 403,
+                    "details": {"causes": [{"reason": null, "message": "no", "field": null}]}},
+                "auditAnnotations": null, "warnings": ["w"]
+            })
+        );
+        // A refusal without a message, the mutation refusal, a failure: all replaced.
+        let r = admission_response(&req, br#"{"accepted":false}"#, &custom);
+        assert_eq!(r["status"]["message"], "ask the platform team");
+        assert_eq!(r["status"]["details"]["causes"][0]["message"], "");
+        let mutating = br#"{"accepted":true,"mutated_object":{"spec":{"b":2}}}"#;
+        let r = admission_response(&req, mutating, &custom);
+        assert_eq!(r["status"]["message"], "ask the platform team");
+        assert!(r["status"]["details"]["causes"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Request rejected by policy clusterwide-p."));
+        let r = failure_response(&req, &CallFailure::Timeout, &custom);
+        assert_eq!(
+            (
+                r["status"]["message"].as_str(),
+                r["status"]["code"].as_u64()
+            ),
+            (Some("ask the platform team"), Some(500))
+        );
+        // Allowed replies and monitor mode are left alone.
+        let r = admission_response(&req, br#"{"accepted":true,"message":"fine"}"#, &custom);
+        assert_eq!(r["status"], json!({"message": "fine"}));
+        let monitor = ServerOptions {
+            mode: MONITOR,
+            ..custom
+        };
+        let r = admission_response(&req, reply, &monitor);
+        assert!(r.get("status").is_none(), "{r}");
     }
 
     const PROTECT: PolicyMode = PolicyMode::Protect;

@@ -297,7 +297,12 @@ impl Target for Native {
             Operation::Validate => {
                 let cluster = RecordedCluster::new(&input.context);
                 let ctx = Context::new(input.now, &cluster);
-                catch_panic(|| (self.entry.validate)(payload, &ctx))
+                catch_panic(|| (self.entry.validate)(payload, &ctx)).map(|reply| {
+                    match cluster.unanswered() {
+                        Some(none) => no_answer_reply(none),
+                        None => reply,
+                    }
+                })
             }
             Operation::ValidateSettings => catch_panic(|| (self.entry.validate_settings)(payload)),
         };
@@ -352,6 +357,12 @@ impl Target for Wasm {
             .module()
             .instantiate(input.now, &self.limits, Box::new(host))
             .and_then(|mut instance| instance.call(op.name(), payload));
+        // A lookup policy-server never answers is no finding: both engines
+        // give the same stand-in reply for it.
+        let result = match result {
+            Err(CallError::NoAnswer(none)) => Ok(no_answer_reply(&none)),
+            other => other,
+        };
         result.map_err(|e| {
             let mut finding = call_error_finding(op, &e, input);
             if finding.kind == Kind::Trap {
@@ -366,6 +377,15 @@ impl Target for Wasm {
             finding
         })
     }
+}
+
+/// The reply both engines give when policy-server would never answer
+/// (`conformance::NoAnswer`): its JSON form, which no policy writes.
+fn no_answer_reply(none: &conformance::NoAnswer) -> Vec<u8> {
+    conformance::Reply::NoAnswer(none.clone())
+        .to_json()
+        .to_string()
+        .into_bytes()
 }
 
 fn call_error_finding(op: Operation, e: &CallError, input: &Input) -> Finding {
@@ -383,6 +403,8 @@ fn call_error_finding(op: Operation, e: &CallError, input: &Input) -> Finding {
         CallError::InitFailed(m) => (Kind::InitFailed, first_line(m)),
         CallError::InitTimeout => (Kind::InitTimeout, "initialization timed out".into()),
         CallError::Guest(m) => (Kind::GuestError, first_line(m)),
+        // Answered with `no_answer_reply` before findings are made.
+        CallError::NoAnswer(none) => (Kind::GuestError, none.lookup.clone()),
     };
     Finding {
         kind,

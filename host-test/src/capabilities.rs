@@ -13,19 +13,38 @@
 //!    grants the metadata's list only with `--allow-context-aware`;
 //! 4. the answer comes back; an error from the Kubernetes side reaches the
 //!    policy as `Callback evaluation failure: …` (`send_request_and_wait_for_response`),
-//!    a missing object as [`guard_core::context::not_found_message`].
+//!    a missing object as [`guard_core::context::not_found_message`];
+//! 5. or it never does: a LIST kube-apiserver refused is retried for ever
+//!    ([`conformance::NoAnswer`]), and the host stops the guest there
+//!    ([`HostRefusal::NoAnswer`]).
 //!
-//! Answers come from recorded cluster objects or from a kwctl session
-//! recording. The harness does not know which kinds are cluster-scoped, so it
-//! does not reproduce policy-server's refusal of a namespaced lookup of a
-//! cluster-scoped kind.
+//! Answers come from recorded cluster objects, through conformance's
+//! [`RecordedCluster`] (which also knows which kinds are cluster-scoped, and
+//! refuses a namespaced list of one as policy-server does), or from a kwctl
+//! session recording.
 
 use conformance::cluster::Recorded;
 pub use conformance::deployment::ContextAwareResource;
-use conformance::RecordedCluster;
+use conformance::{NoAnswer, RecordedCluster};
 use guard_core::context::{not_found_message, Cluster as _, ObjectRef};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+/// Why a host call has no payload for the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostRefusal {
+    /// An error the guest reads (`__host_error`).
+    Error(String),
+    /// policy-server never answers the call; the guest waits until
+    /// kube-apiserver gives up on the review.
+    NoAnswer(NoAnswer),
+}
+
+impl From<String> for HostRefusal {
+    fn from(message: String) -> Self {
+        HostRefusal::Error(message)
+    }
+}
 
 pub trait Capabilities: Send {
     /// `__host_call(binding, namespace, operation, payload)`.
@@ -35,7 +54,7 @@ pub trait Capabilities: Send {
         namespace: &str,
         operation: &str,
         payload: &[u8],
-    ) -> Result<Vec<u8>, String>;
+    ) -> Result<Vec<u8>, HostRefusal>;
     fn log(&mut self, line: String);
     fn logs(&self) -> Vec<String>;
     /// The Kubernetes calls answered so far, as a kwctl session.
@@ -107,14 +126,14 @@ impl Host {
         }
     }
 
-    fn kubernetes(&mut self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+    fn kubernetes(&mut self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, HostRefusal> {
         if !matches!(
             operation,
             "get_resource" | "list_resources_all" | "list_resources_by_namespace"
         ) {
-            return Err(format!(
+            return Err(HostRefusal::Error(format!(
                 "kubernetes/{operation} is not supported by this harness"
-            ));
+            )));
         }
         let request: Value = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let field = |k: &str| {
@@ -131,10 +150,10 @@ impl Host {
             .iter()
             .any(|r| r.api_version == api_version && r.kind == kind)
         {
-            return Err(format!(
+            return Err(HostRefusal::Error(format!(
                 "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. \
                  The violation has been reported."
-            ));
+            )));
         }
         let answer = match &self.source {
             Source::Session(exchanges) => {
@@ -148,39 +167,52 @@ impl Host {
                 }
             }
             Source::Recorded(objects) => {
-                answer_recorded(objects, operation, &request, &api_version, &kind)
+                match answer_recorded(objects, operation, &request, &api_version, &kind) {
+                    Ok(answer) => answer,
+                    Err(none) => {
+                        // A kwctl session can only hold calls that ended: the
+                        // refusal is kept as the error a LIST that ends with it
+                        // would give (see `engines::run_kwctl`).
+                        let as_error = Err(callback_failure(&none.refusal.as_policy_server_says()));
+                        self.recorded
+                            .push(Exchange::record(operation, &request, &as_error));
+                        return Err(HostRefusal::NoAnswer(none));
+                    }
+                }
             }
         };
         self.recorded
             .push(Exchange::record(operation, &request, &answer));
-        answer
+        answer.map_err(HostRefusal::Error)
     }
 }
 
 /// Answers from recorded objects through conformance's [`RecordedCluster`],
-/// the same lookups the native evaluation uses, in policy-server's reply shapes.
+/// the same lookups the native evaluation uses, in policy-server's reply
+/// shapes; `Err` when policy-server would never answer.
 fn answer_recorded(
     objects: &[Recorded],
     operation: &str,
     request: &Value,
     api_version: &str,
     kind: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Result<Vec<u8>, String>, NoAnswer> {
     let field = |k: &str| request.get(k).and_then(Value::as_str).unwrap_or("");
     let cluster = RecordedCluster::new(objects);
-    let list = |namespace: Option<&str>| -> Result<Vec<u8>, String> {
-        let mut items = cluster
-            .list(api_version, kind, namespace)
-            .map_err(|e| e.0)?;
+    let list = |namespace: Option<&str>| -> Result<Result<Vec<u8>, String>, NoAnswer> {
+        let mut items = match cluster.list(api_version, kind, namespace)? {
+            Ok(items) => items,
+            Err(e) => return Ok(Err(e.0)),
+        };
         let selector = field("label_selector");
         items.retain(|o| selector_matches(selector, o));
-        Ok(serde_json::to_vec(&json!({
+        Ok(Ok(serde_json::to_vec(&json!({
             "apiVersion": api_version,
             "kind": format!("{kind}List"),
             "metadata": {"resourceVersion": ""},
             "items": items,
         }))
-        .unwrap_or_default())
+        .unwrap_or_default()))
     };
     match operation {
         "get_resource" => {
@@ -192,16 +224,17 @@ fn answer_recorded(
                 namespace: namespace.unwrap_or(""),
                 name,
             };
-            match cluster.get(&object).map_err(|e| e.0)? {
-                Some(o) => Ok(serde_json::to_vec(&o).unwrap_or_default()),
-                None => Err(not_found_message(&object, namespace)),
-            }
+            Ok(match cluster.get(&object) {
+                Ok(Some(o)) => Ok(serde_json::to_vec(&o).unwrap_or_default()),
+                Ok(None) => Err(not_found_message(&object, namespace)),
+                Err(e) => Err(e.0),
+            })
         }
         "list_resources_all" => list(None),
         "list_resources_by_namespace" => list(Some(field("namespace"))),
-        other => Err(format!(
+        other => Ok(Err(format!(
             "kubernetes/{other} is not supported by this harness"
-        )),
+        ))),
     }
 }
 
@@ -233,16 +266,17 @@ impl Capabilities for Host {
         namespace: &str,
         operation: &str,
         payload: &[u8],
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, HostRefusal> {
         if binding != "kubewarden" {
-            return Err(format!("unknown binding: {binding}"));
+            return Err(format!("unknown binding: {binding}").into());
         }
         let path = format!("{namespace}/{operation}");
         if namespace != "tracing" && !self.grants.allows_capability(&path) {
             return Err(format!(
                 "Policy has not been granted access to the '{path}' host capability. \
                  The violation has been reported."
-            ));
+            )
+            .into());
         }
         match (namespace, operation) {
             ("tracing", "log") => {
@@ -250,11 +284,12 @@ impl Capabilities for Host {
                     .push(String::from_utf8_lossy(payload).into_owned());
                 Ok(Vec::new())
             }
-            ("tracing", _) => Err(format!("unknown operation: {operation}")),
+            ("tracing", _) => Err(format!("unknown operation: {operation}").into()),
             ("kubernetes", op) => self.kubernetes(op, payload),
             (_, _) => Err(format!(
                 "{path}: this harness answers only tracing and kubernetes host calls"
-            )),
+            )
+            .into()),
         }
     }
 

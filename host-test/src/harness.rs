@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 use conformance::response::{admission_response, failure_response, CallFailure, ServerOptions};
+use conformance::Reply;
 use guard_core::Timestamp;
 use serde_json::Value;
 
@@ -54,6 +55,23 @@ impl std::fmt::Display for HttpFailure {
             self.status, self.reason
         )
     }
+}
+
+/// What policy-server says of a module whose instantiation or `_start` /
+/// `wapc_init` failed (`init`: wasmtime-provider's error), each layer's
+/// prefix in turn: policy-server's `EvaluationError::WebAssemblyError` and
+/// `EvaluationEnvironment::rehydrate` (3460bb71,
+/// `crates/policy-evaluator/src/admission_response_handler/errors.rs`,
+/// `crates/policy-server/src/evaluation/evaluation_environment.rs`),
+/// policy-evaluator's `PolicyEvaluatorPreError::RehydrateWapc` and
+/// `WapcRuntimeError::WapcHostBuilder` (`src/errors.rs`,
+/// `src/runtimes/wapc/errors.rs`), wapc 2.1.0's `Error::InitFailed`
+/// (`WapcHost::initialize`).
+pub fn rehydrate_failure(init: &str) -> String {
+    format!(
+        "WebAssembly failure: cannot rehydrate PolicyEvaluatorPre: unable to rehydrate wapc \
+         module: cannot build Wapc host: Initialization failed: {init}"
+    )
 }
 
 impl Policy {
@@ -111,32 +129,49 @@ impl Policy {
         &self.module
     }
 
-    fn call_once(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, CallError> {
+    fn call_once(
+        &self,
+        now: Timestamp,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, CallError> {
         let host = Host::new(
             Grants::all_capabilities(Vec::new()),
             Source::Recorded(Vec::new().into()),
         );
-        let mut instance =
-            self.module
-                .instantiate(Timestamp::UNIX_EPOCH, &Limits::default(), Box::new(host))?;
+        let mut instance = self
+            .module
+            .instantiate(now, &Limits::default(), Box::new(host))?;
         instance.call(operation, payload)
     }
 
     /// The waPC `protocol_version` answer (`"v1"` for current policies).
     pub fn protocol_version(&self) -> Result<String> {
         let reply = self
-            .call_once("protocol_version", b"")
+            .call_once(Timestamp::UNIX_EPOCH, "protocol_version", b"")
             .map_err(|e| anyhow::anyhow!("protocol_version failed: {e}"))?;
         serde_json::from_slice(&reply)
             .context("protocol_version answered something other than a JSON string")
     }
 
-    /// `validate_settings`: `Ok` when valid, `Err` with the policy's message otherwise.
-    pub fn validate_settings(&self, settings: &Value) -> Result<()> {
+    /// `validate_settings` as policy-server calls it at boot, at `now` (its
+    /// wall clock then): `Ok` when valid, `Err` with the policy's message
+    /// otherwise. A module that cannot be initialised fails here with
+    /// policy-server's text, and policy-server does not start (3460bb71,
+    /// `crates/policy-server/src/evaluation/evaluation_environment.rs`,
+    /// `bootstrap_policy` then `validate_settings`, which rehydrates the
+    /// module; without `--continue-on-errors`, the PolicyServer default, the
+    /// error ends `PolicyServer::new_from_config`).
+    pub fn validate_settings(&self, settings: &Value, now: Timestamp) -> Result<()> {
         let payload = serde_json::to_vec(settings)?;
         let reply = self
-            .call_once("validate_settings", &payload)
-            .map_err(|e| anyhow::anyhow!("validate_settings failed: {e}"))?;
+            .call_once(now, "validate_settings", &payload)
+            .map_err(|e| match e {
+                CallError::InitFailed(m) => {
+                    anyhow::anyhow!("policy-server does not start: {}", rehydrate_failure(&m))
+                }
+                e => anyhow::anyhow!("validate_settings failed: {e}"),
+            })?;
         let answer: Value = serde_json::from_slice(&reply)
             .context("validate_settings answered something other than JSON")?;
         match answer.get("valid").and_then(Value::as_bool) {
@@ -161,24 +196,27 @@ impl Policy {
     }
 
     /// One `validate` call on a fresh instance, answered as policy-server
-    /// would. `request` is the AdmissionRequest as the review carries it.
+    /// would: the reply in [`Reply::to_json`]'s form (an AdmissionResponse,
+    /// or `{"noAnswer": why}`), or an HTTP error. `request` is the
+    /// AdmissionRequest as the review carries it.
     pub fn evaluate(
         &self,
         request: &Value,
         settings: &Value,
         eval: &Evaluation,
     ) -> (Result<Value, HttpFailure>, Vec<String>) {
-        let (response, trace) = self.evaluate_traced(request, settings, eval);
-        (response, trace.logs)
+        let (reply, trace) = self.evaluate_traced(request, settings, eval);
+        (reply.map(|r| r.to_json()), trace.logs)
     }
 
-    /// [`Policy::evaluate`], with what the guest logged and asked the host.
+    /// [`Policy::evaluate`] as a typed [`Reply`], with what the guest logged
+    /// and asked the host.
     pub fn evaluate_traced(
         &self,
         request: &Value,
         settings: &Value,
         eval: &Evaluation,
-    ) -> (Result<Value, HttpFailure>, Trace) {
+    ) -> (Result<Reply, HttpFailure>, Trace) {
         let request = match conformance::as_policy_server_sends(request) {
             Ok(r) => r,
             Err(reason) => {
@@ -205,11 +243,10 @@ impl Policy {
             });
         let failure = match reply {
             Ok(bytes) => {
-                return (
-                    Ok(admission_response(&request, &bytes, &eval.server)),
-                    trace,
-                )
+                let response = admission_response(&request, &bytes, &eval.server);
+                return (Ok(Reply::Response(response)), trace);
             }
+            Err(CallError::NoAnswer(none)) => return (Ok(Reply::NoAnswer(none)), trace),
             Err(CallError::Guest(m)) => CallFailure::GuestError(m),
             Err(CallError::Timeout) => CallFailure::Timeout,
             Err(e @ (CallError::Trap(_) | CallError::MemoryExhausted(_))) => {
@@ -222,24 +259,26 @@ impl Policy {
                     mode: conformance::response::PolicyMode::Protect,
                     ..eval.server.clone()
                 };
-                return (
-                    Ok(failure_response(&request, &CallFailure::Timeout, &protect)),
-                    trace,
-                );
+                let response = failure_response(&request, &CallFailure::Timeout, &protect);
+                return (Ok(Reply::Response(response)), trace);
             }
-            // ...and any other failure to instantiate is an HTTP 500
-            // (`crates/policy-server/src/api/handlers.rs`, `handle_evaluation_error`).
+            // ...and any other failure to instantiate is an HTTP 500 with
+            // the body `{"message":"Something went wrong","status":500}`,
+            // the error only logged (`crates/policy-server/src/api/handlers.rs`,
+            // `handle_evaluation_error`; `api/api_error.rs`). Monitor mode
+            // is never reached.
             Err(CallError::InitFailed(m)) => {
                 let failure = HttpFailure {
                     status: 500,
-                    reason: format!("cannot rehydrate PolicyEvaluatorPre: {m}"),
+                    reason: format!(
+                        "Something went wrong; its log: Evaluation error: {}",
+                        rehydrate_failure(&m)
+                    ),
                 };
                 return (Err(failure), trace);
             }
         };
-        (
-            Ok(failure_response(&request, &failure, &eval.server)),
-            trace,
-        )
+        let response = failure_response(&request, &failure, &eval.server);
+        (Ok(Reply::Response(response)), trace)
     }
 }

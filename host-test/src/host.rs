@@ -19,7 +19,8 @@ use wasmtime::{
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::{HostWallClock, WasiCtxBuilder};
 
-use crate::capabilities::Capabilities;
+use crate::capabilities::{Capabilities, HostRefusal};
+use conformance::NoAnswer;
 
 /// policy-server increments the engine's epoch once a second and sets a
 /// deadline of `--policy-timeout` ticks (kubewarden/kubewarden-controller
@@ -61,9 +62,27 @@ pub enum CallError {
     Trap(String),
     /// `_start` or `wapc_init` ran out of time.
     InitTimeout,
-    /// `_start` or `wapc_init` trapped, or the module could not be instantiated.
+    /// `_start` or `wapc_init` trapped, or the module could not be
+    /// instantiated: wasmtime-provider 2.19.0's error text
+    /// (`WasmtimeEngineProvider::init` and `initialize`).
     InitFailed(String),
+    /// A host call policy-server never answers: the host stopped the guest
+    /// where policy-server would keep it waiting.
+    NoAnswer(NoAnswer),
 }
+
+/// The error a host function returns to stop the guest at a call that
+/// policy-server never answers; [`classify`] finds it again.
+#[derive(Debug)]
+struct StoppedByHost(NoAnswer);
+
+impl std::fmt::Display for StoppedByHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for StoppedByHost {}
 
 impl std::error::Error for CallError {}
 
@@ -80,6 +99,7 @@ impl std::fmt::Display for CallError {
             CallError::Trap(m) => f.write_str(m),
             CallError::InitTimeout => f.write_str("policy initialization ran out of time"),
             CallError::InitFailed(m) => write!(f, "policy initialization failed: {m}"),
+            CallError::NoAnswer(n) => n.fmt(f),
         }
     }
 }
@@ -253,10 +273,12 @@ impl PolicyModule {
                 // wasmtime-provider's `initialize` tells an interrupt from
                 // any other failure; policy-server answers the first with its
                 // timeout rejection and the second with HTTP 500.
+                // Its other failures read `Initialization failed: {error}`
+                // (`Error::InitializationFailed`).
                 f.call(&mut inst.store, &[], &mut []).map_err(|e| {
                     match classify(&inst.store, e) {
                         CallError::Timeout => CallError::InitTimeout,
-                        other => CallError::InitFailed(other.to_string()),
+                        other => CallError::InitFailed(format!("Initialization failed: {other}")),
                     }
                 })?;
             }
@@ -339,6 +361,9 @@ fn classify(store: &Store<HostState>, error: wasmtime::Error) -> CallError {
     let memory = &store.data().memory;
     if let (true, Some(limit)) = (memory.hit, memory.limit) {
         return CallError::MemoryExhausted(limit);
+    }
+    if let Some(StoppedByHost(none)) = error.downcast_ref::<StoppedByHost>() {
+        return CallError::NoAnswer(none.clone());
     }
     // wasmtime-provider keeps `err.to_string()` as the guest error
     // (`WasmtimeEngineProvider::call`), so the Display form, not `{:#}`.
@@ -437,10 +462,13 @@ fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
                     state.host_response = reply;
                     Ok(1)
                 }
-                Err(e) => {
+                Err(HostRefusal::Error(e)) => {
                     state.host_error = e.into_bytes();
                     Ok(0)
                 }
+                // policy-server would block the guest here until the
+                // review is abandoned; the harness ends the call instead.
+                Err(HostRefusal::NoAnswer(none)) => Err(wasmtime::Error::new(StoppedByHost(none))),
             }
         },
     )?;

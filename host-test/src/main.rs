@@ -10,6 +10,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use conformance::case::unwrap_review;
 use conformance::response::{PolicyMode, ServerOptions};
+use conformance::Reply;
 use guard_core::Timestamp;
 use serde_json::Value;
 
@@ -435,8 +436,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 (None, Some(p)) => read_document(&p.to_string_lossy())?,
                 (None, None) => Value::Object(Default::default()),
             };
+            // policy-server validates the settings at boot, just before it serves.
+            let now = now.unwrap_or_else(Timestamp::now);
             policy
-                .validate_settings(&settings)
+                .validate_settings(&settings, now)
                 .context("the policy refuses these settings")?;
             let review = read_document(&request)?;
             let request = unwrap_review(&review);
@@ -467,7 +470,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 });
             }
             let eval = Evaluation {
-                now: now.unwrap_or_else(Timestamp::now),
+                now,
                 limits: limits(&server)?,
                 source,
                 grants: Grants::all_capabilities(granted),
@@ -479,18 +482,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         Mode::Monitor => PolicyMode::Monitor,
                     },
                     allowed_to_mutate: server.allowed_to_mutate,
+                    // kwctl run on a module sets none (3460bb71,
+                    // `crates/kwctl/src/config/policy_definition.rs`, `from_cli`).
+                    rejection_message: None,
                 },
             };
-            let (response, logs) = policy.evaluate(&request, &settings, &eval);
+            let (reply, trace) = policy.evaluate_traced(&request, &settings, &eval);
             if verbose {
-                for line in logs {
+                for line in trace.logs {
                     eprintln!("{line}");
                 }
             }
-            match response {
-                Ok(response) => {
+            match reply {
+                Ok(Reply::Response(response)) => {
                     println!("{response}");
                     Ok(ExitCode::SUCCESS)
+                }
+                // Printed in the corpus's form, so that the reply can be
+                // compared; there is no AdmissionResponse, hence the failure.
+                Ok(Reply::NoAnswer(none)) => {
+                    eprintln!("error: {none}");
+                    println!("{}", Reply::NoAnswer(none).to_json());
+                    Ok(ExitCode::FAILURE)
                 }
                 Err(failure) => {
                     eprintln!("error: {failure}");

@@ -28,8 +28,11 @@ impl Outcome {
         self.problems.is_empty()
     }
 
-    /// `allowed`, `allowed+patch` or `denied (code)`, for tables.
+    /// `allowed`, `mutated`, `denied` or `no answer`, for tables.
     pub fn verdict(&self) -> String {
+        if self.response.get(conformance::NO_ANSWER).is_some() {
+            return "no answer".into();
+        }
         let allowed = self.response.get("allowed").and_then(Value::as_bool) == Some(true);
         match (allowed, self.response.get("patch").is_some()) {
             (true, true) => "mutated".into(),
@@ -90,7 +93,7 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
     };
     // policy-server validates settings before serving; a case that records
     // invalid settings still gets the policy's own refusal from `validate`.
-    let _ = policy.validate_settings(&case.settings);
+    let _ = policy.validate_settings(&case.settings, case.now);
     let request = case.admission_request();
     let options = case
         .server_options(&policy_name)

@@ -43,7 +43,9 @@ fn every_policy_module_is_annotated_and_under_budget() {
             entry.name
         );
         assert!(
-            policy.validate_settings(&serde_json::json!({})).is_ok(),
+            policy
+                .validate_settings(&serde_json::json!({}), guard_core::Timestamp::UNIX_EPOCH)
+                .is_ok(),
             "{}: defaults must be valid",
             entry.name
         );
@@ -98,6 +100,7 @@ fn an_unreadable_wall_clock_is_a_500_refusal_naming_the_cause() {
                 policy_id: entry.name.into(),
                 mode: PolicyMode::Protect,
                 allowed_to_mutate: true,
+                rejection_message: None,
             },
         };
         let response = policy

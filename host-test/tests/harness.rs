@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use conformance::cluster::Recorded;
 use conformance::response::{decoded_patch, PolicyMode, ServerOptions};
+use conformance::Reply;
 use guard_core::Timestamp;
 use host_test::capabilities::{load_session, ContextAwareResource, Grants, Source};
 use host_test::harness::{Evaluation, Policy};
@@ -77,6 +78,7 @@ fn eval_with(
             policy_id: "test-policy".into(),
             mode,
             allowed_to_mutate,
+            rejection_message: None,
         },
     }
 }
@@ -144,11 +146,60 @@ fn answers_protocol_version_v1_and_validates_settings() {
             .starts_with("Policy is missing protocol version"),
         "{err}"
     );
-    assert!(p.validate_settings(&json!({})).is_ok());
+    assert!(p.validate_settings(&json!({}), now()).is_ok());
     let err = p
-        .validate_settings(&json!({"behaviour": "invalid-settings"}))
+        .validate_settings(&json!({"behaviour": "invalid-settings"}), now())
         .unwrap_err();
     assert_eq!(err.to_string(), "behaviour: invalid-settings is refused");
+}
+
+/// The instant at which the test policy's `wapc_init` traps.
+fn init_trap_instant() -> Timestamp {
+    "2000-01-01T00:00:00Z".parse().unwrap()
+}
+
+/// A module that traps in `wapc_init`: at boot, policy-server's settings
+/// validation rehydrates it and fails, so policy-server does not start; a
+/// rehydration that fails later, for a request, is HTTP 500 "Something went
+/// wrong" whatever the mode (see `harness::rehydrate_failure` for the sources).
+#[test]
+fn a_module_that_traps_in_wapc_init_is_answered_as_policy_server_does() {
+    let p = policy();
+    let err = p
+        .validate_settings(&json!({}), init_trap_instant())
+        .unwrap_err()
+        .to_string();
+    let expected = "policy-server does not start: WebAssembly failure: cannot rehydrate \
+                    PolicyEvaluatorPre: unable to rehydrate wapc module: cannot build Wapc host: \
+                    Initialization failed: Initialization failed: ";
+    assert!(err.starts_with(expected), "{err}");
+    // wasmtime-provider keeps the trap's Display: its backtrace, not its cause.
+    assert!(
+        err[expected.len()..].starts_with("error while executing at wasm backtrace:"),
+        "{err}"
+    );
+    assert!(p.validate_settings(&json!({}), now()).is_ok());
+    for mode in [PolicyMode::Protect, PolicyMode::Monitor] {
+        let mut e = eval_with(
+            mode,
+            true,
+            Limits::default(),
+            Source::Recorded(Vec::new().into()),
+        );
+        e.now = init_trap_instant();
+        let failure = p.evaluate(&request(), &json!({}), &e).0.unwrap_err();
+        assert_eq!(failure.status, 500);
+        assert!(
+            failure.reason.starts_with(&format!(
+                "Something went wrong; its log: Evaluation error: {}",
+                expected.trim_start_matches("policy-server does not start: ")
+            )),
+            "{failure}"
+        );
+    }
+    // A second later it initialises again.
+    let e = eval();
+    assert_eq!(run(&p, json!({}), &e)["allowed"], true);
 }
 
 #[test]
@@ -353,6 +404,121 @@ fn kubernetes_lookups_are_answered_from_recorded_context() {
         "Host error: Callback evaluation failure: Cannot find v1/Namespace named 'nope' \
          inside of namespace 'None'"
     );
+}
+
+/// Namespace and ConfigMap lookups, a ConfigMap LIST in team-a refused by RBAC.
+fn refusing_eval(limits: Limits) -> Evaluation {
+    let mut context = namespace_context();
+    context.push(Recorded {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: "team-a".into(),
+        name: "cm".into(),
+        object: None,
+        error: Some(r#"configmaps is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot list resource "configmaps" in API group "" at the cluster scope"#.into()),
+    });
+    let mut e = eval_with(
+        PolicyMode::Protect,
+        true,
+        limits,
+        Source::Recorded(context.into()),
+    );
+    e.grants.context_aware_resources.push(ContextAwareResource {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+    });
+    e
+}
+
+fn list_call(kind: &str, namespace: Option<&str>) -> Value {
+    let (operation, payload) = match namespace {
+        Some(ns) => (
+            "list_resources_by_namespace",
+            json!({"api_version": "v1", "kind": kind, "namespace": ns}),
+        ),
+        None => (
+            "list_resources_all",
+            json!({"api_version": "v1", "kind": kind}),
+        ),
+    };
+    json!({"behaviour": "host-call", "call": {"namespace": "kubernetes", "operation": operation, "payload": payload}})
+}
+
+/// policy-server's reflector retries a refused LIST for ever and the review
+/// waits (`conformance::NoAnswer`): the host stops the guest at the call, at
+/// once rather than at the deadline, and says so; monitor mode changes nothing.
+#[test]
+fn a_refused_list_is_never_answered_and_the_host_stops_the_call() {
+    let p = policy();
+    for mode in [PolicyMode::Protect, PolicyMode::Monitor] {
+        let mut e = refusing_eval(Limits::default());
+        e.server.mode = mode;
+        let started = Instant::now();
+        let (reply, trace) = p.evaluate_traced(&request(), &list_call("ConfigMap", None), &e);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        let Ok(Reply::NoAnswer(none)) = reply else {
+            panic!("expected no answer, got {reply:?}");
+        };
+        assert_eq!(none.lookup, "v1/ConfigMap");
+        assert_eq!(none.refusal.code, 403);
+        // The kwctl session keeps the refusal as the error a LIST that ended would give.
+        let session = host_test::capabilities::write_session(&trace.session);
+        assert!(session.contains("!KubernetesListResourceAll"), "{session}");
+        assert!(
+            session.contains("ApiError: configmaps is forbidden"),
+            "{session}"
+        );
+        // `evaluate` gives the corpus's form of it.
+        let (json_reply, _) = p.evaluate(&request(), &list_call("ConfigMap", None), &e);
+        let text = json_reply.unwrap()["noAnswer"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text.starts_with("policy-server never answers: kube-apiserver refused the LIST of v1/ConfigMap (403 "), "{text}");
+    }
+    // The same LIST in a namespace nothing refuses is answered.
+    let r = run(
+        &p,
+        list_call("ConfigMap", Some("team-b")),
+        &refusing_eval(Limits::default()),
+    );
+    assert_eq!(r["allowed"], true, "{r}");
+}
+
+/// kubewarden-controller 3460bb71, `callback_handler/kubernetes/client.rs`:
+/// `list_resources_by_namespace` refuses a cluster-scoped kind and
+/// `get_resource` a namespaced kind without a namespace; a cluster-scoped
+/// kind is got by name whatever namespace is given.
+#[test]
+fn lookups_that_mistake_a_kinds_scope_are_refused_as_policy_server_does() {
+    let p = policy();
+    let e = refusing_eval(Limits::default());
+    let (allowed, _, message) = status(&run(&p, list_call("Namespace", Some("team-a")), &e));
+    assert!(!allowed);
+    assert_eq!(
+        message,
+        "Host error: Callback evaluation failure: resource v1/Namespace is cluster wide. \
+         Cannot search for it inside of a namespace"
+    );
+    let (allowed, _, message) = status(&run(
+        &p,
+        host_call("ConfigMap", "kubernetes", "get_resource", "cm"),
+        &e,
+    ));
+    assert!(!allowed);
+    assert_eq!(
+        message,
+        "Host error: Callback evaluation failure: Resource v1/ConfigMap is namespaced, \
+         but no namespace was provided"
+    );
+    let mut call = host_call("Namespace", "kubernetes", "get_resource", "team-a");
+    call["call"]["payload"]["namespace"] = json!("elsewhere");
+    let r = run(&p, call, &e);
+    assert_eq!(r["allowed"], true, "{r}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Prints, as one JSON object, the AdmissionResponse the conformance crate's
-//! native evaluation gives for every corpus case (`<policy>/<case>` -> response):
+//! Prints, as one JSON object, the reply the conformance crate's native
+//! evaluation gives for every corpus case (`<policy>/<case>` -> the
+//! AdmissionResponse, or `{"noAnswer": why}`):
 //! the playground's browser tests compare the page against it when the
 //! harness (`target/host/host-test`) has not been built.
 //!

@@ -1,13 +1,13 @@
 //! One evaluation as the page asks for it: the inputs as typed, read and
 //! checked, then the policy's own evaluator called exactly as the harness and
-//! policy-server call it (through [`conformance::validate_payload`] and
-//! [`conformance::admission_response`]), and the reply explained: the decoded
+//! policy-server call it (through [`conformance::native_reply`]: the same
+//! payload, lookups and AdmissionResponse), and the reply explained: the decoded
 //! patch and the object before and after it.
 
 use conformance::cluster::Recorded;
 use conformance::response::{decoded_patch, PolicyMode};
-use conformance::{admission_response, validate_payload, RecordedCluster, ServerOptions};
-use guard_core::{Context, Entry, Timestamp};
+use conformance::ServerOptions;
+use guard_core::{Entry, Timestamp};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -50,12 +50,19 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The AdmissionResponse policy-server would send, at `now`.
+    /// What policy-server would reply at `now`, in the corpus's JSON form:
+    /// the AdmissionResponse, or `{"noAnswer": why}` when it never answers
+    /// ([`conformance::Reply::to_json`]).
     pub fn respond_at(&self, now: Timestamp) -> Value {
-        let cluster = RecordedCluster::new(&self.context);
-        let ctx = Context::new(now, &cluster);
-        let reply = (self.entry.validate)(&validate_payload(&self.request, &self.settings), &ctx);
-        admission_response(&self.request, &reply, &self.options)
+        conformance::native_reply(
+            self.entry,
+            &self.request,
+            &self.settings,
+            now,
+            &self.context,
+            &self.options,
+        )
+        .to_json()
     }
 
     pub fn respond(&self) -> Value {
@@ -243,6 +250,7 @@ pub fn prepare(input: &Input) -> Result<Prepared, Vec<InputError>> {
                     allowed_to_mutate: input
                         .allowed_to_mutate
                         .unwrap_or(deployed.allowed_to_mutate),
+                    rejection_message: None,
                 },
             })
         }

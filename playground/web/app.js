@@ -261,11 +261,19 @@ function renderResult(out, ms) {
   $('result-body').hidden = false;
   const r = out.response;
   const code = r.status && r.status.code;
-  verdict.textContent = r.allowed ? 'Allowed' : `Refused${code ? ` (${code})` : ''}`;
-  verdict.className = 'verdict ' + (r.allowed ? 'allowed' : 'refused');
-  result.dataset.verdict = r.allowed ? 'allowed' : 'refused';
+  if (r.noAnswer) {
+    // policy-server never replies: kube-apiserver gives up after the webhook's
+    // timeoutSeconds and applies its failurePolicy (conformance::NoAnswer).
+    verdict.textContent = 'No answer: the webhook times out, failurePolicy decides';
+    verdict.className = 'verdict silent';
+    result.dataset.verdict = 'no-answer';
+  } else {
+    verdict.textContent = r.allowed ? 'Allowed' : `Refused${code ? ` (${code})` : ''}`;
+    verdict.className = 'verdict ' + (r.allowed ? 'allowed' : 'refused');
+    result.dataset.verdict = r.allowed ? 'allowed' : 'refused';
+  }
   $('timing').textContent = `evaluated at ${out.now} in ${ms.toFixed(2)} ms`;
-  $('message').textContent = (r.status && r.status.message) || '(none)';
+  $('message').textContent = r.noAnswer || (r.status && r.status.message) || '(none)';
   setList($('warnings'), r.warnings || [], (w) => $('warnings').appendChild(el('li', w)));
   const audit = Object.entries(r.auditAnnotations || {});
   setList($('audit'), audit, ([k, v]) => { $('audit').appendChild(el('dt', k)); $('audit').appendChild(el('dd', v)); });
@@ -308,7 +316,7 @@ function evaluate() {
   renderResult(out, ms);
   $('next-allowed').textContent = '';
   $('use-next').hidden = true;
-  $('next-row').hidden = !(out.ok && !out.response.allowed && $('policy').value === 'flux-gate');
+  $('next-row').hidden = !(out.ok && !out.response.allowed && !out.response.noAnswer && $('policy').value === 'flux-gate');
   const result = $('result');
   result.dataset.pending = 'false';
   result.dataset.seq = String(++seq);

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use conformance::response::{decoded_patch, ServerOptions};
+use conformance::Reply;
 use guard_core::Timestamp;
 use serde_json::{json, Value};
 
@@ -146,7 +147,7 @@ pub fn check(
         let module = Policy::load(&config.module)
             .with_context(|| format!("{}: policy {}", config.source, config.name))?;
         module
-            .validate_settings(&config.settings)
+            .validate_settings(&config.settings, options.now)
             .with_context(|| {
                 format!(
                     "{}: policy {} refuses its settings",
@@ -545,18 +546,24 @@ impl Checker<'_> {
                 policy_id: config.id.clone(),
                 mode: config.mode,
                 allowed_to_mutate: config.allowed_to_mutate,
+                rejection_message: config.message.clone(),
             },
         };
         let (response, trace) = policy
             .module
             .evaluate_traced(request, &config.settings, &eval);
-        let response = match response {
+        let failure = match response {
+            Ok(Reply::Response(r)) => Ok(r),
+            Ok(Reply::NoAnswer(none)) => Err(none.to_string()),
+            Err(failure) => Err(failure.to_string()),
+        };
+        let response = match failure {
             Ok(r) => r,
-            Err(failure) => {
+            Err(message) => {
                 return (
                     vec![Finding {
                         level: Level::Failure,
-                        message: failure.to_string(),
+                        message,
                     }],
                     None,
                     None,

@@ -7,7 +7,10 @@
 //! namespace `n` into `namespaced-n-p`, with `allowedToMutate:
 //! spec.mutating`, `policyMode: spec.mode` and its `contextAwareResources`
 //! (an AdmissionPolicy has none), and registers a webhook with the manifest's
-//! `rules` and selectors (kubewarden/kubewarden-controller 3460bb71,
+//! `rules` and selectors, and its `spec.message` as the entry's custom
+//! rejection `message` (`omitempty`: an empty one is none), which
+//! policy-server puts in place of a refusal's message (conformance's
+//! `response.rs`) (kubewarden/kubewarden-controller 3460bb71,
 //! `api/policies/v1/clusteradmissionpolicy_types.go` and
 //! `admissionpolicy_types.go`, `GetUniqueName`, `GetNamespaceSelector`,
 //! `GetContextAwareResources`; `internal/controller/
@@ -43,6 +46,8 @@ pub struct Configured {
     pub mode: PolicyMode,
     pub allowed_to_mutate: bool,
     pub context_aware_resources: Vec<ContextAwareResource>,
+    /// The custom rejection `message` that replaces the policy's in a refusal.
+    pub message: Option<String>,
     /// policy-server `hostCapabilities`: every one for a (Cluster)AdmissionPolicy,
     /// what a `policies.yml` entry lists (none when it lists none).
     pub host_capabilities: Vec<String>,
@@ -78,6 +83,9 @@ struct Spec {
     match_conditions: Vec<Value>,
     #[serde(default)]
     allow_inside_admission_controller_namespace: bool,
+    /// Written to `policies.yml` only when not empty (`omitempty`).
+    #[serde(default)]
+    message: String,
 }
 
 /// A `policies.yml` entry (policy-server's `PolicyOrPolicyGroup::Policy`).
@@ -95,6 +103,8 @@ struct Entry {
     context_aware_resources: Vec<ContextAwareResource>,
     #[serde(default)]
     host_capabilities: Vec<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 /// Reads policies from `path`: a folder or file of (Cluster)AdmissionPolicy
@@ -155,6 +165,7 @@ pub fn load(path: &Path, dist: &Path, kubewarden_namespace: &str) -> Result<Vec<
                 mode: entry.policy_mode,
                 allowed_to_mutate: entry.allowed_to_mutate,
                 context_aware_resources: entry.context_aware_resources,
+                message: entry.message,
                 host_capabilities: entry.host_capabilities,
                 rules: None,
                 namespace_selector: None,
@@ -250,6 +261,7 @@ fn from_manifest(
         mode: spec.mode,
         allowed_to_mutate: spec.mutating,
         context_aware_resources,
+        message: Some(spec.message).filter(|m| !m.is_empty()),
         host_capabilities: vec!["*".into()],
         rules: Some(spec.rules),
         namespace_selector,
@@ -274,6 +286,27 @@ fn module_path(module: &str, dist: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `spec.message` reaches policy-server's entry only when not empty
+    /// (`policyserver_controller_configmap.go`, `message,omitempty`).
+    #[test]
+    fn a_manifests_message_is_the_custom_rejection_message() {
+        let manifest = |message: &str| {
+            serde_json::json!({
+                "apiVersion": "policies.kubewarden.io/v1", "kind": "ClusterAdmissionPolicy",
+                "metadata": {"name": "p"},
+                "spec": {"module": "registry://r/p:v1", "message": message},
+            })
+        };
+        let dist = Path::new("dist");
+        let custom = from_manifest(&manifest("ask the platform team"), "m", dist, "kubewarden");
+        assert_eq!(
+            custom.unwrap().message.as_deref(),
+            Some("ask the platform team")
+        );
+        let empty = from_manifest(&manifest(""), "m", dist, "kubewarden");
+        assert_eq!(empty.unwrap().message, None);
+    }
 
     #[test]
     fn registry_references_resolve_in_dist() {

@@ -20,7 +20,7 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use conformance::cluster::{plural, ApiStatus, Recorded};
+use conformance::cluster::{namespaced, plural, ApiStatus, Recorded};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -83,8 +83,8 @@ impl ApiServer {
 }
 
 /// The kinds to serve: every recorded and every granted one. Plurals follow
-/// the English rule the Flux, ASO and core kinds of the corpus use; a kind is
-/// cluster-scoped when it is `v1/Namespace` or recorded only without namespace.
+/// the English rule the Flux, ASO and core kinds of the corpus use; which
+/// kinds are cluster-scoped is the harness's own rule (`cluster::namespaced`).
 fn kinds(objects: &[Recorded], granted: &[ContextAwareResource]) -> Vec<Kind> {
     let mut pairs: Vec<(String, String)> = objects
         .iter()
@@ -99,19 +99,11 @@ fn kinds(objects: &[Recorded], granted: &[ContextAwareResource]) -> Vec<Kind> {
     pairs.dedup();
     pairs
         .into_iter()
-        .map(|(api_version, kind)| {
-            let recorded: Vec<&Recorded> = objects
-                .iter()
-                .filter(|o| o.api_version == api_version && o.kind == kind)
-                .collect();
-            let cluster_scoped = (api_version == "v1" && kind == "Namespace")
-                || (!recorded.is_empty() && recorded.iter().all(|o| o.namespace.is_empty()));
-            Kind {
-                plural: plural(&kind),
-                namespaced: !cluster_scoped,
-                api_version,
-                kind,
-            }
+        .map(|(api_version, kind)| Kind {
+            plural: plural(&kind),
+            namespaced: namespaced(objects, &api_version, &kind),
+            api_version,
+            kind,
         })
         .collect()
 }

@@ -7,6 +7,9 @@ use serde_json::Value;
 #[derive(Debug, Clone)]
 pub enum Answer {
     Response(Value),
+    /// No answer before kube-apiserver's webhook timeout (policy-server's
+    /// refused LIST, `conformance::NoAnswer`).
+    NoAnswer(String),
     /// No AdmissionResponse: policy-server's HTTP status, or kwctl's failure
     /// (no status), with what it said.
     Refused {
@@ -19,6 +22,7 @@ impl Answer {
     fn summary(&self) -> String {
         match self {
             Answer::Response(r) => format!("an AdmissionResponse {r}"),
+            Answer::NoAnswer(why) => format!("no answer ({why})"),
             Answer::Refused {
                 status: Some(s),
                 detail,
@@ -35,6 +39,7 @@ impl Answer {
 pub fn differences(reference: &Answer, engine: &Answer) -> Vec<String> {
     match (reference, engine) {
         (Answer::Response(a), Answer::Response(b)) => response_differences(a, b),
+        (Answer::NoAnswer(_), Answer::NoAnswer(_)) => Vec::new(),
         // kwctl reports no status; any failure matches a failure there.
         (Answer::Refused { status: a, .. }, Answer::Refused { status: b, .. })
             if a.is_none() || b.is_none() || a == b =>
@@ -136,5 +141,19 @@ mod tests {
             detail: "exit 1".into(),
         };
         assert!(differences(&a, &kwctl).is_empty());
+    }
+
+    #[test]
+    fn no_answer_matches_only_no_answer() {
+        let silent = Answer::NoAnswer("the LIST was refused".into());
+        let timed_out = Answer::NoAnswer("no answer within 10s".into());
+        assert!(differences(&silent, &timed_out).is_empty());
+        let refused = Answer::Refused {
+            status: None,
+            detail: "exit 1".into(),
+        };
+        assert_eq!(differences(&silent, &refused).len(), 1);
+        let response = Answer::Response(json!({"allowed": false}));
+        assert_eq!(differences(&silent, &response).len(), 1);
     }
 }

@@ -150,12 +150,9 @@ impl PolicyServer {
         let reply = match self.client.post(&url).json(&review).send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return Answer::Refused {
-                    status: None,
-                    detail: format!(
-                        "no answer within {REVIEW_DEADLINE:?}, kube-apiserver's webhook timeout"
-                    ),
-                }
+                return Answer::NoAnswer(format!(
+                    "no answer within {REVIEW_DEADLINE:?}, kube-apiserver's webhook timeout"
+                ))
             }
             Err(e) => {
                 return Answer::Refused {

@@ -1,5 +1,6 @@
 //! A deliberately misbehaving policy: `settings.behaviour` picks what
-//! `validate` does, so the harness can prove how it contains each failure.
+//! `validate` does, so the harness can prove how it contains each failure;
+//! `wapc_init` traps when the wall clock reads 2000-01-01T00:00:00Z.
 //! Test code: panics and unbounded work are the point here.
 
 use kubewarden_policy_sdk::wapc_guest::{self as guest, CallResult};
@@ -11,9 +12,23 @@ use serde_json::{json, Value};
 )]
 #[no_mangle]
 pub extern "C" fn wapc_init() {
+    // `wapc_init` has no settings to pick a behaviour from; the wall clock is
+    // its one input, and the harness pins it: at this instant it traps.
+    if init_traps() {
+        panic!("the test policy traps in wapc_init on purpose");
+    }
     guest::register_function("validate", validate);
     guest::register_function("validate_settings", validate_settings);
     guest::register_function("protocol_version", |_| Ok(br#""v1""#.to_vec()));
+}
+
+/// 2000-01-01T00:00:00Z, in seconds since 1970.
+const INIT_TRAP_SECONDS: u64 = 946_684_800;
+
+fn init_traps() -> bool {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .is_ok_and(|d| d.as_secs() == INIT_TRAP_SECONDS)
 }
 
 fn validate_settings(payload: &[u8]) -> CallResult {
