@@ -320,7 +320,7 @@ mod tests {
         assert!(v
             .message
             .unwrap()
-            .starts_with("spec.eventMetadata.commit=\"HEAD\" is not a full Git commit SHA"));
+            .starts_with("spec.eventMetadata.commit=\"HEAD\" is not a full Git SHA-1 commit"));
     }
 
     #[test]

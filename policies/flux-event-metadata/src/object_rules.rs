@@ -529,7 +529,7 @@ mod tests {
             .allowed
         );
         let m = refusal(&run("{}", &[("commit", "4f2a6c1")], None, "a")).to_string();
-        assert!(m.contains("=\"4f2a6c1\" is not a full Git commit SHA"));
+        assert!(m.contains("=\"4f2a6c1\" is not a full Git SHA-1 commit"));
         assert!(m.contains("which Git commit receives the commit status"));
         let m = refusal(&run("{}", &[("change_request", "#42")], None, "a")).to_string();
         assert!(m.contains("positive decimal integer"));
