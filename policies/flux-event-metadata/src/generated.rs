@@ -4,10 +4,14 @@
 //! only from a template in the owner, so refusing one for a missing key would
 //! stall the owner forever; the fix belongs in the owner's template.
 //!
-//! An object counts as generated when both hold: the requester is one of the
-//! `fluxControllers` identities, and the object carries the ownership marks
-//! that controller writes. Neither alone is enough (anyone can copy labels; a
+//! An object counts as generated when all three hold: the requester is one of
+//! the `fluxControllers` identities, it names that controller's field manager,
+//! and the object carries the ownership marks that controller writes. None
+//! alone is enough (anyone can copy labels or name a field manager; a
 //! controller identity also writes objects it does not generate).
+//!
+//! Such a write is never refused, only warned about: the author of the owner
+//! hears of a problem when the owner's template is written ([`crate::template`]).
 
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde::Deserialize;
@@ -19,8 +23,8 @@ const SOURCE: &str = "source.toolkit.fluxcd.io";
 /// helm-controller marks the HelmChart with its owner's name and namespace
 /// (`internal/reconcile/helmchart_template.go` `Reconcile` calls fluxcd/pkg
 /// `ssa.ResourceManager.SetOwnerLabels` with group `helm.toolkit.fluxcd.io`).
-const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
-const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
+pub const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
+pub const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
 /// source-watcher labels each ExternalArtifact with its generator's UID and
 /// points `spec.sourceRef` at the generator (`reconcileExternalArtifact`).
 const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
@@ -40,6 +44,18 @@ impl Origin {
         format!(
             "{} {}/{}",
             self.owner_kind, self.owner_namespace, self.owner_name
+        )
+    }
+
+    /// Why a problem on the generated object is accepted, and where to fix it.
+    pub fn note(&self) -> String {
+        format!(
+            "accepted: {} generates this object from {}, and refusing its write would stall the {}; \
+             fix {} there",
+            self.controller,
+            self.owner(),
+            self.owner_kind,
+            self.template
         )
     }
 }
@@ -72,8 +88,15 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
     if request.kind.group != SOURCE || !settings.flux_controllers.matches(&request.user_info) {
         return None;
     }
+    // An unreadable options block names no field manager, so no controller.
+    let manager = request.field_manager().ok()?;
     match request.kind.kind.as_str() {
-        "HelmChart" => {
+        // helm-controller's field manager is its controller name
+        // (helm-controller `main.go`, `controllerName`, passed as
+        // `FieldManager` to `NewHelmChartTemplate`), which fluxcd/pkg `ssa`
+        // v0.76.0 sends as `client.FieldOwner` on the dry-run and the apply
+        // (`ssa/manager_apply.go` `dryRunApply`, `apply`).
+        "HelmChart" if manager == "helm-controller" => {
             let name = meta.labels.get(HELM_OWNER_NAME)?;
             let namespace = meta.labels.get(HELM_OWNER_NAMESPACE)?;
             Some(Origin {
@@ -84,7 +107,7 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
                 template: "spec.chart.metadata.annotations",
             })
         }
-        "ExternalArtifact" => {
+        "ExternalArtifact" if manager == "source-watcher" => {
             meta.labels.get(GENERATOR_LABEL)?;
             let head = request
                 .object_as::<ExternalArtifactHead>(Which::Object)
@@ -118,6 +141,16 @@ mod tests {
     use serde_json::json;
 
     fn request(kind: &str, user: &str, labels: serde_json::Value) -> AdmissionRequest {
+        let manager = user.rsplit(':').next().unwrap_or(user);
+        request_by(kind, user, manager, labels)
+    }
+
+    fn request_by(
+        kind: &str,
+        user: &str,
+        manager: &str,
+        labels: serde_json::Value,
+    ) -> AdmissionRequest {
         let object = json!({"metadata": {"name": "x", "namespace": "apps", "labels": labels},
                             "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
         RequestBuilder::new("CREATE")
@@ -126,6 +159,7 @@ mod tests {
             .kind(SOURCE, "v1", kind)
             .username(user)
             .object(object)
+            .options(json!({"kind": "CreateOptions", "fieldManager": manager}))
             .build()
     }
 
@@ -145,6 +179,10 @@ mod tests {
         assert_eq!(o.template, "spec.chart.metadata.annotations");
         assert!(origin_of(&request("HelmChart", "bob", owned)).is_none());
         assert!(origin_of(&request("HelmChart", HELM, json!({HELM_OWNER_NAME: "p"}))).is_none());
+        // The controller's identity with another field manager: kubectl run
+        // with its token, say.
+        let owned = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
+        assert!(origin_of(&request_by("HelmChart", HELM, "kubectl-edit", owned)).is_none());
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub mod kinds;
 pub mod object_rules;
 pub mod report;
 pub mod settings;
+pub mod template;
 pub mod values;
 
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Policy, Verdict, Which};
@@ -51,7 +52,7 @@ use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
 use crate::report::Findings;
 pub use crate::settings::Settings;
-use guard_core::flux::NOTIFICATION;
+use guard_core::flux::{HELM, NOTIFICATION};
 use guard_core::object::ObjectName;
 
 pub struct FluxEventMetadata;
@@ -93,20 +94,34 @@ impl Policy for FluxEventMetadata {
             Err(e) => return Verdict::deny(e),
         };
         let target = ObjectName::of(request, Some(&meta));
-        let mut findings = Findings::default();
         if kinds::emits_events(&request.kind.group, &request.kind.kind) {
+            let origin = generated::origin(request, &meta, settings);
+            let mut findings = match &origin {
+                Some(origin) => Findings::for_generated(origin.note()),
+                None => Findings::default(),
+            };
             let subject = Subject {
                 group: &request.kind.group,
                 target,
                 meta: &meta,
                 old: old.as_ref(),
-                origin: generated::origin(request, &meta, settings),
+                origin,
+                template: None,
             };
-            let entries =
-                object_rules::check(&subject, settings, &request.user_info, &mut findings);
+            let user = &request.user_info;
+            let entries = object_rules::check(&subject, settings, user, &mut findings);
             conflicts::check(&subject, &entries, settings, ctx.cluster, &mut findings);
+            if request.kind.group == HELM && request.kind.kind == "HelmRelease" {
+                let release = &subject.target;
+                if let Err(e) =
+                    template::check(request, release, settings, user, ctx.cluster, &mut findings)
+                {
+                    return Verdict::deny(e);
+                }
+            }
             findings.into_verdict(&subject.target)
         } else {
+            let mut findings = Findings::default();
             check_inert(&target, &meta, old.as_ref(), settings, &mut findings);
             findings.into_verdict(&target)
         }
