@@ -19,6 +19,9 @@
 //!
 //! On UPDATE, what the object already had is reported as a warning, never
 //! refused, so that existing objects stay editable by people and controllers.
+//! Objects being deleted are checked the same way: their controllers still
+//! send events (with the annotations) while they finalize, and the writes
+//! that finish a deletion (a finalizer removed) change no annotation.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -86,9 +89,6 @@ impl Policy for FluxEventMetadata {
             Ok(None) => return no_object(request),
             Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
         };
-        if meta.deletion_timestamp.is_some() {
-            return Verdict::allow();
-        }
         let old = match old_object(request, |r| r.metadata(Which::OldObject)) {
             Ok(old) => old,
             Err(e) => return Verdict::deny(e),
@@ -134,9 +134,6 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         Ok(None) => return no_object(request),
         Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
     };
-    if head.metadata.deletion_timestamp.is_some() {
-        return Verdict::allow();
-    }
     let old = match old_object(request, |r| r.object_as::<AlertHead>(Which::OldObject)) {
         Ok(old) => old,
         Err(e) => return Verdict::deny(e),
@@ -313,14 +310,17 @@ mod tests {
                 ),
                 "{kind}"
             );
-            // An object being deleted is left alone, whatever was stored.
+            // Being deleted changes nothing: the stored object is read all the same.
             r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
-            assert_eq!(evaluate(r, json!({})), Verdict::allow(), "{kind}");
+            assert!(!evaluate(r, json!({})).allowed, "{kind}");
         }
     }
 
+    /// Controllers still send events while they finalize an object, so a key
+    /// added to an object being deleted is judged; one it already had only
+    /// warns, so the finalizer removal that ends the deletion always passes.
     #[test]
-    fn objects_being_deleted_are_left_alone() {
+    fn objects_being_deleted_are_judged_like_any_update() {
         let mut r = request(
             "helm.toolkit.fluxcd.io",
             "HelmRelease",
@@ -329,7 +329,13 @@ mod tests {
             json!({"event.toolkit.fluxcd.io/revision": "x"}),
         );
         r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
-        assert_eq!(evaluate(r, json!({})), Verdict::allow());
+        r["oldObject"] =
+            json!({"metadata": {"name": "podinfo", "namespace": "flux-system"}, "spec": {}});
+        assert!(!evaluate(r.clone(), json!({})).allowed);
+        r["oldObject"]["metadata"]["annotations"] =
+            json!({"event.toolkit.fluxcd.io/revision": "x"});
+        let v = evaluate(r, json!({}));
+        assert!(v.allowed && v.warnings[0].contains("always loses"), "{v:?}");
     }
 
     #[test]
