@@ -8,7 +8,9 @@
 //! the `fluxControllers` identities, it names that controller's field manager,
 //! and the object carries the ownership marks that controller writes. None
 //! alone is enough (anyone can copy labels or name a field manager; a
-//! controller identity also writes objects it does not generate).
+//! controller identity also writes objects it does not generate). A HelmChart
+//! must also not be a Helm release object: helm-controller installs charts
+//! with the same identity and field manager, and a chart can carry any labels.
 //!
 //! Such a write is never refused, only warned about: the author of the owner
 //! hears of a problem when the owner's template is written ([`crate::template`]).
@@ -28,6 +30,12 @@ pub const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
 /// source-watcher labels each ExternalArtifact with its generator's UID and
 /// points `spec.sourceRef` at the generator (`reconcileExternalArtifact`).
 const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
+/// The ownership marks Helm merges onto every object of a release, over what
+/// the chart says (helm/helm v4 `pkg/action/validate.go` `setMetadataVisitor`,
+/// 002ac7844eb621bf2ed2a5214c08d8d0da7c5c8f); helm-controller's drift
+/// correction sets them too (`internal/action/diff.go` `setHelmMetadata`).
+const HELM_RELEASE_NAME: &str = "meta.helm.sh/release-name";
+const HELM_MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "Helm");
 
 /// Where a generated object comes from, for messages.
 pub struct Origin {
@@ -99,6 +107,23 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
         "HelmChart" if manager == "helm-controller" => {
             let name = meta.labels.get(HELM_OWNER_NAME)?;
             let namespace = meta.labels.get(HELM_OWNER_NAMESPACE)?;
+            // helm-controller sets `kube.ManagedFieldsManager` to its
+            // controller name (`main.go`), so Helm installs and upgrades a
+            // release, and drift correction re-creates its objects
+            // (`internal/action/diff.go` `ApplyDiff`), as helm-controller with
+            // field manager `helm-controller`. A HelmChart in a chart is such
+            // an object: its author is judged like any other.
+            if meta.annotations.contains_key(HELM_RELEASE_NAME)
+                || meta.labels.get(HELM_MANAGED_BY.0) == Some(HELM_MANAGED_BY.1)
+            {
+                return None;
+            }
+            // The chart's name is `<namespace>-<name>` of its HelmRelease
+            // (api/v2 `GetHelmChartName`): labels naming another release are
+            // not helm-controller's.
+            if meta.name != format!("{namespace}-{name}") {
+                return None;
+            }
             Some(Origin {
                 controller: "helm-controller",
                 owner_kind: "HelmRelease",
@@ -151,10 +176,23 @@ mod tests {
         manager: &str,
         labels: serde_json::Value,
     ) -> AdmissionRequest {
-        let object = json!({"metadata": {"name": "x", "namespace": "apps", "labels": labels},
-                            "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
+        request_with(kind, user, manager, json!({"labels": labels}))
+    }
+
+    /// A request for the object `apps/apps-podinfo` with `meta` as its metadata.
+    fn request_with(
+        kind: &str,
+        user: &str,
+        manager: &str,
+        meta: serde_json::Value,
+    ) -> AdmissionRequest {
+        let mut object = json!({"metadata": {"name": "apps-podinfo", "namespace": "apps"},
+                                "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
+        if let (Some(m), Some(extra)) = (object["metadata"].as_object_mut(), meta.as_object()) {
+            m.extend(extra.clone());
+        }
         RequestBuilder::new("CREATE")
-            .name("x")
+            .name("apps-podinfo")
             .namespace("apps")
             .kind(SOURCE, "v1", kind)
             .username(user)
@@ -182,7 +220,42 @@ mod tests {
         // The controller's identity with another field manager: kubectl run
         // with its token, say.
         let owned = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
-        assert!(origin_of(&request_by("HelmChart", HELM, "kubectl-edit", owned)).is_none());
+        assert!(origin_of(&request_by(
+            "HelmChart",
+            HELM,
+            "kubectl-edit",
+            owned.clone()
+        ))
+        .is_none());
+        // Labels naming another release than the chart's name says.
+        let other = json!({HELM_OWNER_NAME: "shop", HELM_OWNER_NAMESPACE: "apps"});
+        assert!(origin_of(&request("HelmChart", HELM, other)).is_none());
+    }
+
+    /// Helm, run inside helm-controller, writes a chart's objects with the
+    /// controller's identity and field manager, and marks each as the
+    /// release's: a HelmChart among them is not generated from a template.
+    #[test]
+    fn helm_release_objects_are_not_generated() {
+        let labels = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
+        let mut managed = labels.clone();
+        managed["app.kubernetes.io/managed-by"] = json!("Helm");
+        let marked = json!({"labels": labels.clone(),
+                            "annotations": {"meta.helm.sh/release-name": "tools"}});
+        for meta in [json!({"labels": managed}), marked] {
+            assert!(
+                origin_of(&request_with(
+                    "HelmChart",
+                    HELM,
+                    "helm-controller",
+                    meta.clone()
+                ))
+                .is_none(),
+                "{meta}"
+            );
+        }
+        let meta = json!({"labels": labels});
+        assert!(origin_of(&request_with("HelmChart", HELM, "helm-controller", meta)).is_some());
     }
 
     #[test]
