@@ -35,7 +35,17 @@ const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
 /// 002ac7844eb621bf2ed2a5214c08d8d0da7c5c8f); helm-controller's drift
 /// correction sets them too (`internal/action/diff.go` `setHelmMetadata`).
 const HELM_RELEASE_NAME: &str = "meta.helm.sh/release-name";
+const HELM_RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
 const HELM_MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "Helm");
+
+/// Helm sets all three marks on every object it writes; asking for all three
+/// keeps a template that copies one of them by chance from losing its
+/// HelmChart the exemption.
+fn is_helm_release_object(meta: &Metadata) -> bool {
+    meta.annotations.contains_key(HELM_RELEASE_NAME)
+        && meta.annotations.contains_key(HELM_RELEASE_NAMESPACE)
+        && meta.labels.get(HELM_MANAGED_BY.0) == Some(HELM_MANAGED_BY.1)
+}
 
 /// Where a generated object comes from, for messages.
 pub struct Origin {
@@ -113,9 +123,7 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
             // (`internal/action/diff.go` `ApplyDiff`), as helm-controller with
             // field manager `helm-controller`. A HelmChart in a chart is such
             // an object: its author is judged like any other.
-            if meta.annotations.contains_key(HELM_RELEASE_NAME)
-                || meta.labels.get(HELM_MANAGED_BY.0) == Some(HELM_MANAGED_BY.1)
-            {
+            if is_helm_release_object(meta) {
                 return None;
             }
             // The chart's name is `<namespace>-<name>` of its HelmRelease
@@ -240,9 +248,22 @@ mod tests {
         let labels = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
         let mut managed = labels.clone();
         managed["app.kubernetes.io/managed-by"] = json!("Helm");
-        let marked = json!({"labels": labels.clone(),
-                            "annotations": {"meta.helm.sh/release-name": "tools"}});
-        for meta in [json!({"labels": managed}), marked] {
+        let marks = json!({"meta.helm.sh/release-name": "tools",
+                           "meta.helm.sh/release-namespace": "apps"});
+        let release_object = json!({"labels": managed.clone(), "annotations": marks});
+        assert!(origin_of(&request_with(
+            "HelmChart",
+            HELM,
+            "helm-controller",
+            release_object
+        ))
+        .is_none());
+        // One mark alone, copied from a template, is not Helm's write.
+        for meta in [
+            json!({"labels": managed}),
+            json!({"labels": labels.clone(),
+                            "annotations": {"meta.helm.sh/release-name": "tools"}}),
+        ] {
             assert!(
                 origin_of(&request_with(
                     "HelmChart",
@@ -250,7 +271,7 @@ mod tests {
                     "helm-controller",
                     meta.clone()
                 ))
-                .is_none(),
+                .is_some(),
                 "{meta}"
             );
         }
