@@ -109,7 +109,9 @@ pub fn check(
         });
         return;
     }
-    findings.report(settings.deprecated_summary, false, || {
+    // A summary already stored is grandfathered like every other finding:
+    // with `deny`, refusing it would also refuse `flux suspend alert`.
+    findings.report(settings.deprecated_summary, same, || {
         format!(
             "spec.summary is deprecated and will be removed with the Alert v1 API; move it to \
              spec.eventMetadata.summary: `{}`.",
@@ -320,7 +322,7 @@ mod tests {
         assert!(v
             .message
             .unwrap()
-            .starts_with("spec.eventMetadata.commit=\"HEAD\" is not a full Git commit SHA"));
+            .starts_with("spec.eventMetadata.commit=\"HEAD\" is not a full Git SHA-1 commit"));
     }
 
     #[test]
@@ -344,6 +346,18 @@ mod tests {
         )
         .warnings
         .is_empty());
+        // With deny, only a new or changed summary is refused: one already
+        // stored stays (flux suspend alert must pass), with the warning.
+        let deny = r#"{"deprecatedSummary":"deny"}"#;
+        let stored = json!({"eventSources": sources(), "summary": "Production cluster"});
+        assert!(!run(deny, stored.clone(), None).allowed);
+        let mut suspended = stored.clone();
+        suspended["suspend"] = json!(true);
+        let v = run(deny, suspended, Some(stored.clone()));
+        assert!(v.allowed && v.warnings[0].ends_with("so the change is accepted.)"));
+        let mut changed = stored.clone();
+        changed["summary"] = json!("Staging cluster");
+        assert!(!run(deny, changed, Some(stored)).allowed);
         let v = run("{}", json!({"summary": "it's"}), None);
         assert!(v.warnings[0].contains(r#""summary":"it'\''s""#));
 

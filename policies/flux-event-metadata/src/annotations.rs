@@ -52,9 +52,15 @@ pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: Str
         return format!("cannot read the {subject}: {error}");
     };
     let meta = object.get("metadata").unwrap_or(&Value::Null);
+    explain_metadata(&subject, "metadata", meta, error)
+}
+
+/// Why `meta`, the metadata found at `path` of `subject`, cannot be read:
+/// the first field that is not what Kubernetes stores there, else `error`.
+pub fn explain_metadata(subject: &str, path: &str, meta: &Value, error: String) -> String {
     if !meta.is_object() && !meta.is_null() {
         return format!(
-            "cannot read the {subject}: metadata must be a map, not {}",
+            "cannot read the {subject}: {path} must be a map, not {}",
             json_type(meta)
         );
     }
@@ -64,7 +70,7 @@ pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: Str
             Some(Value::Object(map)) => {
                 if let Some((key, bad)) = map.iter().find(|(_, v)| !v.is_string()) {
                     return format!(
-                        "cannot read the {subject}: metadata.{field}[{}] must be a string, not {}; \
+                        "cannot read the {subject}: {path}.{field}[{}] must be a string, not {}; \
                          quote the value in YAML (e.g. \"true\", \"42\")",
                         quote(key),
                         json_type(bad)
@@ -73,7 +79,7 @@ pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: Str
             }
             Some(other) => {
                 return format!(
-                    "cannot read the {subject}: metadata.{field} must be a map of strings, not {}",
+                    "cannot read the {subject}: {path}.{field} must be a map of strings, not {}",
                     json_type(other)
                 )
             }

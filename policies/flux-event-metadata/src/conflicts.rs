@@ -83,10 +83,11 @@ pub fn check(
             };
             findings.report(settings.alert_conflicts, entry.unchanged, || {
                 format!(
-                    "annotation {PREFIX}{key}={} is overridden by Alert {}/{} ({shown_field}={}), which \
-                     selects this {}: the Alert's value takes precedence, so notifications carry {} \
-                     instead, and notification-controller records a MetadataAppendFailed Warning event \
-                     on that Alert at every dispatch. Choose another key, or {}.",
+                    "{}={} is overridden by Alert {}/{} ({shown_field}={}), which selects this {}: \
+                     the Alert's value takes precedence, so notifications carry {} instead, and \
+                     notification-controller records a MetadataAppendFailed Warning event on that \
+                     Alert at every dispatch. Choose another key, or {}.",
+                    subject.field(key),
                     quote(entry.value),
                     alert.namespace,
                     alert.name,
@@ -188,6 +189,7 @@ mod tests {
             meta: &meta,
             old: old.as_ref(),
             origin: None,
+            template: None,
         };
         let entries: Vec<Entry<'_>> =
             crate::annotations::entries(subject.meta, subject.old).collect();

@@ -4,10 +4,16 @@
 //! only from a template in the owner, so refusing one for a missing key would
 //! stall the owner forever; the fix belongs in the owner's template.
 //!
-//! An object counts as generated when both hold: the requester is one of the
-//! `fluxControllers` identities, and the object carries the ownership marks
-//! that controller writes. Neither alone is enough (anyone can copy labels; a
-//! controller identity also writes objects it does not generate).
+//! An object counts as generated when all three hold: the requester is one of
+//! the `fluxControllers` identities, it names that controller's field manager,
+//! and the object carries the ownership marks that controller writes. None
+//! alone is enough (anyone can copy labels or name a field manager; a
+//! controller identity also writes objects it does not generate). A HelmChart
+//! must also not be a Helm release object: helm-controller installs charts
+//! with the same identity and field manager, and a chart can carry any labels.
+//!
+//! Such a write is never refused, only warned about: the author of the owner
+//! hears of a problem when the owner's template is written ([`crate::template`]).
 
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde::Deserialize;
@@ -19,11 +25,27 @@ const SOURCE: &str = "source.toolkit.fluxcd.io";
 /// helm-controller marks the HelmChart with its owner's name and namespace
 /// (`internal/reconcile/helmchart_template.go` `Reconcile` calls fluxcd/pkg
 /// `ssa.ResourceManager.SetOwnerLabels` with group `helm.toolkit.fluxcd.io`).
-const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
-const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
+pub const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
+pub const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
 /// source-watcher labels each ExternalArtifact with its generator's UID and
 /// points `spec.sourceRef` at the generator (`reconcileExternalArtifact`).
 const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
+/// The ownership marks Helm merges onto every object of a release, over what
+/// the chart says (helm/helm v4 `pkg/action/validate.go` `setMetadataVisitor`,
+/// 002ac7844eb621bf2ed2a5214c08d8d0da7c5c8f); helm-controller's drift
+/// correction sets them too (`internal/action/diff.go` `setHelmMetadata`).
+const HELM_RELEASE_NAME: &str = "meta.helm.sh/release-name";
+const HELM_RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
+const HELM_MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "Helm");
+
+/// Helm sets all three marks on every object it writes; asking for all three
+/// keeps a template that copies one of them by chance from losing its
+/// HelmChart the exemption.
+fn is_helm_release_object(meta: &Metadata) -> bool {
+    meta.annotations.contains_key(HELM_RELEASE_NAME)
+        && meta.annotations.contains_key(HELM_RELEASE_NAMESPACE)
+        && meta.labels.get(HELM_MANAGED_BY.0) == Some(HELM_MANAGED_BY.1)
+}
 
 /// Where a generated object comes from, for messages.
 pub struct Origin {
@@ -40,6 +62,18 @@ impl Origin {
         format!(
             "{} {}/{}",
             self.owner_kind, self.owner_namespace, self.owner_name
+        )
+    }
+
+    /// Why a problem on the generated object is accepted, and where to fix it.
+    pub fn note(&self) -> String {
+        format!(
+            "accepted: {} generates this object from {}, and refusing its write would stall the {}; \
+             fix {} there",
+            self.controller,
+            self.owner(),
+            self.owner_kind,
+            self.template
         )
     }
 }
@@ -72,10 +106,32 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
     if request.kind.group != SOURCE || !settings.flux_controllers.matches(&request.user_info) {
         return None;
     }
+    // An unreadable options block names no field manager, so no controller.
+    let manager = request.field_manager().ok()?;
     match request.kind.kind.as_str() {
-        "HelmChart" => {
+        // helm-controller's field manager is its controller name
+        // (helm-controller `main.go`, `controllerName`, passed as
+        // `FieldManager` to `NewHelmChartTemplate`), which fluxcd/pkg `ssa`
+        // v0.76.0 sends as `client.FieldOwner` on the dry-run and the apply
+        // (`ssa/manager_apply.go` `dryRunApply`, `apply`).
+        "HelmChart" if manager == "helm-controller" => {
             let name = meta.labels.get(HELM_OWNER_NAME)?;
             let namespace = meta.labels.get(HELM_OWNER_NAMESPACE)?;
+            // helm-controller sets `kube.ManagedFieldsManager` to its
+            // controller name (`main.go`), so Helm installs and upgrades a
+            // release, and drift correction re-creates its objects
+            // (`internal/action/diff.go` `ApplyDiff`), as helm-controller with
+            // field manager `helm-controller`. A HelmChart in a chart is such
+            // an object: its author is judged like any other.
+            if is_helm_release_object(meta) {
+                return None;
+            }
+            // The chart's name is `<namespace>-<name>` of its HelmRelease
+            // (api/v2 `GetHelmChartName`): labels naming another release are
+            // not helm-controller's.
+            if meta.name != format!("{namespace}-{name}") {
+                return None;
+            }
             Some(Origin {
                 controller: "helm-controller",
                 owner_kind: "HelmRelease",
@@ -84,7 +140,7 @@ pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) 
                 template: "spec.chart.metadata.annotations",
             })
         }
-        "ExternalArtifact" => {
+        "ExternalArtifact" if manager == "source-watcher" => {
             meta.labels.get(GENERATOR_LABEL)?;
             let head = request
                 .object_as::<ExternalArtifactHead>(Which::Object)
@@ -118,14 +174,38 @@ mod tests {
     use serde_json::json;
 
     fn request(kind: &str, user: &str, labels: serde_json::Value) -> AdmissionRequest {
-        let object = json!({"metadata": {"name": "x", "namespace": "apps", "labels": labels},
-                            "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
+        let manager = user.rsplit(':').next().unwrap_or(user);
+        request_by(kind, user, manager, labels)
+    }
+
+    fn request_by(
+        kind: &str,
+        user: &str,
+        manager: &str,
+        labels: serde_json::Value,
+    ) -> AdmissionRequest {
+        request_with(kind, user, manager, json!({"labels": labels}))
+    }
+
+    /// A request for the object `apps/apps-podinfo` with `meta` as its metadata.
+    fn request_with(
+        kind: &str,
+        user: &str,
+        manager: &str,
+        meta: serde_json::Value,
+    ) -> AdmissionRequest {
+        let mut object = json!({"metadata": {"name": "apps-podinfo", "namespace": "apps"},
+                                "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "gen"}}});
+        if let (Some(m), Some(extra)) = (object["metadata"].as_object_mut(), meta.as_object()) {
+            m.extend(extra.clone());
+        }
         RequestBuilder::new("CREATE")
-            .name("x")
+            .name("apps-podinfo")
             .namespace("apps")
             .kind(SOURCE, "v1", kind)
             .username(user)
             .object(object)
+            .options(json!({"kind": "CreateOptions", "fieldManager": manager}))
             .build()
     }
 
@@ -145,6 +225,58 @@ mod tests {
         assert_eq!(o.template, "spec.chart.metadata.annotations");
         assert!(origin_of(&request("HelmChart", "bob", owned)).is_none());
         assert!(origin_of(&request("HelmChart", HELM, json!({HELM_OWNER_NAME: "p"}))).is_none());
+        // The controller's identity with another field manager: kubectl run
+        // with its token, say.
+        let owned = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
+        assert!(origin_of(&request_by(
+            "HelmChart",
+            HELM,
+            "kubectl-edit",
+            owned.clone()
+        ))
+        .is_none());
+        // Labels naming another release than the chart's name says.
+        let other = json!({HELM_OWNER_NAME: "shop", HELM_OWNER_NAMESPACE: "apps"});
+        assert!(origin_of(&request("HelmChart", HELM, other)).is_none());
+    }
+
+    /// Helm, run inside helm-controller, writes a chart's objects with the
+    /// controller's identity and field manager, and marks each as the
+    /// release's: a HelmChart among them is not generated from a template.
+    #[test]
+    fn helm_release_objects_are_not_generated() {
+        let labels = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
+        let mut managed = labels.clone();
+        managed["app.kubernetes.io/managed-by"] = json!("Helm");
+        let marks = json!({"meta.helm.sh/release-name": "tools",
+                           "meta.helm.sh/release-namespace": "apps"});
+        let release_object = json!({"labels": managed.clone(), "annotations": marks});
+        assert!(origin_of(&request_with(
+            "HelmChart",
+            HELM,
+            "helm-controller",
+            release_object
+        ))
+        .is_none());
+        // One mark alone, copied from a template, is not Helm's write.
+        for meta in [
+            json!({"labels": managed}),
+            json!({"labels": labels.clone(),
+                            "annotations": {"meta.helm.sh/release-name": "tools"}}),
+        ] {
+            assert!(
+                origin_of(&request_with(
+                    "HelmChart",
+                    HELM,
+                    "helm-controller",
+                    meta.clone()
+                ))
+                .is_some(),
+                "{meta}"
+            );
+        }
+        let meta = json!({"labels": labels});
+        assert!(origin_of(&request_with("HelmChart", HELM, "helm-controller", meta)).is_some());
     }
 
     #[test]

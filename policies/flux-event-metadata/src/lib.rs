@@ -19,6 +19,9 @@
 //!
 //! On UPDATE, what the object already had is reported as a warning, never
 //! refused, so that existing objects stay editable by people and controllers.
+//! Objects being deleted are checked the same way: their controllers still
+//! send events (with the annotations) while they finalize, and the writes
+//! that finish a deletion (a finalizer removed) change no annotation.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -40,6 +43,7 @@ pub mod kinds;
 pub mod object_rules;
 pub mod report;
 pub mod settings;
+pub mod template;
 pub mod values;
 
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Policy, Verdict, Which};
@@ -51,7 +55,7 @@ use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
 use crate::report::Findings;
 pub use crate::settings::Settings;
-use guard_core::flux::NOTIFICATION;
+use guard_core::flux::{HELM, NOTIFICATION};
 use guard_core::object::ObjectName;
 
 pub struct FluxEventMetadata;
@@ -85,28 +89,39 @@ impl Policy for FluxEventMetadata {
             Ok(None) => return no_object(request),
             Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
         };
-        if meta.deletion_timestamp.is_some() {
-            return Verdict::allow();
-        }
         let old = match old_object(request, |r| r.metadata(Which::OldObject)) {
             Ok(old) => old,
             Err(e) => return Verdict::deny(e),
         };
         let target = ObjectName::of(request, Some(&meta));
-        let mut findings = Findings::default();
         if kinds::emits_events(&request.kind.group, &request.kind.kind) {
+            let origin = generated::origin(request, &meta, settings);
+            let mut findings = match &origin {
+                Some(origin) => Findings::for_generated(origin.note()),
+                None => Findings::default(),
+            };
             let subject = Subject {
                 group: &request.kind.group,
                 target,
                 meta: &meta,
                 old: old.as_ref(),
-                origin: generated::origin(request, &meta, settings),
+                origin,
+                template: None,
             };
-            let entries =
-                object_rules::check(&subject, settings, &request.user_info, &mut findings);
+            let user = &request.user_info;
+            let entries = object_rules::check(&subject, settings, user, &mut findings);
             conflicts::check(&subject, &entries, settings, ctx.cluster, &mut findings);
+            if request.kind.group == HELM && request.kind.kind == "HelmRelease" {
+                let release = &subject.target;
+                if let Err(e) =
+                    template::check(request, release, settings, user, ctx.cluster, &mut findings)
+                {
+                    return Verdict::deny(e);
+                }
+            }
             findings.into_verdict(&subject.target)
         } else {
+            let mut findings = Findings::default();
             check_inert(&target, &meta, old.as_ref(), settings, &mut findings);
             findings.into_verdict(&target)
         }
@@ -119,9 +134,6 @@ fn evaluate_alert(request: &AdmissionRequest, settings: &Settings) -> Verdict {
         Ok(None) => return no_object(request),
         Err(e) => return Verdict::deny(annotations::explain_malformed(request, e)),
     };
-    if head.metadata.deletion_timestamp.is_some() {
-        return Verdict::allow();
-    }
     let old = match old_object(request, |r| r.object_as::<AlertHead>(Which::OldObject)) {
         Ok(old) => old,
         Err(e) => return Verdict::deny(e),
@@ -298,14 +310,17 @@ mod tests {
                 ),
                 "{kind}"
             );
-            // An object being deleted is left alone, whatever was stored.
+            // Being deleted changes nothing: the stored object is read all the same.
             r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
-            assert_eq!(evaluate(r, json!({})), Verdict::allow(), "{kind}");
+            assert!(!evaluate(r, json!({})).allowed, "{kind}");
         }
     }
 
+    /// Controllers still send events while they finalize an object, so a key
+    /// added to an object being deleted is judged; one it already had only
+    /// warns, so the finalizer removal that ends the deletion always passes.
     #[test]
-    fn objects_being_deleted_are_left_alone() {
+    fn objects_being_deleted_are_judged_like_any_update() {
         let mut r = request(
             "helm.toolkit.fluxcd.io",
             "HelmRelease",
@@ -314,7 +329,13 @@ mod tests {
             json!({"event.toolkit.fluxcd.io/revision": "x"}),
         );
         r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
-        assert_eq!(evaluate(r, json!({})), Verdict::allow());
+        r["oldObject"] =
+            json!({"metadata": {"name": "podinfo", "namespace": "flux-system"}, "spec": {}});
+        assert!(!evaluate(r.clone(), json!({})).allowed);
+        r["oldObject"]["metadata"]["annotations"] =
+            json!({"event.toolkit.fluxcd.io/revision": "x"});
+        let v = evaluate(r, json!({}));
+        assert!(v.allowed && v.warnings[0].contains("always loses"), "{v:?}");
     }
 
     #[test]

@@ -26,6 +26,19 @@ pub struct Subject<'a> {
     pub old: Option<&'a Metadata>,
     /// Set when a Flux controller generated the object from a template.
     pub origin: Option<Origin>,
+    /// Set when the annotations are an owner's template, checked on the
+    /// owner's write, for the object a controller will generate from it.
+    pub template: Option<Template>,
+}
+
+/// Where a template's annotations are written, for messages.
+pub struct Template {
+    /// The object being written: `HelmRelease apps/podinfo`.
+    pub owner: String,
+    /// Its field holding them: `spec.chart.metadata.annotations`.
+    pub field: &'static str,
+    /// The controller that copies them: `helm-controller`.
+    pub controller: &'static str,
 }
 
 impl Subject<'_> {
@@ -34,9 +47,28 @@ impl Subject<'_> {
         self.old.is_some()
     }
 
+    /// The annotation `key` (the part after the prefix) as messages name it.
+    pub fn field(&self, key: &str) -> String {
+        match &self.template {
+            None => format!("annotation {PREFIX}{key}"),
+            Some(t) => format!("{}[{PREFIX}{key}]", t.field),
+        }
+    }
+
+    /// What carries the annotations: the object, or the owner's template.
+    pub fn holder(&self) -> String {
+        match &self.template {
+            None => self.target.describe(),
+            Some(t) => format!("{} of {}", t.field, t.owner),
+        }
+    }
+
     /// How to take the annotation `key` (the part after the prefix) off;
     /// `stored`: the stored object has it, so `kubectl` can remove it.
     pub fn removal(&self, key: &str, stored: bool) -> String {
+        if let Some(t) = &self.template {
+            return format!("remove `{PREFIX}{key}` from {} in the manifest", t.field);
+        }
         if self.exists() && stored {
             format!(
                 "remove it from the manifest, or run `{}`",
@@ -114,15 +146,19 @@ fn check_entry(
     let removal = || subject.removal(key, stored());
     if let Err(e) = check_name_part(key) {
         findings.report(Action::Deny, unchanged, || {
+            let holder = match &subject.template {
+                None => "annotation".to_string(),
+                Some(t) => format!("{} key", t.field),
+            };
             format!(
-                "annotation {}: the key after `{PREFIX}` {e}. Keys are annotation names: at most 63 \
+                "{holder} {}: the key after `{PREFIX}` {e}. Keys are annotation names: at most 63 \
                  letters, digits, '-', '_' and '.', beginning and ending with a letter or digit.",
                 quote(&format!("{PREFIX}{key}"))
             )
         });
         return false;
     }
-    let field = || format!("annotation {PREFIX}{key}");
+    let field = || subject.field(key);
     if let Some(c) = values::control_character(value, settings.allow_newlines) {
         findings.report(Action::Deny, unchanged, || {
             let field = field();
@@ -227,8 +263,8 @@ fn check_routing(
     if let Some(expected) = values::routing_format_error(key, value) {
         findings.report(settings.routing_key_format, unchanged, || {
             format!(
-                "annotation {PREFIX}{key}={} is not {expected}; notification-controller uses `{key}` \
-                 to choose {}.",
+                "{}={} is not {expected}; notification-controller uses `{key}` to choose {}.",
+                subject.field(key),
                 quote(value),
                 values::routing_purpose(key)
             )
@@ -239,9 +275,9 @@ fn check_routing(
     if !unchanged && !setters.is_empty() && !setters.matches(user) {
         findings.report(Action::Deny, false, || {
             format!(
-                "annotation {PREFIX}{key} chooses {}, so only the identities in the policy setting \
-                 routingKeySetters may set or change it, and {} is not one of them. Leave it to \
-                 them, or {}.",
+                "{} chooses {}, so only the identities in the policy setting routingKeySetters may \
+                 set or change it, and {} is not one of them. Leave it to them, or {}.",
+                subject.field(key),
                 values::routing_purpose(key),
                 describe(user),
                 subject.removal(key, false)
@@ -260,7 +296,7 @@ fn check_count(subject: &Subject<'_>, settings: &Settings, count: usize, finding
         format!(
             "{} has {count} `{PREFIX}` annotations; at most {max} are accepted, since every one is \
              sent with every event. Remove {} of them.",
-            subject.target.describe(),
+            subject.holder(),
             count.saturating_sub(max)
         )
     });
@@ -296,6 +332,17 @@ fn check_required(subject: &Subject<'_>, settings: &Settings, findings: &mut Fin
                 .pattern(key)
                 .map(|(source, _)| format!(" matching {}", quote(source)))
                 .unwrap_or_default();
+            if let Some(t) = &subject.template {
+                return format!(
+                    "every {} must carry the annotation {full} (requiredKeys), with a value{shape}; \
+                     {} generates {} from {} and copies only {} onto it, so add the key there.",
+                    target.kind,
+                    t.controller,
+                    target.describe(),
+                    t.owner,
+                    t.field
+                );
+            }
             let how = if subject.exists() {
                 format!(
                     "add it to the manifest, or run `{}`",
@@ -356,6 +403,7 @@ mod tests {
             meta: &new,
             old,
             origin: None,
+            template: None,
         };
         assert_eq!(
             subject(Some(&old)).removal("revision", true),
@@ -388,6 +436,7 @@ mod tests {
             meta: &new,
             old: old.as_ref(),
             origin: None,
+            template: None,
         };
         let mut findings = Findings::default();
         check(&subject, &settings, &user(who), &mut findings);
@@ -529,7 +578,7 @@ mod tests {
             .allowed
         );
         let m = refusal(&run("{}", &[("commit", "4f2a6c1")], None, "a")).to_string();
-        assert!(m.contains("=\"4f2a6c1\" is not a full Git commit SHA"));
+        assert!(m.contains("=\"4f2a6c1\" is not a full Git SHA-1 commit"));
         assert!(m.contains("which Git commit receives the commit status"));
         let m = refusal(&run("{}", &[("change_request", "#42")], None, "a")).to_string();
         assert!(m.contains("positive decimal integer"));

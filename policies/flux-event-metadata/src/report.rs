@@ -15,9 +15,22 @@ pub struct Findings {
     warnings: Vec<String>,
     unshown_refusals: usize,
     unshown_warnings: usize,
+    /// Set for an object a Flux controller generates: nothing is refused,
+    /// every refusal becomes a warning ending with this note.
+    generated: Option<String>,
 }
 
 impl Findings {
+    /// Findings on an object a Flux controller generates from its owner's
+    /// template. Refusing its write would stall the owner and reach no
+    /// person; the owner's write is where the author hears of a problem.
+    pub fn for_generated(note: String) -> Self {
+        Self {
+            generated: Some(note),
+            ..Self::default()
+        }
+    }
+
     /// Records what a rule found, as its `action` says. A refusal of
     /// something the object already had before this change becomes a
     /// warning: refusing it would block every later edit, including the
@@ -34,6 +47,12 @@ impl Findings {
                     text()
                 )
             }),
+            Action::Deny if self.generated.is_some() => {
+                // Taken out for the closure's borrow, put back after.
+                let note = self.generated.take().unwrap_or_default();
+                self.warn_with(|| format!("{} ({note})", text()));
+                self.generated = Some(note);
+            }
             Action::Deny => {
                 if self.refusals.len() < SHOWN {
                     self.refusals.push(text());
@@ -129,6 +148,16 @@ mod tests {
         let v = f.into_verdict(&podinfo());
         assert!(v.allowed);
         assert!(v.warnings[0].starts_with("old problem. (The object was already so"));
+    }
+
+    #[test]
+    fn generated_objects_are_never_refused() {
+        let mut f = Findings::for_generated("fix it in the owner".into());
+        f.report(Action::Deny, false, || "bad key.".into());
+        f.report(Action::Warn, false, || "w".into());
+        let v = f.into_verdict(&podinfo());
+        assert!(v.allowed);
+        assert_eq!(v.warnings, ["bad key. (fix it in the owner)", "w"]);
     }
 
     #[test]

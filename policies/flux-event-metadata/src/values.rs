@@ -40,9 +40,7 @@ pub fn excess_length(value: &str, max: usize) -> Option<usize> {
 /// For a routing key, what its value must look like when it does not.
 pub fn routing_format_error(key: &str, value: &str) -> Option<&'static str> {
     match key {
-        COMMIT if !is_full_sha(value) => Some(
-            "a full Git commit SHA in lower-case hex (40 characters for SHA-1, 64 for SHA-256)",
-        ),
+        COMMIT => commit_format_error(value),
         CHANGE_REQUEST if !is_positive_integer(value) => {
             Some("a pull or merge request number: a positive decimal integer without leading zeros")
         }
@@ -50,11 +48,44 @@ pub fn routing_format_error(key: &str, value: &str) -> Option<&'static str> {
     }
 }
 
-fn is_full_sha(value: &str) -> bool {
-    matches!(value.len(), 40 | 64)
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+/// notification-controller's git notifiers read `commit` before any revision
+/// (fluxcd/pkg `apis/event` v0.27.0 `Event.GetRevision`) and pass it to
+/// `parseRevision` (notification-controller 2e46958, `internal/notifier/util.go`):
+/// `git.ExtractHashFromRevision(git.TransformRevision(rev))` must give a hash
+/// whose `Algorithm()` is known, and fluxcd/pkg `git` v0.52.0 (`git.go`,
+/// `Hash.Algorithm`) knows only a length of 40, SHA-1. A SHA-256 commit fails
+/// with "failed to extract commit hash" at every dispatch. The pinned source
+/// takes any 40 bytes; a commit status can only land on a real commit name,
+/// so the hash must also be lower-case hex, as Git prints it.
+fn commit_format_error(value: &str) -> Option<&'static str> {
+    let hash = commit_hash(value);
+    if hash.len() == 40 && hash.bytes().all(is_lower_hex) {
+        return None;
+    }
+    if hash.len() == 64 && hash.bytes().all(is_lower_hex) {
+        return Some(
+            "a Git SHA-1 commit: notification-controller's git notifiers know only 40-character \
+             SHA-1 hashes (fluxcd/pkg git v0.52.0) and fail on a SHA-256 one at every dispatch",
+        );
+    }
+    Some(
+        "a full Git SHA-1 commit in lower-case hex (40 characters), bare or as a Flux revision \
+         (`main@sha1:<sha>`, `sha1:<sha>`, `main/<sha>`)",
+    )
+}
+
+/// The hash part of a revision, as `git.ExtractHashFromRevision` after
+/// `git.TransformRevision` finds it (fluxcd/pkg `git/utils.go`, v0.52.0): what
+/// follows the last `:`, else what follows the last `/`, else the whole value.
+fn commit_hash(value: &str) -> &str {
+    match value.rfind(':').or_else(|| value.rfind('/')) {
+        Some(i) => value.get(i.saturating_add(1)..).unwrap_or(""),
+        None => value,
+    }
+}
+
+fn is_lower_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
 }
 
 /// notification-controller parses `change_request` as a Go `int`.
@@ -89,12 +120,42 @@ mod tests {
     #[test]
     fn commit_shas() {
         let sha1 = "4f2a6c1d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49";
-        assert_eq!(routing_format_error(COMMIT, sha1), None);
-        assert_eq!(routing_format_error(COMMIT, &"ab".repeat(32)), None);
-        assert!(routing_format_error(COMMIT, &sha1.to_uppercase()).is_some());
-        assert!(routing_format_error(COMMIT, "4f2a6c1").is_some());
-        assert!(routing_format_error(COMMIT, &"g".repeat(40)).is_some());
-        assert!(routing_format_error(COMMIT, "main").is_some());
+        for form in [
+            sha1.to_string(),
+            format!("sha1:{sha1}"),
+            format!("main@sha1:{sha1}"),
+            format!("feature/x@sha1:{sha1}"),
+            format!("main/{sha1}"),
+            format!("HEAD/{sha1}"),
+        ] {
+            assert_eq!(routing_format_error(COMMIT, &form), None, "{form}");
+        }
+        let sha256 = "ab".repeat(32);
+        for form in [
+            sha256.clone(),
+            format!("sha256:{sha256}"),
+            format!("main@sha256:{sha256}"),
+        ] {
+            assert!(
+                routing_format_error(COMMIT, &form)
+                    .is_some_and(|e| e.contains("know only 40-character SHA-1")),
+                "{form}"
+            );
+        }
+        for bad in [
+            sha1.to_uppercase(),
+            "4f2a6c1".to_string(),
+            "g".repeat(40),
+            "main".to_string(),
+            format!("{sha1}/"),
+            format!("{sha1}:"),
+            String::new(),
+        ] {
+            assert!(
+                routing_format_error(COMMIT, &bad).is_some_and(|e| e.contains("SHA-1 commit in")),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
