@@ -203,26 +203,41 @@ impl Workspace {
     /// repository's root), each with the Kustomization that applies it.
     /// `owner` applies the entry folder unless a Kustomization built from it
     /// names that folder as its own path. `context` answers `substituteFrom`
-    /// lookups the repository cannot.
+    /// lookups the repository cannot. With `notes`, the Kustomizations not
+    /// followed are named on stderr.
     pub fn build_cluster(
         &self,
         entry: &Path,
         owner: (String, String),
         context: &[Recorded],
+        notes: bool,
     ) -> Result<Manifests> {
         let entry = relative(entry)?;
         let mut out = Manifests::default();
         let first = self.build(&entry, None)?;
         // The Kustomization that applies the cluster's folder is the one
-        // whose path is that folder (flux bootstrap writes it there); its
-        // source is the repository.
+        // whose path is that folder (flux bootstrap writes it there): its
+        // source is the repository, and the folder is built as it says
+        // (its patches, its postBuild variables).
         let applier = first
             .iter()
-            .filter_map(|m| flux_kustomization(&m.object))
-            .find(|(_, _, spec)| spec_path(spec).ok().as_ref() == Some(&entry));
-        let (owner, source) = match applier {
-            Some((ns, name, spec)) => ((ns.clone(), name.clone()), source_of(&ns, spec)),
-            None => (owner, (BOOTSTRAP.0.to_string(), BOOTSTRAP.1.to_string())),
+            .map(|m| &m.object)
+            .find(|o| {
+                flux_kustomization(o)
+                    .is_some_and(|(_, _, spec)| spec_path(spec).ok().as_ref() == Some(&entry))
+            })
+            .cloned();
+        let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
+            Some((ns, name, spec)) => {
+                let source = source_of(&ns, spec);
+                let first = self.build_for(&entry, applier.as_ref(), &ns, &[], context)?;
+                ((ns, name), source, first)
+            }
+            None => (
+                owner,
+                (BOOTSTRAP.0.to_string(), BOOTSTRAP.1.to_string()),
+                first,
+            ),
         };
         let mut built: BTreeSet<(String, String)> = BTreeSet::new();
         built.insert(owner.clone());
@@ -234,45 +249,21 @@ impl Workspace {
                     let key = (ns.clone(), name.clone());
                     let from = spec.pointer("/sourceRef/kind").and_then(Value::as_str);
                     if from != Some("GitRepository") || source_of(&ns, spec) != source {
-                        eprintln!(
-                            "note: Kustomization {ns}/{name} builds from {} {}, not from this repository: its objects are not checked",
-                            from.unwrap_or("?"),
-                            spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
-                        );
+                        // Said once, for the head, not again for the base.
+                        if notes {
+                            eprintln!(
+                                "note: Kustomization {ns}/{name} builds from {} {}, not from this repository: its objects are not checked",
+                                from.unwrap_or("?"),
+                                spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
+                            );
+                        }
                     } else if built.insert(key.clone()) {
                         let path = spec_path(spec)
                             .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
-                        let mut objects = self
-                            .build(&path, Some(&m.object))
+                        let known: Vec<&Value> = out.objects.iter().map(|m| &m.object).collect();
+                        let objects = self
+                            .build_for(&path, Some(&m.object), &ns, &known, context)
                             .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
-                        if spec.get("postBuild").is_some() {
-                            let known: Vec<&Value> = out
-                                .objects
-                                .iter()
-                                .map(|m| &m.object)
-                                .chain(objects.iter().map(|m| &m.object))
-                                .collect();
-                            let vars =
-                                variables(&ns, spec, &known, context).with_context(|| {
-                                    format!("{}: Kustomization {ns}/{name}", m.origin)
-                                })?;
-                            let always = spec.pointer("/postBuild/substituteStrategy")
-                                == Some(&json!("Always"));
-                            for o in &mut objects {
-                                o.object = varsub::substitute(&o.object, &vars, always)
-                                    .with_context(|| {
-                                        format!(
-                                            "{}: post build of Kustomization {ns}/{name}",
-                                            o.origin
-                                        )
-                                    })?;
-                            }
-                        }
-                        if let Some(common) = spec.get("commonMetadata") {
-                            for o in &mut objects {
-                                common_metadata(&mut o.object, common);
-                            }
-                        }
                         queue.push((key, objects));
                     }
                 }
@@ -283,6 +274,43 @@ impl Workspace {
             (&a.origin.file, a.origin.document).cmp(&(&b.origin.file, b.origin.document))
         });
         Ok(out)
+    }
+
+    /// What the Flux Kustomization `kustomization` (in namespace `ns`)
+    /// applies from `path`: the build, its postBuild substitution (variables
+    /// from `known` objects, its own build, then `context`) and its
+    /// commonMetadata.
+    fn build_for(
+        &self,
+        path: &str,
+        kustomization: Option<&Value>,
+        ns: &str,
+        known: &[&Value],
+        context: &[Recorded],
+    ) -> Result<Vec<Manifest>> {
+        let mut objects = self.build(path, kustomization)?;
+        let Some(spec) = kustomization.and_then(|k| k.get("spec")) else {
+            return Ok(objects);
+        };
+        if spec.get("postBuild").is_some() {
+            let known: Vec<&Value> = known
+                .iter()
+                .copied()
+                .chain(objects.iter().map(|m| &m.object))
+                .collect();
+            let vars = variables(ns, spec, &known, context)?;
+            let always = spec.pointer("/postBuild/substituteStrategy") == Some(&json!("Always"));
+            for o in &mut objects {
+                o.object = varsub::substitute(&o.object, &vars, always)
+                    .with_context(|| format!("{}: post build", o.origin))?;
+            }
+        }
+        if let Some(common) = spec.get("commonMetadata") {
+            for o in &mut objects {
+                common_metadata(&mut o.object, common);
+            }
+        }
+        Ok(objects)
     }
 
     /// One `kustomize build` of `path` (relative to the root), as

@@ -89,10 +89,10 @@ pub fn read(
     };
     for (i, folder) in folders {
         for cluster in flux::clusters(folder)? {
-            let head = here.build_cluster(&cluster, owner.clone(), context)?;
+            let head = here.build_cluster(&cluster, owner.clone(), context, true)?;
             let base = match (&base, &earlier) {
                 (_, Some(ws)) if ws.has(&cluster) => {
-                    Some(ws.build_cluster(&cluster, owner.clone(), context)?)
+                    Some(ws.build_cluster(&cluster, owner.clone(), context, false)?)
                 }
                 (_, Some(_)) => Some(Manifests::default()),
                 (Base::Paths(b), _) => {
@@ -100,7 +100,7 @@ pub fn read(
                     let within = cluster.strip_prefix(folder).unwrap_or(Path::new(""));
                     let at = from.join(within);
                     if at.is_dir() {
-                        Some(here.build_cluster(&at, owner.clone(), context)?)
+                        Some(here.build_cluster(&at, owner.clone(), context, false)?)
                     } else {
                         Some(Manifests::default())
                     }

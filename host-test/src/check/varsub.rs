@@ -7,9 +7,11 @@
 //! What is reproduced: `${VAR}`, the default forms `${VAR:=x}`, `${VAR:-x}`,
 //! `${VAR=x}`, `${VAR-x}` (kustomize-controller's non-strict mapper answers an
 //! unset variable as empty, and every default operator is `toDefault`: the
-//! default when the value is empty), `$${` as a literal `${`, and `$VAR`
-//! without braces left alone (the scanner only opens at `${`). Any other
-//! operator is refused by name rather than guessed.
+//! default when the value is empty), `$${` as a literal `${`, `$VAR`
+//! without braces left alone (the scanner only opens at `${`), the length
+//! `${#VAR}`, and any other operator on an empty value (each of those
+//! functions gives the empty string for it). Any other operator on a value
+//! is refused by name rather than guessed.
 
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
@@ -102,6 +104,12 @@ fn closing(text: &str) -> Option<usize> {
 }
 
 fn evaluate(body: &str, vars: &BTreeMap<String, String>) -> Result<String> {
+    // `${#VAR}`: the length (`toLen`).
+    if let Some(name) = body.strip_prefix('#') {
+        if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return Ok(vars.get(name).map_or(0, String::len).to_string());
+        }
+    }
     let name_end = body
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
         .unwrap_or(body.len());
@@ -118,6 +126,13 @@ fn evaluate(body: &str, vars: &BTreeMap<String, String>) -> Result<String> {
                 value
             });
         }
+    }
+    // Every other operator (`toSubstr`, the case, trim and replace
+    // functions) makes nothing of an empty value: such text in a manifest,
+    // like the `${var:position}` of Flux's own CRD descriptions, expands to
+    // nothing, as kustomize-controller expands it.
+    if value.is_empty() {
+        return Ok(String::new());
     }
     bail!("variable substitution '${{{body}}}': this form of Flux's envsubst is not reproduced by check (only ${{VAR}} and the defaults :=, :-, =, -)")
 }
@@ -146,6 +161,7 @@ mod tests {
         );
         assert_eq!(expand("${A:=${CLUSTER}-1}", &v).unwrap(), "prod-1");
         assert!(expand("${CLUSTER^^}", &v).is_err());
+        assert_eq!(expand("${var:position} ${#CLUSTER}", &v).unwrap(), " 4");
         assert!(expand("${CLUSTER", &v).is_err());
     }
 
