@@ -257,6 +257,15 @@ impl Workspace {
                                 spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
                             );
                         }
+                    } else if spec.get("kubeConfig").is_some() {
+                        // It applies to another cluster, which is judged on
+                        // its own.
+                        if notes {
+                            eprintln!(
+                                "note: Kustomization {ns}/{name} applies to another cluster (spec.kubeConfig): check {} on its own",
+                                spec.get("path").and_then(Value::as_str).unwrap_or("./"),
+                            );
+                        }
                     } else if built.insert(key.clone()) {
                         let path = spec_path(spec)
                             .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
