@@ -499,11 +499,11 @@ impl Checker<'_> {
             .ok()
             .flatten()
             .unwrap_or_else(|| object.clone());
-        // What kube-apiserver set when it created the object
-        // (kubernetes/apiserver 24a394e5, `pkg/registry/rest/create.go`,
-        // `BeforeCreate` sets uid and creationTimestamp, `FillObjectMetaSystemFields`;
-        // generation starts at 1, and storage sets resourceVersion): the
-        // stored object an UPDATE or DELETE carries as `oldObject`.
+        // What kube-apiserver set when it created the object (uid and
+        // creationTimestamp: kubernetes/apiserver, `pkg/registry/rest/
+        // meta.go`, `FillObjectMetaSystemFields`, read without a pinned
+        // commit; resourceVersion from storage; generation 1): the stored
+        // object an UPDATE or DELETE carries as `oldObject`.
         if let Some(metadata) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
             let key = format!("{}/{}/{id}", id.group, id.kind);
             metadata.insert("uid".into(), json!(request::uid(&key)));
