@@ -533,12 +533,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             policy_timeout,
             save_cases,
         } => {
-            let head = check::manifests::read(&paths)?;
-            let base = match (base_revision, base.is_empty()) {
-                (Some(rev), _) => Some(check::revision::read(&rev, &paths)?),
-                (None, false) => Some(check::manifests::read(&base)?),
-                (None, true) => None,
-            };
             let kustomization = kustomization
                 .map(|k| {
                     k.split_once('/')
@@ -549,25 +543,72 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if policy_timeout == 0 {
                 bail!("--policy-timeout must be at least one second");
             }
+            // kustomize-controller labels everything it applies with its
+            // Kustomization; another writer (kubectl) adds no owner.
+            let owner = kustomization.clone().or_else(|| {
+                (user == check::request::KUSTOMIZE_CONTROLLER).then(|| {
+                    let (ns, name) = check::flux::BOOTSTRAP;
+                    (ns.to_string(), name.to_string())
+                })
+            });
+            let context = context
+                .map(|p| read_context(&p))
+                .transpose()?
+                .unwrap_or_default();
             let options = check::Options {
                 now: now.unwrap_or_else(Timestamp::now),
                 writer: check::request::Writer::new(&user, groups, &field_manager),
                 default_namespace: namespace,
-                kustomization,
+                kustomization: owner.clone(),
                 prune: !no_prune,
                 missing_means_absent,
-                context: context
-                    .map(|p| read_context(&p))
-                    .transpose()?
-                    .unwrap_or_default(),
+                context,
                 limits: Limits {
                     timeout_seconds: Some(policy_timeout),
                     memory_bytes: None,
                 },
                 save_cases,
             };
-            let configured = check::policies::load(&policies, &dist, &kubewarden_namespace)?;
-            let report = check::check(&head, base.as_ref(), configured, &options)?;
+            let judged = (|| {
+                let base = match (&base_revision, base.is_empty()) {
+                    (Some(rev), _) => check::input::Base::Revision(rev),
+                    (None, false) => check::input::Base::Paths(&base),
+                    (None, true) => check::input::Base::None,
+                };
+                let applier = owner.clone().unwrap_or_else(|| {
+                    let (ns, name) = check::flux::BOOTSTRAP;
+                    (ns.to_string(), name.to_string())
+                });
+                let judged = check::input::read(&paths, base, &applier, &options.context)?;
+                if let Some(empty) = judged.iter().find(|j| j.head.objects.is_empty()) {
+                    bail!(
+                        "no object read from {}: an empty input (a failed build upstream?) is not a pass",
+                        empty.name
+                    );
+                }
+                let configured = check::policies::load(&policies, &dist, &kubewarden_namespace)?;
+                let loaded = check::load(configured)?;
+                let mut report = check::Report::default();
+                for j in &judged {
+                    report.merge(check::check(&j.head, j.base.as_ref(), &loaded, &options)?);
+                }
+                Ok(report)
+            })();
+            let report = match judged {
+                Ok(report) => report,
+                Err(error) => {
+                    // The requested report is still written, saying why
+                    // nothing was judged, so that a CI step that uploads it
+                    // shows the error instead of failing on a missing file.
+                    if let Some(path) = &output {
+                        let _ = std::fs::write(
+                            path,
+                            check::report::error(format, &format!("{error:#}")),
+                        );
+                    }
+                    return Err(error);
+                }
+            };
             let rendered = check::report::render(&report, format, warnings_as_errors);
             // The report goes to stdout or the file; with a machine format
             // the one-line summary goes to stderr for the person watching.

@@ -40,6 +40,9 @@ impl std::fmt::Display for Origin {
 pub struct Manifest {
     pub origin: Origin,
     pub object: Value,
+    /// The Flux Kustomization (namespace, name) that applies it, when the
+    /// manifests were built as Flux builds them.
+    pub owner: Option<(String, String)>,
 }
 
 /// What a set of paths holds.
@@ -91,14 +94,8 @@ fn files_under(path: &Path) -> Result<Vec<PathBuf>> {
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    entries.sort();
     let mut files = Vec::new();
-    for entry in entries {
+    for entry in entries(path)? {
         let name = entry.file_name().map(|n| n.to_string_lossy().into_owned());
         if name.as_deref().is_none_or(|n| n.starts_with('.')) {
             continue;
@@ -110,6 +107,17 @@ fn files_under(path: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(files)
+}
+
+/// A folder's entries, in name order.
+pub(super) fn entries(path: &Path) -> Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    entries.sort();
+    Ok(entries)
 }
 
 /// `.yaml`, `.yml` or `.json`.
@@ -154,6 +162,7 @@ fn add(out: &mut Manifests, origin: Origin, value: Value) -> Result<()> {
         out.objects.push(Manifest {
             origin,
             object: value,
+            owner: None,
         });
         return Ok(());
     }
@@ -171,6 +180,7 @@ fn add(out: &mut Manifests, origin: Origin, value: Value) -> Result<()> {
             out.objects.push(Manifest {
                 origin,
                 object: item.clone(),
+                owner: None,
             });
         } else {
             bail!("{origin}: a List item without apiVersion and kind");
@@ -183,7 +193,9 @@ fn add(out: &mut Manifests, origin: Origin, value: Value) -> Result<()> {
 /// stream, or YAML documents separated by `---` (a marker at the start of a
 /// line ends any scalar, so splitting there is exact). Empty documents are
 /// left out.
-fn documents(file: &str, text: &str) -> Result<Vec<(usize, Value)>> {
+pub fn documents(file: &str, text: &str) -> Result<Vec<(usize, Value)>> {
+    // A byte-order mark is not content (kustomize's reader drops it too).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with(['{', '[']) {
         let stream: Result<Vec<Value>, _> = serde_json::Deserializer::from_str(text)
             .into_iter()
@@ -209,8 +221,17 @@ fn documents(file: &str, text: &str) -> Result<Vec<(usize, Value)>> {
             continue;
         };
         let line = start + offset;
-        let value: Value = match serde_norway::from_str(&chunk) {
-            Ok(v) => v,
+        // Read through YAML's own value first: a key written twice is an
+        // error there (kustomize refuses it too: kyaml reads with yaml.v3,
+        // which reports "mapping key already defined"), and `<<` merge keys
+        // are expanded as kustomize and kubectl expand them.
+        let value = serde_norway::from_str::<serde_norway::Value>(&chunk).and_then(|mut v| {
+            v.apply_merge()?;
+            Ok(v)
+        });
+        let value: Value = match value {
+            Ok(v) => serde_json::to_value(v)
+                .with_context(|| format!("{file}:{line}: not a JSON-compatible YAML document"))?,
             Err(e) => {
                 // The parser counts lines from the document's start.
                 let at = e

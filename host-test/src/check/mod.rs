@@ -5,13 +5,16 @@
 //! by the same code path as `host-test run`.
 
 pub mod cases;
+pub mod flux;
 pub mod identity;
+pub mod input;
 pub mod manifests;
 pub mod policies;
 pub mod report;
 pub mod request;
 pub mod revision;
 pub mod selector;
+pub mod varsub;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -118,8 +121,19 @@ pub struct Report {
     pub policies: Vec<report::PolicyInfo>,
 }
 
+impl Report {
+    /// Adds another cluster's report to this one.
+    pub fn merge(&mut self, other: Report) {
+        self.checked.extend(other.checked);
+        self.objects += other.objects;
+        if self.policies.is_empty() {
+            self.policies = other.policies;
+        }
+    }
+}
+
 /// A policy ready to run.
-struct Loaded {
+pub struct Loaded {
     config: Configured,
     module: Policy,
     rules: Vec<Rule>,
@@ -135,13 +149,9 @@ struct Revision {
     namespace_labels: HashMap<String, StringMap>,
 }
 
-/// Checks `head` (and, with `base`, the change from `base` to `head`).
-pub fn check(
-    head: &Manifests,
-    base: Option<&Manifests>,
-    configured: Vec<Configured>,
-    options: &Options,
-) -> Result<Report> {
+/// Compiles the policies and validates their settings, in the order the
+/// webhooks run.
+pub fn load(configured: Vec<Configured>) -> Result<Vec<Loaded>> {
     let mut loaded = Vec::new();
     for config in configured {
         let module = Policy::load(&config.module)
@@ -183,6 +193,16 @@ pub fn check(
         (!a.config.allowed_to_mutate, &a.config.id)
             .cmp(&(!b.config.allowed_to_mutate, &b.config.id))
     });
+    Ok(loaded)
+}
+
+/// Checks `head` (and, with `base`, the change from `base` to `head`).
+pub fn check(
+    head: &Manifests,
+    base: Option<&Manifests>,
+    loaded: &[Loaded],
+    options: &Options,
+) -> Result<Report> {
     let head_revision = revision(head, options)?;
     let base_revision = base.map(|b| revision(b, options)).transpose()?;
     let mut report = Report {
@@ -203,7 +223,7 @@ pub fn check(
         ..Report::default()
     };
     let checker = Checker {
-        policies: &loaded,
+        policies: loaded,
         options,
         save_cases: options.save_cases.as_deref(),
     };
@@ -212,16 +232,40 @@ pub fn check(
             let (_, other, object) = b.objects.get(*b.index.get(&id.key())?)?;
             Some(checker.stored(b, other, object))
         });
-        let (operation, old) = match old {
-            Some(old) => (Operation::Update, Some(old)),
-            None => (Operation::Create, None),
+        let (operation, old, object) = match old {
+            Some(mut old) => {
+                // A webhook gets the object and the old object converted to
+                // one version (kubernetes/apiserver, `pkg/admission`,
+                // `VersionedAttributes`: "VersionedOldObject holds
+                // Attributes.OldObject (if non-nil), converted to
+                // VersionedKind"; `generic.NewVersionedAttributes` in the
+                // webhook dispatchers), so an apiVersion upgrade alone
+                // changes nothing a policy sees. Modelled as rewriting
+                // apiVersion: the other changes a conversion may make are
+                // not reproduced. An apply is merged onto the stored
+                // object, which keeps its identity fields.
+                if let Some(map) = old.as_object_mut() {
+                    map.insert("apiVersion".into(), json!(id.api_version()));
+                }
+                let mut object = object.clone();
+                for field in STORED_FIELDS {
+                    if let (Some(value), Some(metadata)) = (
+                        old.pointer(&format!("/metadata/{field}")),
+                        object.get_mut("metadata").and_then(Value::as_object_mut),
+                    ) {
+                        metadata.insert(field.into(), value.clone());
+                    }
+                }
+                (Operation::Update, Some(old), object)
+            }
+            None => (Operation::Create, None, object.clone()),
         };
         let (_, checked) = checker.admit(
             &head_revision,
             origin,
             id,
             operation,
-            Some(object),
+            Some(&object),
             old.as_ref(),
         )?;
         report.checked.extend(checked);
@@ -249,20 +293,27 @@ pub fn check(
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
     let mut index = HashMap::new();
+    let scopes = identity::Scopes::of(
+        manifests
+            .objects
+            .iter()
+            .map(|m| &m.object)
+            .chain(options.context.iter().filter_map(|r| r.object.as_ref())),
+    );
     for m in &manifests.objects {
-        let id = Identity::of(&m.object, &options.default_namespace)
+        let id = Identity::of(&m.object, &options.default_namespace, &scopes)
             .with_context(|| m.origin.to_string())?;
         if let Some((first, _, _)) = index.get(&id.key()).and_then(|&i| objects.get(i)) {
             bail!("{}: {id} is already written at {first}", m.origin);
         }
         index.insert(id.key(), objects.len());
-        let mut object = m.object.clone();
+        let mut object = as_the_api_server_reads(&m.object);
         // Identity::of read metadata.name, so metadata is an object.
         if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             if let Some(namespace) = &id.namespace {
                 metadata.insert("namespace".into(), json!(namespace));
             }
-            if let Some((namespace, name)) = &options.kustomization {
+            if let Some((namespace, name)) = m.owner.as_ref().or(options.kustomization.as_ref()) {
                 // fluxcd/pkg e2cfd1a2 `ssa/manager.go`, `SetOwnerLabels`.
                 let labels = members(metadata, "labels")
                     .with_context(|| format!("{}: metadata.labels is not an object", m.origin))?;
@@ -286,6 +337,36 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
             error: None,
         })
         .collect();
+    // The Kustomization applying an object exists in the cluster while it
+    // applies (it is what kustomize-controller reconciles), even where the
+    // repository does not hold it (flux bootstrap writes `flux-system`).
+    // Known with no annotations: an override written in Git would be
+    // refused, so what a lookup of it can find is only what the cluster
+    // adds, which `--context` records.
+    let owners: std::collections::BTreeSet<&(String, String)> = manifests
+        .objects
+        .iter()
+        .filter_map(|m| m.owner.as_ref().or(options.kustomization.as_ref()))
+        .collect();
+    for (namespace, name) in owners {
+        let recorded = |r: &Recorded| {
+            group_of(&r.api_version) == FLUX_KUSTOMIZE_GROUP
+                && r.kind == "Kustomization"
+                && (&r.namespace, &r.name) == (namespace, name)
+        };
+        if !known.iter().any(recorded) && !options.context.iter().any(recorded) {
+            let api_version = format!("{FLUX_KUSTOMIZE_GROUP}/v1");
+            known.push(Recorded {
+                api_version: api_version.clone(),
+                kind: "Kustomization".into(),
+                namespace: namespace.clone(),
+                name: name.clone(),
+                object: Some(json!({"apiVersion": api_version, "kind": "Kustomization",
+                    "metadata": {"name": name, "namespace": namespace}})),
+                error: None,
+            });
+        }
+    }
     for r in &options.context {
         let shadowed = known.iter().any(|k| {
             group_of(&k.api_version) == group_of(&r.api_version)
@@ -316,6 +397,45 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
         known: known.into(),
         namespace_labels,
     })
+}
+
+const FLUX_KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+
+/// The metadata a stored object has and an apply keeps.
+const STORED_FIELDS: [&str; 4] = ["uid", "resourceVersion", "generation", "creationTimestamp"];
+
+/// The object as admission sees it once kustomize-controller and
+/// kube-apiserver have read it:
+/// - a SOPS-encrypted object is decrypted before the apply and its `sops`
+///   block never reaches the API server (fluxcd/kustomize-controller
+///   186fb3b2, `internal/decryptor/decryptor.go`, `DecryptResource`,
+///   `isSOPSEncryptedResource`: a `sops` field with a `mac`). The values stay
+///   encrypted here, which compares the same way: equal ciphertext under the
+///   same data key is equal plaintext.
+/// - a label or annotation written without a value (YAML null) is the empty
+///   string: kube-apiserver decodes `metadata` into its typed `ObjectMeta`
+///   (a `map[string]string`) before admission, so webhooks never see null.
+fn as_the_api_server_reads(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(map) = object.as_object_mut() {
+        if map.get("sops").and_then(|s| s.get("mac")).is_some() {
+            map.remove("sops");
+        }
+    }
+    for field in ["labels", "annotations"] {
+        if let Some(values) = object
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut(field))
+            .and_then(Value::as_object_mut)
+        {
+            for v in values.values_mut() {
+                if v.is_null() {
+                    *v = json!("");
+                }
+            }
+        }
+    }
+    object
 }
 
 /// The object member `key` of `map`, made empty when missing; `None` when
@@ -380,6 +500,21 @@ impl Checker<'_> {
             .ok()
             .flatten()
             .unwrap_or_else(|| object.clone());
+        // What kube-apiserver set when it created the object (uid and
+        // creationTimestamp: kubernetes/apiserver, `pkg/registry/rest/
+        // meta.go`, `FillObjectMetaSystemFields`, read without a pinned
+        // commit; resourceVersion from storage; generation 1): the stored
+        // object an UPDATE or DELETE carries as `oldObject`.
+        if let Some(metadata) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
+            let key = format!("{}/{}/{id}", id.group, id.kind);
+            metadata.insert("uid".into(), json!(request::uid(&key)));
+            metadata.insert("resourceVersion".into(), json!("1"));
+            metadata.insert("generation".into(), json!(1));
+            metadata.insert(
+                "creationTimestamp".into(),
+                json!(self.options.now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+            );
+        }
         if id.group.ends_with(".azure.com") {
             let finalizers = stored
                 .get_mut("metadata")

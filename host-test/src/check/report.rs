@@ -124,6 +124,39 @@ fn github(report: &Report) -> String {
     out
 }
 
+/// The report of a run that judged nothing because of `message` (exit 2):
+/// in the requested format, so that a CI step reading it shows why.
+pub fn error(format: Format, message: &str) -> String {
+    match format {
+        Format::Text => format!("error: {message}\n"),
+        Format::Github => {
+            let data = message
+                .replace('%', "%25")
+                .replace('\r', "%0D")
+                .replace('\n', "%0A");
+            format!("::error title=reconcile-guard check could not run::{data}\n")
+        }
+        Format::Junit => format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reconcile-guard check\" tests=\"1\" failures=\"0\" errors=\"1\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n    <testcase classname=\"check\" name=\"read the manifests\">\n      <error message=\"{0}\">{0}</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n",
+            xml(message)
+        ),
+        // A run that could not judge: an invocation that did not succeed,
+        // with the reason as its notification (SARIF 2.1.0 `invocation`,
+        // `executionSuccessful`, `toolExecutionNotifications`).
+        Format::Sarif => sarif_log(
+            Vec::new(),
+            Vec::new(),
+            Some(json!({
+                "executionSuccessful": false,
+                "toolExecutionNotifications": [{
+                    "level": "error",
+                    "message": {"text": message},
+                }],
+            })),
+        ),
+    }
+}
+
 /// XML 1.0 text: markup escaped, characters XML cannot hold replaced.
 fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -270,18 +303,27 @@ fn sarif(report: &Report, warnings_as_errors: bool) -> String {
             })
         })
         .collect();
+    sarif_log(rules, results, None)
+}
+
+/// A SARIF 2.1.0 log of one run of reconcile-guard.
+fn sarif_log(rules: Vec<Value>, results: Vec<Value>, invocation: Option<Value>) -> String {
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "reconcile-guard",
+            "version": env!("CARGO_PKG_VERSION"),
+            "informationUri": env!("CARGO_PKG_REPOSITORY"),
+            "rules": rules,
+        }},
+        "results": results,
+    });
+    if let (Some(invocation), Some(map)) = (invocation, run.as_object_mut()) {
+        map.insert("invocations".into(), json!([invocation]));
+    }
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "reconcile-guard",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": env!("CARGO_PKG_REPOSITORY"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
+        "runs": [run],
     });
     serde_json::to_string_pretty(&log).unwrap_or_default() + "\n"
 }

@@ -111,7 +111,7 @@ pub fn admission_request(
 
 /// A UUID-shaped id that is the same for the same request, so that reports
 /// of two runs compare.
-fn uid(seed: &str) -> String {
+pub fn uid(seed: &str) -> String {
     let h = Sha256::digest(seed.as_bytes());
     let hex: String = h.iter().take(16).map(|b| format!("{b:02x}")).collect();
     format!(

@@ -8,7 +8,7 @@ use anyhow::{bail, Context as _, Result};
 
 use super::manifests::{self, Manifests};
 
-fn git(args: &[&str]) -> Result<Vec<u8>> {
+pub(super) fn git(args: &[&str]) -> Result<Vec<u8>> {
     let out = Command::new("git")
         .args(args)
         .output()

@@ -1,0 +1,868 @@
+//! A cluster's objects as Flux builds them from a repository: the cluster's
+//! folder is built, and so is the `spec.path` of every Flux Kustomization it
+//! holds that reads from the same repository, each one the way
+//! kustomize-controller builds it, with kustomize itself (`kubectl
+//! kustomize`, kustomize v5).
+//!
+//! kustomize-controller, per Kustomization (fluxcd/kustomize-controller
+//! 186fb3b2, `internal/controller/kustomization_controller.go`, `generate`
+//! and `build`): writes a `kustomization.yaml` into `spec.path` with fluxcd/pkg's
+//! generator (fluxcd/pkg e2cfd1a2, `kustomize/kustomize_generator.go`,
+//! `GenerateManifest`, `findOrGenerateKustomization`, `scanManifests`): the
+//! folder's own file, or one listing its YAML files and the subfolders that
+//! have their own; then `spec.targetNamespace`, `namePrefix`, `nameSuffix`,
+//! `patches`, `components`, `patchesStrategicMerge`, `patchesJson6902`,
+//! `images` and `buildMetadata` are written into it; builds it with
+//! `LoadRestrictionsNone` (`SecureBuild`, `Build`); refuses an object without
+//! apiVersion, kind or name; substitutes `postBuild` variables
+//! ([`super::varsub`]). The apply adds `spec.commonMetadata` and the owner
+//! labels (`apply`; fluxcd/pkg `ssa/manager.go`, `SetOwnerLabels`), which
+//! `check` adds where it builds the requests.
+//!
+//! This is done on a copy of the repository, as kustomize-controller works
+//! on a copy of the artifact; the repository is never written.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _, Result};
+use conformance::cluster::Recorded;
+use serde_json::{json, Map, Value};
+
+use super::manifests::{self, Manifest, Manifests, Origin};
+use super::revision::git;
+use super::varsub;
+
+const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+const FLUX_KUSTOMIZATION: &str = "kustomize.toolkit.fluxcd.io";
+/// What kustomize writes where `buildMetadata: [originAnnotations]` is set:
+/// the file each object comes from, relative to the built folder.
+const ORIGIN: &str = "config.kubernetes.io/origin";
+
+/// The Kustomization `flux bootstrap` creates, which applies the cluster's
+/// folder from the GitRepository of the same name (fluxcd/flux2, `flux
+/// bootstrap`, default `--ks-name`/`--secret-name` `flux-system`).
+pub const BOOTSTRAP: (&str, &str) = ("flux-system", "flux-system");
+
+/// Whether `path` is a folder kustomize-controller builds as it is: it has
+/// a kustomization file or YAML files of its own. A folder with neither
+/// (such as `clusters/`) holds one cluster per subfolder.
+pub fn is_cluster(path: &Path) -> Result<bool> {
+    let mut own = false;
+    for entry in manifests::entries(path)? {
+        if !entry.is_dir() && is_yaml(&entry) {
+            own = true;
+        }
+    }
+    Ok(own || KUSTOMIZATION_FILES.iter().any(|f| path.join(f).is_file()))
+}
+
+/// The clusters a folder holds: itself, or each subfolder.
+pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
+    if is_cluster(path)? {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    Ok(manifests::entries(path)?
+        .into_iter()
+        .filter(|p| p.is_dir() && !hidden(p))
+        .collect())
+}
+
+/// A repository revision to build from: the working tree, or a git
+/// revision extracted to a scratch folder. Each build runs in a scratch
+/// folder that mirrors the repository with symbolic links, where only the
+/// built folder's kustomization file is written, as kustomize-controller
+/// writes it into its own copy of the artifact; the repository is never
+/// written.
+pub struct Workspace {
+    root: PathBuf,
+    /// A scratch folder this workspace removes when dropped.
+    _owned: Option<Scratch>,
+    /// The git revision it holds, when not the working tree.
+    revision: Option<String>,
+    /// kubectl's kustomize version, for messages.
+    kubectl: String,
+}
+
+/// A scratch folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("host-test-check-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Self(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// kustomize as kubectl embeds it; check needs kustomize v5 (the major
+/// version kustomize-controller builds with).
+fn kubectl_version() -> Result<String> {
+    let out = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .context(
+            "building a folder as Flux does needs kubectl (its built-in kustomize v5) on PATH",
+        )?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let kustomize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Kustomize Version: "))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if !kustomize.starts_with("v5.") {
+        bail!("kubectl's kustomize is {kustomize:?}; check builds with kustomize v5 (kubectl 1.27 or later)");
+    }
+    Ok(kustomize)
+}
+
+impl Workspace {
+    /// The working tree; `root` is the repository's root (spec.path is
+    /// relative to it).
+    pub fn working_tree(root: &Path) -> Result<Self> {
+        Ok(Self {
+            root: std::fs::canonicalize(root)
+                .with_context(|| format!("cannot read {}", root.display()))?,
+            _owned: None,
+            revision: None,
+            kubectl: kubectl_version()?,
+        })
+    }
+
+    /// The tree of the current directory at git revision `rev`.
+    pub fn at_revision(rev: &str) -> Result<Self> {
+        let kubectl = kubectl_version()?;
+        let dir = Scratch::new()?;
+        let prefix = git(&["rev-parse", "--show-prefix"])?;
+        let prefix = String::from_utf8_lossy(&prefix).trim().to_string();
+        let archive = git(&["archive", "--format=tar", &format!("{rev}:{prefix}")])?;
+        let mut tar = Command::new("tar")
+            .arg("-x")
+            .arg("-C")
+            .arg(&dir.0)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .context("cannot run tar")?;
+        tar.stdin
+            .take()
+            .context("tar has no stdin")?
+            .write_all(&archive)
+            .context("cannot write to tar")?;
+        if !tar.wait().context("tar")?.success() {
+            bail!("tar could not extract {rev}");
+        }
+        Ok(Self {
+            root: dir.0.clone(),
+            _owned: Some(dir),
+            revision: Some(rev.to_string()),
+            kubectl,
+        })
+    }
+
+    /// Whether the revision has this folder.
+    pub fn has(&self, path: &Path) -> bool {
+        relative(path).is_ok_and(|p| self.root.join(p).is_dir())
+    }
+
+    /// A scratch folder where `path` is a real folder holding links to the
+    /// repository's entries (but its kustomization files), and every other
+    /// entry on the way is a link too.
+    fn stage(&self, path: &str) -> Result<Scratch> {
+        let stage = Scratch::new()?;
+        let mut from = self.root.clone();
+        let mut to = stage.0.clone();
+        let parts: Vec<&str> = path
+            .split('/')
+            .filter(|p| *p != "." && !p.is_empty())
+            .collect();
+        for part in &parts {
+            link_entries(&from, &to, |name| name == *part)?;
+            from = from.join(part);
+            to = to.join(part);
+            std::fs::create_dir_all(&to)
+                .with_context(|| format!("cannot create {}", to.display()))?;
+        }
+        link_entries(&from, &to, |name| KUSTOMIZATION_FILES.contains(&name))?;
+        Ok(stage)
+    }
+
+    /// The objects of the cluster whose folder is `entry` (relative to the
+    /// repository's root), each with the Kustomization that applies it.
+    /// `owner` applies the entry folder unless a Kustomization built from it
+    /// names that folder as its own path. `context` answers `substituteFrom`
+    /// lookups the repository cannot. With `notes`, the Kustomizations not
+    /// followed are named on stderr.
+    pub fn build_cluster(
+        &self,
+        entry: &Path,
+        owner: (String, String),
+        context: &[Recorded],
+        notes: bool,
+    ) -> Result<Manifests> {
+        let entry = relative(entry)?;
+        let mut out = Manifests::default();
+        let first = self.build(&entry, None)?;
+        // The Kustomization that applies the cluster's folder is the one
+        // whose path is that folder (flux bootstrap writes it there): its
+        // source is the repository, and the folder is built as it says
+        // (its patches, its postBuild variables).
+        let applier = first
+            .iter()
+            .map(|m| &m.object)
+            .find(|o| {
+                flux_kustomization(o)
+                    .is_some_and(|(_, _, spec)| spec_path(spec).ok().as_ref() == Some(&entry))
+            })
+            .cloned();
+        let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
+            Some((ns, name, spec)) => {
+                let source = source_of(&ns, spec);
+                let first = self.build_for(&entry, applier.as_ref(), &ns, &[], context)?;
+                ((ns, name), source, first)
+            }
+            None => (
+                owner,
+                (BOOTSTRAP.0.to_string(), BOOTSTRAP.1.to_string()),
+                first,
+            ),
+        };
+        let mut built: BTreeSet<(String, String)> = BTreeSet::new();
+        built.insert(owner.clone());
+        let mut queue = vec![(owner, first)];
+        while let Some((owner, objects)) = queue.pop() {
+            for mut m in objects {
+                m.owner = Some(owner.clone());
+                if let Some((ns, name, spec)) = flux_kustomization(&m.object) {
+                    let key = (ns.clone(), name.clone());
+                    let from = spec.pointer("/sourceRef/kind").and_then(Value::as_str);
+                    if from != Some("GitRepository") || source_of(&ns, spec) != source {
+                        // Said once, for the head, not again for the base.
+                        if notes {
+                            eprintln!(
+                                "note: Kustomization {ns}/{name} builds from {} {}, not from this repository: its objects are not checked",
+                                from.unwrap_or("?"),
+                                spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
+                            );
+                        }
+                    } else if spec.get("kubeConfig").is_some() {
+                        // It applies to another cluster, which is judged on
+                        // its own.
+                        if notes {
+                            eprintln!(
+                                "note: Kustomization {ns}/{name} applies to another cluster (spec.kubeConfig): check {} on its own",
+                                spec.get("path").and_then(Value::as_str).unwrap_or("./"),
+                            );
+                        }
+                    } else if built.insert(key.clone()) {
+                        let path = spec_path(spec)
+                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
+                        let known: Vec<&Value> = out.objects.iter().map(|m| &m.object).collect();
+                        let objects = self
+                            .build_for(&path, Some(&m.object), &ns, &known, context)
+                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
+                        queue.push((key, objects));
+                    }
+                }
+                out.objects.push(m);
+            }
+        }
+        out.objects.sort_by(|a, b| {
+            (&a.origin.file, a.origin.document).cmp(&(&b.origin.file, b.origin.document))
+        });
+        Ok(out)
+    }
+
+    /// What the Flux Kustomization `kustomization` (in namespace `ns`)
+    /// applies from `path`: the build, its postBuild substitution (variables
+    /// from `known` objects, its own build, then `context`) and its
+    /// commonMetadata.
+    fn build_for(
+        &self,
+        path: &str,
+        kustomization: Option<&Value>,
+        ns: &str,
+        known: &[&Value],
+        context: &[Recorded],
+    ) -> Result<Vec<Manifest>> {
+        let mut objects = self.build(path, kustomization)?;
+        let Some(spec) = kustomization.and_then(|k| k.get("spec")) else {
+            return Ok(objects);
+        };
+        if spec.get("postBuild").is_some() {
+            let known: Vec<&Value> = known
+                .iter()
+                .copied()
+                .chain(objects.iter().map(|m| &m.object))
+                .collect();
+            let vars = variables(ns, spec, &known, context)?;
+            let always = spec.pointer("/postBuild/substituteStrategy") == Some(&json!("Always"));
+            for o in &mut objects {
+                o.object = varsub::substitute(&o.object, &vars, always)
+                    .with_context(|| format!("{}: post build", o.origin))?;
+            }
+        }
+        if let Some(common) = spec.get("commonMetadata") {
+            for o in &mut objects {
+                common_metadata(&mut o.object, common);
+            }
+        }
+        Ok(objects)
+    }
+
+    /// One `kustomize build` of `path` (relative to the root), as
+    /// kustomize-controller runs it for `kustomization` (none: the folder as
+    /// it is, for the cluster's own folder).
+    fn build(&self, path: &str, kustomization: Option<&Value>) -> Result<Vec<Manifest>> {
+        let dir = self.root.join(path);
+        if !dir.is_dir() {
+            bail!("kustomization path not found: {path} (it is relative to the repository's root, here the current directory)");
+        }
+        let existing = KUSTOMIZATION_FILES
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|f| f.is_file());
+        let (file, mut kus) = match &existing {
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("cannot read {path}/{}", name_of(file)))?;
+                let kus: Value = match serde_norway::from_str::<serde_norway::Value>(&text) {
+                    Ok(v) => serde_json::to_value(v).unwrap_or(Value::Null),
+                    Err(e) => bail!("{path}/{}: {e}", name_of(file)),
+                };
+                let mut kus = match kus {
+                    Value::Object(map) => map,
+                    Value::Null => Map::new(),
+                    _ => bail!("{path}/{} is not a mapping", name_of(file)),
+                };
+                // The generator's guard against kustomize's "kustomization.yaml
+                // is empty" (`GenerateManifest`).
+                let no_resources = kus
+                    .get("resources")
+                    .and_then(Value::as_array)
+                    .is_none_or(Vec::is_empty);
+                if no_resources {
+                    kus.insert("buildMetadata".into(), json!(["originAnnotations"]));
+                }
+                (name_of(file), kus)
+            }
+            None => {
+                let mut kus = Map::new();
+                kus.insert(
+                    "apiVersion".into(),
+                    json!("kustomize.config.k8s.io/v1beta1"),
+                );
+                kus.insert("kind".into(), json!("Kustomization"));
+                let resources = scan(&dir, &dir)?;
+                if resources.is_empty() {
+                    kus.insert("namespace".into(), json!("_placeholder"));
+                } else {
+                    kus.insert("resources".into(), json!(resources));
+                }
+                ("kustomization.yaml".to_string(), kus)
+            }
+        };
+        if let Some(spec) = kustomization.and_then(|k| k.get("spec")) {
+            apply_spec(&mut kus, spec, &dir)?;
+        }
+        // Where each object comes from, for the report: kustomize's own
+        // origin annotation, removed again unless the build asks for it.
+        let asked = kus
+            .get("buildMetadata")
+            .and_then(Value::as_array)
+            .is_some_and(|b| b.iter().any(|x| x == "originAnnotations"));
+        if !asked {
+            let list = kus.entry("buildMetadata").or_insert_with(|| json!([]));
+            if let Some(list) = list.as_array_mut() {
+                list.push(json!("originAnnotations"));
+            }
+        }
+        let stage = self.stage(path)?;
+        let staged = stage.0.join(path);
+        let written = serde_json::to_string(&Value::Object(kus)).context("kustomization")?;
+        std::fs::write(staged.join(&file), written)
+            .with_context(|| format!("cannot write {}", staged.display()))?;
+        let out = Command::new("kubectl")
+            .args(["kustomize", "--load-restrictor", "LoadRestrictionsNone"])
+            .arg(&staged)
+            .output()
+            .context("cannot run kubectl kustomize")?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let err = err
+                .replace(&format!("{}/", stage.0.display()), "")
+                .replace(&format!("{}/", self.root.display()), "");
+            bail!(
+                "kustomize build of {path} failed (kubectl kustomize {}): {}",
+                self.kubectl,
+                err.trim()
+            );
+        }
+        let text = String::from_utf8(out.stdout).context("kustomize output is not UTF-8")?;
+        let built = manifests::parse(&format!("{path} (built)"), None, &text)?;
+        let mut lines = Lines::default();
+        let mut objects = Vec::new();
+        for mut m in built.objects {
+            for field in ["apiVersion", "kind"] {
+                if m.object
+                    .get(field)
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    bail!("{path}: an object without {field}");
+                }
+            }
+            if m.object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                bail!("{path}: failed to decode Kubernetes apiVersion, kind and name from an object without metadata.name");
+            }
+            let from = take_origin(&mut m.object, !asked);
+            m.origin = match from {
+                Some(file) => {
+                    let file = self.within(&staged, &stage.0, &file);
+                    lines.origin(&self.root, &file, &m.object, self.revision.as_deref())
+                }
+                None => Origin {
+                    file: format!("{path} (generated)"),
+                    revision: self.revision.clone(),
+                    document: 0,
+                    line: 0,
+                    item: None,
+                },
+            };
+            objects.push(m);
+        }
+        Ok(objects)
+    }
+}
+
+impl Workspace {
+    /// The repository path of a file kustomize names relative to the built
+    /// folder: the links are followed by kustomize for nested folders, so
+    /// the path may lead into the repository itself.
+    fn within(&self, staged: &Path, stage: &Path, file: &str) -> String {
+        let joined = lexical(&staged.join(file));
+        let inside = joined
+            .strip_prefix(stage)
+            .or_else(|_| joined.strip_prefix(&self.root))
+            .map(Path::to_path_buf)
+            .unwrap_or(joined);
+        normalize(&inside)
+    }
+}
+
+/// `path` with `.` and `..` resolved by name.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Links every entry of `from` into `to` but those `skip` names.
+fn link_entries(from: &Path, to: &Path, skip: impl Fn(&str) -> bool) -> Result<()> {
+    for entry in manifests::entries(from)? {
+        let name = name_of(&entry);
+        if skip(&name) {
+            continue;
+        }
+        symlink(&entry, &to.join(&name))
+            .with_context(|| format!("cannot link {}", entry.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(from, to)
+}
+
+#[cfg(not(unix))]
+fn symlink(from: &Path, to: &Path) -> std::io::Result<()> {
+    if from.is_dir() {
+        std::os::windows::fs::symlink_dir(from, to)
+    } else {
+        std::os::windows::fs::symlink_file(from, to)
+    }
+}
+
+/// Writes the Flux Kustomization's fields into the kustomization, as
+/// `GenerateManifest` does.
+fn apply_spec(kus: &mut Map<String, Value>, spec: &Value, dir: &Path) -> Result<()> {
+    for (from, to) in [
+        ("targetNamespace", "namespace"),
+        ("namePrefix", "namePrefix"),
+        ("nameSuffix", "nameSuffix"),
+    ] {
+        if let Some(v) = spec.get(from).and_then(Value::as_str) {
+            kus.insert(to.into(), json!(v));
+        }
+    }
+    let mut append = |field: &str, items: Vec<Value>| {
+        if items.is_empty() {
+            return;
+        }
+        let list = kus.entry(field).or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.extend(items);
+        }
+    };
+    let list = |field: &str| -> Vec<Value> {
+        spec.get(field)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    append("patches", list("patches"));
+    let ignore_missing = spec.get("ignoreMissingComponents") == Some(&json!(true));
+    let components = list("components")
+        .into_iter()
+        .filter(|c| !ignore_missing || c.as_str().is_some_and(|c| dir.join(c).exists()))
+        .collect();
+    append("components", components);
+    append("patchesStrategicMerge", list("patchesStrategicMerge"));
+    let json6902 = list("patchesJson6902")
+        .into_iter()
+        .map(|p| {
+            let patch =
+                serde_json::to_string(p.get("patch").unwrap_or(&json!([]))).unwrap_or_default();
+            json!({"patch": patch, "target": p.get("target").cloned().unwrap_or(json!({}))})
+        })
+        .collect();
+    append("patchesJson6902", json6902);
+    // An image the kustomization already names is merged field by field
+    // (`checkKustomizeImageExists` and the merge in `GenerateManifest`).
+    for image in list("images") {
+        let name = image.get("name").cloned().unwrap_or(Value::Null);
+        let images = kus.entry("images").or_insert_with(|| json!([]));
+        let Some(images) = images.as_array_mut() else {
+            bail!("the kustomization's images is not a list");
+        };
+        let at = images.iter().position(|i| i.get("name") == Some(&name));
+        match at.and_then(|i| images.get_mut(i)) {
+            Some(Value::Object(existing)) => {
+                if let Some(new_name) = image.get("newName").filter(|v| v != &&json!("")) {
+                    existing.insert("newName".into(), new_name.clone());
+                }
+                let tag = image.get("newTag").filter(|v| v != &&json!(""));
+                let digest = image.get("digest").filter(|v| v != &&json!(""));
+                if tag.is_some() || digest.is_some() {
+                    existing.remove("newTag");
+                    existing.remove("digest");
+                    if let Some(t) = tag {
+                        existing.insert("newTag".into(), t.clone());
+                    }
+                    if let Some(d) = digest {
+                        existing.insert("digest".into(), d.clone());
+                    }
+                }
+            }
+            _ => images.push(image),
+        }
+    }
+    if let Some(meta) = spec.get("buildMetadata").and_then(Value::as_array) {
+        if !meta.is_empty() {
+            kus.insert("buildMetadata".into(), json!(meta));
+        }
+    }
+    Ok(())
+}
+
+/// The files and folders `scanManifests` lists: YAML files, and folders
+/// that have their own kustomization file (not descended into), in walk
+/// order; a YAML file that is not Kubernetes objects fails the build, as
+/// kustomize's resource factory fails it there.
+fn scan(base: &Path, dir: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for entry in manifests::entries(dir)? {
+        let rel = format!(
+            "./{}",
+            entry
+                .strip_prefix(base)
+                .unwrap_or(&entry)
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/")
+        );
+        if entry.is_dir() {
+            if KUSTOMIZATION_FILES.iter().any(|f| entry.join(f).is_file()) {
+                out.push(rel);
+            } else {
+                out.extend(scan(base, &entry)?);
+            }
+        } else if is_yaml(&entry) {
+            let text =
+                std::fs::read_to_string(&entry).with_context(|| format!("cannot read {rel}"))?;
+            let found = manifests::parse(&rel, None, &text)
+                .with_context(|| format!("failed to decode Kubernetes YAML from {rel}"))?;
+            if let Some(skipped) = found.skipped.first() {
+                bail!("failed to decode Kubernetes YAML from {rel}: {skipped} has no apiVersion and kind (kustomize refuses it as a resource; a Helm values or other file belongs in a folder with its own kustomization.yaml that does not list it)");
+            }
+            out.push(rel);
+        }
+    }
+    Ok(out)
+}
+
+/// `(namespace, name, spec)` when `object` is a Flux Kustomization.
+fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
+    let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
+    if group != FLUX_KUSTOMIZATION || object.get("kind")? != "Kustomization" {
+        return None;
+    }
+    let name = object.pointer("/metadata/name")?.as_str()?.to_string();
+    let ns = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_string();
+    Some((ns, name, object.get("spec")?))
+}
+
+/// The source (namespace, name) a Kustomization reads; the namespace
+/// defaults to the Kustomization's own.
+fn source_of(ns: &str, spec: &Value) -> (String, String) {
+    let field = |f: &str| {
+        spec.pointer(&format!("/sourceRef/{f}"))
+            .and_then(Value::as_str)
+    };
+    (
+        field("namespace").unwrap_or(ns).to_string(),
+        field("name").unwrap_or("").to_string(),
+    )
+}
+
+/// `spec.path` within the repository (empty: its root), normalized.
+fn spec_path(spec: &Value) -> Result<String> {
+    let path = spec.get("path").and_then(Value::as_str).unwrap_or("");
+    relative(Path::new(path))
+}
+
+/// A path inside the repository, without `.`, `..` or a leading `/`.
+fn relative(path: &Path) -> Result<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            // The guard pops: `..` leaves the last part, or the repository.
+            Component::ParentDir if parts.pop().is_none() => {
+                bail!("{} leaves the repository", path.display());
+            }
+            _ => {}
+        }
+    }
+    Ok(if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    })
+}
+
+fn normalize(path: &Path) -> String {
+    relative(path).unwrap_or_else(|_| path.to_string_lossy().into_owned())
+}
+
+/// The variables of `postBuild`: `substituteFrom` ConfigMaps and Secrets
+/// (from the repository's objects, then `--context`), then `substitute`,
+/// which wins (`LoadVariables`, `SubstituteVariables`).
+fn variables(
+    ns: &str,
+    spec: &Value,
+    known: &[&Value],
+    context: &[Recorded],
+) -> Result<BTreeMap<String, String>> {
+    let mut vars = BTreeMap::new();
+    for reference in spec
+        .pointer("/postBuild/substituteFrom")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = reference.get("kind").and_then(Value::as_str).unwrap_or("");
+        let name = reference.get("name").and_then(Value::as_str).unwrap_or("");
+        let optional = reference.get("optional") == Some(&json!(true));
+        let found = known
+            .iter()
+            .copied()
+            .find(|o| {
+                o.get("apiVersion") == Some(&json!("v1"))
+                    && o.get("kind") == Some(&json!(kind))
+                    && o.pointer("/metadata/name") == Some(&json!(name))
+                    && o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns)
+            })
+            .or_else(|| {
+                context
+                    .iter()
+                    .find(|r| r.kind == kind && r.name == name && r.namespace == ns)
+                    .and_then(|r| r.object.as_ref())
+            });
+        let Some(object) = found else {
+            if optional {
+                continue;
+            }
+            bail!("substitute from '{kind}/{name}' error: {kind} {ns}/{name} is neither in the repository nor in --context");
+        };
+        let data = object.get("data").and_then(Value::as_object);
+        for (k, v) in data.into_iter().flatten() {
+            let v = v.as_str().unwrap_or("");
+            let v = if kind == "Secret" {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(v)
+                    .with_context(|| format!("Secret {ns}/{name}: data.{k} is not base64"))?;
+                String::from_utf8_lossy(&bytes).into_owned()
+            } else {
+                v.to_string()
+            };
+            vars.insert(k.clone(), v.replace('\n', ""));
+        }
+        if kind == "Secret" {
+            // stringData is what the API server turns into data.
+            add_strings(&mut vars, object.get("stringData"));
+        }
+    }
+    add_strings(&mut vars, spec.pointer("/postBuild/substitute"));
+    Ok(vars)
+}
+
+/// Adds the string members of a map, without their line breaks, as
+/// `LoadVariables` and `SubstituteVariables` read them.
+fn add_strings(vars: &mut BTreeMap<String, String>, map: Option<&Value>) {
+    for (k, v) in map.and_then(Value::as_object).into_iter().flatten() {
+        vars.insert(k.clone(), v.as_str().unwrap_or("").replace('\n', ""));
+    }
+}
+
+/// `spec.commonMetadata`: its labels and annotations on every object
+/// (fluxcd/pkg `ssa/utils`, `SetCommonMetadata`: set, overriding).
+fn common_metadata(object: &mut Value, common: &Value) {
+    for field in ["labels", "annotations"] {
+        let Some(add) = common.get(field).and_then(Value::as_object) else {
+            continue;
+        };
+        let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if let Some(map) = metadata
+            .entry(field)
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+        {
+            for (k, v) in add {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Removes kustomize's origin annotation (when `remove`) and returns its path.
+fn take_origin(object: &mut Value, remove: bool) -> Option<String> {
+    let annotations = object
+        .get_mut("metadata")?
+        .as_object_mut()?
+        .get_mut("annotations")?
+        .as_object_mut()?;
+    let text = annotations.get(ORIGIN)?.as_str()?.to_string();
+    if remove {
+        annotations.remove(ORIGIN);
+        if annotations.is_empty() {
+            if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.remove("annotations");
+            }
+        }
+    }
+    let origin: Value = serde_norway::from_str(&text).ok()?;
+    // An object a generator made names the kustomization it is configured in.
+    let path = origin
+        .get("path")
+        .or_else(|| origin.pointer("/configuredIn"))
+        .and_then(Value::as_str)?;
+    if origin.get("repo").is_some() {
+        return None;
+    }
+    Some(path.to_string())
+}
+
+/// Finds the line of an object in its source file.
+#[derive(Default)]
+struct Lines {
+    files: HashMap<String, Vec<(usize, Value)>>,
+}
+
+impl Lines {
+    fn origin(
+        &mut self,
+        root: &Path,
+        file: &str,
+        object: &Value,
+        revision: Option<&str>,
+    ) -> Origin {
+        let docs = self.files.entry(file.to_string()).or_insert_with(|| {
+            std::fs::read_to_string(root.join(file))
+                .ok()
+                .and_then(|t| manifests::documents(file, &t).ok())
+                .unwrap_or_default()
+        });
+        let same = |d: &Value, name: bool| {
+            d.get("kind") == object.get("kind")
+                && (!name || d.pointer("/metadata/name") == object.pointer("/metadata/name"))
+        };
+        let found = docs.iter().position(|(_, d)| same(d, true)).or_else(|| {
+            let of_kind: Vec<usize> = (0..docs.len())
+                .filter(|&i| docs.get(i).is_some_and(|(_, d)| same(d, false)))
+                .collect();
+            (of_kind.len() == 1)
+                .then(|| of_kind.first().copied())
+                .flatten()
+        });
+        let (document, line) = match found {
+            Some(i) => (i + 1, docs.get(i).map_or(1, |(l, _)| *l)),
+            None => (1, 1),
+        };
+        Origin {
+            file: file.to_string(),
+            revision: revision.map(str::to_string),
+            document,
+            line,
+            item: None,
+        }
+    }
+}
+
+fn hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "yaml" | "yml"))
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
