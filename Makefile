@@ -30,10 +30,11 @@ setup:
 	@test -x $(WASM_OPT) || npm ci --no-audit --no-fund
 
 # What the tests need beyond the build: a real OCI registry, openssl (a
-# placeholder CA for kwctl's offline trust config), the SPDX project's
-# validator and the SARIF schema (npm, package.json).
+# placeholder CA for kwctl's offline trust config), kubectl (its built-in
+# kustomize builds repositories for `check`), the SPDX project's validator
+# and the SARIF schema (npm, package.json).
 test-setup: setup
-	@missing=$$(for t in docker-registry openssl; do command -v $$t >/dev/null || echo $$t; done); \
+	@missing=$$(for t in docker-registry openssl kubectl; do command -v $$t >/dev/null || echo $$t; done); \
 	test -z "$$missing" || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 	@command -v pyspdxtools >/dev/null || python3 -m pip install -q --disable-pip-version-check spdx-tools==0.8.5
 	@test -d node_modules/@microsoft/jest-sarif || npm ci --no-audit --no-fund
