@@ -587,7 +587,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     );
                 }
                 let configured = check::policies::load(&policies, &dist, &kubewarden_namespace)?;
-                let loaded = check::load(configured)?;
+                let loaded = check::load(configured, options.now)?;
                 let mut report = check::Report::default();
                 for j in &judged {
                     report.merge(check::check(&j.head, j.base.as_ref(), &loaded, &options)?);

@@ -150,14 +150,14 @@ struct Revision {
 }
 
 /// Compiles the policies and validates their settings, in the order the
-/// webhooks run.
-pub fn load(configured: Vec<Configured>) -> Result<Vec<Loaded>> {
+/// webhooks run, at `now` (the instant policy-server boots them).
+pub fn load(configured: Vec<Configured>, now: Timestamp) -> Result<Vec<Loaded>> {
     let mut loaded = Vec::new();
     for config in configured {
         let module = Policy::load(&config.module)
             .with_context(|| format!("{}: policy {}", config.source, config.name))?;
         module
-            .validate_settings(&config.settings, options.now)
+            .validate_settings(&config.settings, now)
             .with_context(|| {
                 format!(
                     "{}: policy {} refuses its settings",
