@@ -11,8 +11,24 @@ use crate::reason;
 use crate::settings::Settings;
 use crate::view::State;
 
+/// Who keeps the annotation when a reconciler's apply keeps a suspension:
+/// the manifest it applies, or managers outside it (`kubectl annotate`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeptBy {
+    /// The applier's own apply entry owns the annotation: Git states it.
+    Manifest,
+    /// Other field managers own it (none when nobody does).
+    Others(Vec<String>),
+}
+
 /// What mirroring did to the request, which the person did not ask for.
-pub(crate) fn mirror_note(how: Mirrored, target: &ObjectName<'_>, kind: &Kind) -> String {
+pub(crate) fn mirror_note(
+    how: Mirrored,
+    kept_by: &KeptBy,
+    target: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+) -> String {
     let honoured = kind.honoured_mechanism();
     let what = target.describe();
     match how {
@@ -20,17 +36,25 @@ pub(crate) fn mirror_note(how: Mirrored, target: &ObjectName<'_>, kind: &Kind) -
             "{what}: suspended via annotation {SUSPEND_ANNOTATION}; {honoured} mirrored so every \
              Flux release stops reconciling it"
         ),
-        Mirrored::Reasserted => format!(
-            "{what}: the applied manifest still carries annotation {SUSPEND_ANNOTATION}, so \
-             {honoured} is kept; remove the annotation from Git to resume"
-        ),
+        Mirrored::Reasserted => match kept_by {
+            KeptBy::Manifest => format!(
+                "{what}: the applied manifest states annotation {SUSPEND_ANNOTATION}, so \
+                 {honoured} is kept; to resume, remove the annotation from the manifest in Git"
+            ),
+            KeptBy::Others(managers) => format!(
+                "{what}: the apply left annotation {SUSPEND_ANNOTATION}, which was set outside \
+                 the manifest{}, so {honoured} is kept; to resume run `{}`",
+                if managers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (field manager {})", managers.join(", "))
+                },
+                commands::resume(target, kind, settings)
+            ),
+        },
         Mirrored::ResumedByAnnotation => format!(
             "{what}: annotation {SUSPEND_ANNOTATION} removed; {honoured} unset in step, so Flux \
              reconciles it again"
-        ),
-        Mirrored::ResumedByFluxResume => format!(
-            "{what}: `flux resume` sent no change, as spec.suspend was not set; annotation \
-             {SUSPEND_ANNOTATION}, the only thing suspending it, was removed so Flux reconciles it"
         ),
         Mirrored::ResumedByMechanism => format!(
             "{what}: resumed through {}; the stale annotation {SUSPEND_ANNOTATION} was removed \
