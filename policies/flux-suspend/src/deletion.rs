@@ -52,3 +52,43 @@ pub fn delete(request: &AdmissionRequest, kind: &Kind, settings: &Settings) -> V
     }
     prune::delete(request, kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::*;
+    use serde_json::{json, Value};
+
+    const RESUMERS: &str = r#"{"resumers":{"groups":["platform"]}}"#;
+
+    #[test]
+    fn only_resumers_may_delete_a_suspended_object() {
+        let r = request("DELETE", "alice", Value::Null, suspended());
+        let v = run(&r, RESUMERS);
+        assert_eq!(v.code, Some(403), "{v:?}");
+        assert!(message(&v).starts_with(
+            "alice may not delete Kustomization flux-system/apps while it is suspended"
+        ));
+        // Without resumers, or for an object that is not suspended, anyone may.
+        assert!(run(&r, "{}").allowed);
+        let running = request("DELETE", "alice", Value::Null, ks(json!({}), json!({})));
+        assert!(run(&running, RESUMERS).allowed);
+        // The namespace controller's follow-up deletes are judged at the Namespace.
+        let ns = request(
+            "DELETE",
+            super::NAMESPACE_CONTROLLER,
+            Value::Null,
+            suspended(),
+        );
+        assert!(run(&ns, RESUMERS).allowed);
+    }
+
+    #[test]
+    fn a_delete_without_old_object_is_refused_when_resumers_are_listed() {
+        let r = request("DELETE", "alice", Value::Null, Value::Null);
+        assert_eq!(
+            message(&run(&r, RESUMERS)),
+            "malformed request: a DELETE of Kustomization has no oldObject, so whether it is \
+             suspended cannot be judged"
+        );
+    }
+}

@@ -72,3 +72,75 @@ pub fn delete(request: &AdmissionRequest, ctx: &Context<'_>) -> Verdict {
         refusals.join("\n")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conformance::cluster::{Recorded, RecordedCluster};
+    use guard_core::testing::RequestBuilder;
+    use guard_core::Timestamp;
+    use serde_json::{json, Value};
+
+    /// A Kustomization `tenant-a/apps` as the cluster holds it, or the
+    /// error kube-apiserver answers for the list.
+    fn recorded(object: Option<Value>, error: Option<&str>) -> Recorded {
+        Recorded {
+            api_version: KUSTOMIZATION_API.into(),
+            kind: "Kustomization".into(),
+            namespace: "tenant-a".into(),
+            name: "apps".into(),
+            object,
+            error: error.map(str::to_string),
+        }
+    }
+
+    fn judged(objects: &[Recorded]) -> Verdict {
+        let cluster = RecordedCluster::new(objects);
+        let r = RequestBuilder::new("DELETE")
+            .kind("", "v1", "Namespace")
+            .resource("", "v1", "namespaces")
+            .name("tenant-a")
+            .namespace("tenant-a")
+            .user("alice", &["system:authenticated"])
+            .old_object(json!({"apiVersion": "v1", "kind": "Namespace",
+                               "metadata": {"name": "tenant-a"}}))
+            .build();
+        let now: Timestamp = "2026-11-20T10:00:00Z".parse().unwrap();
+        delete(&r, &Context::new(now, &cluster))
+    }
+
+    fn kustomization(annotations: Value, spec: Value) -> Value {
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+               "metadata": {"name": "apps", "namespace": "tenant-a", "annotations": annotations},
+               "spec": spec, "status": {"inventory": {"entries": [{"id": "a", "v": "v1"}]}}})
+    }
+
+    #[test]
+    fn a_namespace_holding_the_prune_hazard_is_refused_and_others_pass() {
+        let hazard = kustomization(
+            json!({"reconcile.fluxcd.io/suspended": "INC-1 cutover"}),
+            json!({"prune": true}),
+        );
+        let v = judged(&[recorded(Some(hazard), None)]);
+        assert!(!v.allowed);
+        assert!(v.message.as_deref().unwrap_or("").contains(
+            "\nDeleting Kustomization tenant-a/apps would garbage-collect the 1 object in its \
+             inventory"
+        ));
+        let suspended = kustomization(json!({}), json!({"prune": true, "suspend": true}));
+        let v = judged(&[recorded(Some(suspended), None)]);
+        assert!(v.allowed && v.warnings.len() == 1, "{v:?}");
+        assert_eq!(judged(&[]), Verdict::allow());
+    }
+
+    #[test]
+    fn a_list_that_fails_is_refused_naming_the_failure() {
+        let v = judged(&[recorded(None, Some("connection refused"))]);
+        assert!(!v.allowed);
+        assert!(v
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("cannot be listed to see whether that would garbage-collect what they applied: connection refused"));
+    }
+}
