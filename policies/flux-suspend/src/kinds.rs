@@ -23,17 +23,18 @@ pub fn is_disabled(value: &str) -> bool {
         && chars.next().is_none()
 }
 
-/// Go's `unicode.ToLower`: the simple lower-case mapping, one character for
-/// one. Rust's `char::to_lowercase` is the full mapping, which differs only
-/// for U+0130 (İ): Go gives `i`, Rust `i` and a combining dot.
+/// Go's `unicode.ToLower` where the result can be ASCII, which is all a
+/// comparison with `disabled` needs: ASCII letters, and the two code points
+/// whose simple lower-case mapping is ASCII, U+0130 (İ, to `i`) and U+212A
+/// (Kelvin sign, to `k`) (Go `unicode/tables.go` `_CaseRanges`; Unicode's
+/// `UnicodeData.txt`). Every other character lowers to itself or to a
+/// character beyond ASCII, so it is returned as it is: it can never equal an
+/// ASCII letter. No case table is linked for this.
 fn go_to_lower(c: char) -> char {
-    if c == '\u{130}' {
-        return 'i';
-    }
-    let mut lower = c.to_lowercase();
-    match (lower.next(), lower.next()) {
-        (Some(one), None) => one,
-        _ => c,
+    match c {
+        '\u{130}' => 'i',
+        '\u{212A}' => 'k',
+        c => c.to_ascii_lowercase(),
     }
 }
 
