@@ -117,10 +117,8 @@ fn change(
         Ok(m) => m,
         Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
     };
-    match noop::is_noop(request) {
-        Ok(true) => return noop_verdict(old.as_ref(), kind, &target, settings, user),
-        Ok(false) => {}
-        Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
+    if noop::is_noop(request, &field_manager) {
+        return noop_verdict(old.as_ref(), kind, &target, settings, user);
     }
     let reconciler = reconciler::applies(&field_manager) || settings.reconcilers.matches(user);
 
