@@ -66,7 +66,7 @@ pub fn judge(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     }
     if namespace::is_namespace(request) {
         return match request.operation {
-            Operation::Delete => namespace::delete(request, ctx),
+            Operation::Delete => namespace::delete(request, settings, ctx),
             _ => Verdict::allow(),
         };
     }

@@ -4,14 +4,18 @@
 //! The namespace controller then deletes them with requests this policy
 //! lets through ([`crate::deletion::NAMESPACE_CONTROLLER`]); refusing those
 //! would leave the Namespace stuck in Terminating with nobody told why. So
-//! the prune hazard of each Kustomization the Namespace holds is judged here,
-//! with the rule a DELETE of it gets ([`crate::prune::delete`]), read from
-//! the cluster (`contextAwareResources`: Kustomizations).
+//! each Kustomization the Namespace holds, read from the cluster
+//! (`contextAwareResources`: Kustomizations), is judged here as the DELETE of
+//! it by the person deleting the Namespace ([`crate::deletion::delete`]): the
+//! prune hazard, and, with `resumers` listed, who may end a suspension by
+//! deleting it (a parent Kustomization re-creates the Namespace and its
+//! children from Git, unsuspended).
 
 use guard_core::{AdmissionRequest, Context, Verdict};
 
+use crate::deletion;
 use crate::kinds;
-use crate::prune;
+use crate::settings::Settings;
 
 /// The Kustomization API the policy lists.
 const KUSTOMIZATION_API: &str = "kustomize.toolkit.fluxcd.io/v1";
@@ -21,7 +25,7 @@ pub fn is_namespace(request: &AdmissionRequest) -> bool {
     request.kind.group.is_empty() && request.kind.kind == "Namespace"
 }
 
-pub fn delete(request: &AdmissionRequest, ctx: &Context<'_>) -> Verdict {
+pub fn delete(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
     let Some(kind) = kinds::find(guard_core::flux::KUSTOMIZE, "Kustomization") else {
         return Verdict::allow();
     };
@@ -42,14 +46,15 @@ pub fn delete(request: &AdmissionRequest, ctx: &Context<'_>) -> Verdict {
     let mut refusals = Vec::new();
     let mut warnings = Vec::new();
     for item in &items {
-        // Judged as the DELETE the namespace controller will send for it.
+        // Judged as a DELETE of it by whoever deletes the Namespace: the
+        // namespace controller's own follow-up is let through.
         let text = format!(
             r#"{{"operation":"DELETE","kind":{{"group":"{g}","version":"v1","kind":"Kustomization"}},"resource":{{"group":"{g}","version":"v1","resource":"kustomizations"}},"namespace":{ns},"oldObject":{item}}}"#,
             g = guard_core::flux::KUSTOMIZE,
             ns = serde_json::Value::String(namespace.to_string()),
             item = item.get()
         );
-        let one = match serde_json::from_str::<AdmissionRequest>(&text) {
+        let mut one = match serde_json::from_str::<AdmissionRequest>(&text) {
             Ok(one) => one,
             Err(e) => {
                 return Verdict::deny(format!(
@@ -57,7 +62,8 @@ pub fn delete(request: &AdmissionRequest, ctx: &Context<'_>) -> Verdict {
                 ))
             }
         };
-        let verdict = prune::delete(&one, &kind);
+        one.user_info = request.user_info.clone();
+        let verdict = deletion::delete(&one, &kind, settings);
         match verdict.message {
             Some(message) if !verdict.allowed => refusals.push(message),
             _ => warnings.extend(verdict.warnings),
@@ -95,6 +101,10 @@ mod tests {
     }
 
     fn judged(objects: &[Recorded]) -> Verdict {
+        judged_with(objects, "{}")
+    }
+
+    fn judged_with(objects: &[Recorded], settings: &str) -> Verdict {
         let cluster = RecordedCluster::new(objects);
         let r = RequestBuilder::new("DELETE")
             .kind("", "v1", "Namespace")
@@ -106,7 +116,8 @@ mod tests {
                                "metadata": {"name": "tenant-a"}}))
             .build();
         let now: Timestamp = "2026-11-20T10:00:00Z".parse().unwrap();
-        delete(&r, &Context::new(now, &cluster))
+        let settings = guard_core::settings::parse::<Settings>(settings.as_bytes()).unwrap();
+        delete(&r, &settings, &Context::new(now, &cluster))
     }
 
     fn kustomization(annotations: Value, spec: Value) -> Value {
@@ -131,6 +142,32 @@ mod tests {
         let v = judged(&[recorded(Some(suspended), None)]);
         assert!(v.allowed && v.warnings.len() == 1, "{v:?}");
         assert_eq!(judged(&[]), Verdict::allow());
+    }
+
+    /// With `resumers` listed, deleting the Namespace of a suspended
+    /// Kustomization ends its suspension as deleting it would: only they may.
+    #[test]
+    fn only_resumers_may_delete_a_namespace_holding_a_suspension() {
+        let suspended = kustomization(
+            json!({"reconcile.fluxcd.io/suspended": "INC-1 cutover"}),
+            json!({"prune": true, "suspend": true}),
+        );
+        let objects = [recorded(Some(suspended), None)];
+        let v = judged_with(&objects, r#"{"resumers":{"groups":["platform"]}}"#);
+        assert!(!v.allowed);
+        assert!(v
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .contains("\nalice may not delete Kustomization tenant-a/apps while it is suspended"));
+        let v = judged_with(&objects, r#"{"resumers":{"users":["alice"]}}"#);
+        assert!(v.allowed, "{v:?}");
+        let running = kustomization(json!({}), json!({"prune": true}));
+        let v = judged_with(
+            &[recorded(Some(running), None)],
+            r#"{"resumers":{"groups":["platform"]}}"#,
+        );
+        assert!(v.allowed, "{v:?}");
     }
 
     #[test]
