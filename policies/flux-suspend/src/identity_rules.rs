@@ -86,7 +86,7 @@ pub(crate) fn check_delete(
 }
 
 /// The listed identities as the refusal names them, so the person knows whom to ask.
-fn list_identities(ids: &Identities) -> String {
+pub(crate) fn list_identities(ids: &Identities) -> String {
     let mut parts = Vec::new();
     for (label, list) in [
         ("users", &ids.users),

@@ -19,7 +19,7 @@ use crate::reconciler;
 use crate::refusals::{annotation_only_refused, missing_reason, refused_reason, Write};
 use crate::settings::{Mode, Settings};
 use crate::view::{self, State};
-use crate::warnings::{mirror_note, state_warnings, KeptBy};
+use crate::warnings::{mirror_note, resume_hint, state_warnings, KeptBy};
 use guard_core::edit::RawObject;
 
 /// How the request moves the object's effective suspend state.
@@ -200,7 +200,7 @@ fn change(
         } else {
             KeptBy::Others(Vec::new())
         };
-        verdict = verdict.warn(mirror_note(*how, &kept_by, &target, kind, settings));
+        verdict = verdict.warn(mirror_note(*how, &kept_by, &target, kind, settings, user));
     }
     verdict = verdict.with_warnings(state_warnings(
         change,
@@ -289,9 +289,9 @@ fn noop_verdict(
     Verdict::allow().warn(format!(
         "{} stays suspended by annotation {SUSPEND_ANNOTATION}: this request changed nothing and \
          named no field manager, as `flux resume` sends when spec.suspend is not set (and as \
-         `flux migrate` and Flux Operator's storage migration do); to resume it run `{}`",
+         `flux migrate` and Flux Operator's storage migration do); to resume it {}",
         target.describe(),
-        commands::resume(target, kind, settings)
+        resume_hint(target, kind, settings, user)
     ))
 }
 

@@ -1,9 +1,10 @@
 //! Warnings: what mirroring changed and the effective state the request left.
 
 use guard_core::object::ObjectName;
-use guard_core::{names, Timestamp};
+use guard_core::{names, Timestamp, UserInfo};
 
 use crate::commands;
+use crate::identity_rules::list_identities;
 use crate::judge::Change;
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::mirror::Mirrored;
@@ -21,6 +22,25 @@ pub(crate) enum KeptBy {
     Others(Vec<String>),
 }
 
+/// How `user` resumes: the command, or, when `resumers` are listed and they
+/// are not one, whom to ask (a command they would be refused is no help).
+/// Follows "to resume" or "to resume it".
+pub(crate) fn resume_hint(
+    target: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    user: &UserInfo,
+) -> String {
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(user) {
+        return format!("run `{}`", commands::resume(target, kind, settings));
+    }
+    format!(
+        "ask one of the flux-suspend policy's resumers ({})",
+        list_identities(resumers)
+    )
+}
+
 /// What mirroring did to the request, which the person did not ask for.
 pub(crate) fn mirror_note(
     how: Mirrored,
@@ -28,6 +48,7 @@ pub(crate) fn mirror_note(
     target: &ObjectName<'_>,
     kind: &Kind,
     settings: &Settings,
+    user: &UserInfo,
 ) -> String {
     let honoured = kind.honoured_mechanism();
     let what = target.describe();
@@ -43,13 +64,13 @@ pub(crate) fn mirror_note(
             ),
             KeptBy::Others(managers) => format!(
                 "{what}: the apply left annotation {SUSPEND_ANNOTATION}, which was set outside \
-                 the manifest{}, so {honoured} is kept; to resume run `{}`",
+                 the manifest{}, so {honoured} is kept; to resume {}",
                 if managers.is_empty() {
                     String::new()
                 } else {
                     format!(" (field manager {})", managers.join(", "))
                 },
-                commands::resume(target, kind, settings)
+                resume_hint(target, kind, settings, user)
             ),
         },
         Mirrored::ResumedByAnnotation => format!(
