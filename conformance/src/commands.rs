@@ -119,6 +119,23 @@ pub struct Command {
     pub name: String,
     pub namespace: Option<String>,
     pub action: Action,
+    /// `--field-manager` when given; otherwise the client's default.
+    pub field_manager: Option<String>,
+}
+
+impl Command {
+    /// The field manager the client names (none for the flux CLI).
+    fn field_manager(&self) -> Option<&str> {
+        self.field_manager
+            .as_deref()
+            .or_else(|| self.action.default_field_manager())
+    }
+
+    /// The manager kube-apiserver records in managedFields: the client's
+    /// field manager, or the first word of its user agent, `flux`.
+    fn manager(&self) -> &str {
+        self.field_manager().unwrap_or("flux")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -134,18 +151,15 @@ pub enum Action {
 }
 
 impl Action {
-    /// The field manager the client names (none for the flux CLI).
-    fn field_manager(&self) -> Option<&'static str> {
+    /// The field manager kubectl names by default (`--field-manager`'s
+    /// default, kubernetes/kubectl `pkg/cmd/annotate/annotate.go` and
+    /// `pkg/cmd/patch/patch.go`, commit dee3483a); none for the flux CLI.
+    fn default_field_manager(&self) -> Option<&'static str> {
         match self {
             Action::Annotate { .. } => Some("kubectl-annotate"),
             Action::MergePatch(_) => Some("kubectl-patch"),
             Action::FluxSuspend | Action::FluxResume => None,
         }
-    }
-
-    /// The manager kube-apiserver records in managedFields.
-    fn manager(&self) -> &'static str {
-        self.field_manager().unwrap_or("flux")
     }
 }
 
@@ -193,6 +207,7 @@ fn kubectl(words: &[String]) -> Result<Command, String> {
     let mut overwrite = false;
     let mut patch_type = None;
     let mut patch = None;
+    let mut field_manager = None;
     let mut positional = Vec::new();
     let mut it = words.iter();
     while let Some(word) = it.next() {
@@ -210,6 +225,9 @@ fn kubectl(words: &[String]) -> Result<Command, String> {
             w if w.starts_with("--type") => patch_type = Some(value("--type")?),
             w if w == "-p" || w.starts_with("--patch") => {
                 patch = Some(value(if w == "-p" { "-p" } else { "--patch" })?)
+            }
+            w if w.starts_with("--field-manager") => {
+                field_manager = Some(value("--field-manager")?)
             }
             w if w.starts_with('-') => return Err(format!("unsupported flag {w}")),
             _ => positional.push(word.clone()),
@@ -257,6 +275,7 @@ fn kubectl(words: &[String]) -> Result<Command, String> {
         name,
         namespace,
         action,
+        field_manager,
     })
 }
 
@@ -322,6 +341,7 @@ fn flux(words: &[String]) -> Result<Command, String> {
         name: name.to_string(),
         namespace: Some(namespace),
         action,
+        field_manager: None,
     })
 }
 
@@ -493,15 +513,7 @@ fn stored(request: &Value, response: &Value) -> Result<Value, String> {
     };
     match (allowed, operation) {
         (true, "DELETE") => Err("the object was deleted".to_string()),
-        (true, _) => {
-            let mut object = pick("object")?;
-            let ops: json_patch::Patch =
-                serde_json::from_value(Value::Array(decoded_patch(response)?))
-                    .map_err(|e| format!("unreadable patch: {e}"))?;
-            json_patch::patch(&mut object, &ops)
-                .map_err(|e| format!("patch does not apply: {e}"))?;
-            Ok(object)
-        }
+        (true, _) => with_patch(pick("object")?, response),
         (false, "CREATE") => pick("object"),
         (false, _) => pick("oldObject"),
     }
@@ -581,41 +593,111 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
     let patch = patch_for(&command.action, &object)?;
     let mut patched = object.clone();
     json_patch::merge(&mut patched, &patch);
-    record_manager(&mut patched, command.action.manager(), &patch, case.now);
+    record_manager(&mut patched, command.manager(), &patch, case.now);
 
+    // The audit scanner replays stored objects as CREATEs without userInfo:
+    // the object exists, so the person's command is an UPDATE of it.
+    let replay = request
+        .pointer("/userInfo/username")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty();
     let refused_create = request.get("operation").and_then(Value::as_str) == Some("CREATE")
         && response.get("allowed") != Some(&Value::Bool(true))
-        && own;
-    let (operation, old, options) = if refused_create {
-        ("CREATE", Value::Null, "CreateOptions")
+        && own
+        && !replay;
+    let resource = if own {
+        request.get("resource").cloned().unwrap_or(Value::Null)
     } else {
-        ("UPDATE", object.clone(), "UpdateOptions")
+        let resource = command.resource.split('.').next().unwrap_or("");
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        json!({"group": group, "version": version, "resource": resource})
+    };
+    let write = Write {
+        name: &command.name,
+        resource,
+        user: person(&request),
+        field_manager: command.field_manager(),
+    };
+    let old = if refused_create {
+        Value::Null
+    } else {
+        object.clone()
+    };
+    let answer = judge_write(entry, case, &write, patched.clone(), old)?;
+    if answer.get("allowed") != Some(&Value::Bool(true)) {
+        let message = answer
+            .pointer("/status/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let operation = if refused_create { "CREATE" } else { "UPDATE" };
+        return Err(format!("the follow-up {operation} is refused: {message}"));
+    }
+    if suggested(&answer).iter().any(|c| c == text) {
+        return Err("the follow-up suggests the same command again".to_string());
+    }
+    if refused_create {
+        return Ok(());
+    }
+    let stored = with_patch(patched, &answer)?;
+    // The values the owners set: the case's object as its writer sent it,
+    // before the policy's patch, which belongs to no manager.
+    let sent = request.get("object").filter(|o| o.is_object());
+    let owners_values = match sent {
+        Some(sent) if own && response.get("allowed") == Some(&Value::Bool(true)) => sent,
+        _ => &object,
+    };
+    owner_apply::survives(entry, case, &write, &object, owners_values, stored)
+}
+
+/// One write to judge: who sends it, for which object, under which manager.
+struct Write<'a> {
+    name: &'a str,
+    /// The request's `resource`.
+    resource: Value,
+    user: Value,
+    field_manager: Option<&'a str>,
+}
+
+/// Judges the request kube-apiserver sends for a write of `object` over
+/// `old` (a CREATE when `old` is null), with the case's policy and settings.
+fn judge_write(
+    entry: &Entry,
+    case: &Case,
+    write: &Write<'_>,
+    object: Value,
+    old: Value,
+) -> Result<Value, String> {
+    let (operation, options) = if old.is_null() {
+        ("CREATE", "CreateOptions")
+    } else {
+        ("UPDATE", "UpdateOptions")
     };
     let mut opts = json!({"kind": options, "apiVersion": "meta.k8s.io/v1"});
-    if let (Some(manager), Some(map)) = (command.action.field_manager(), opts.as_object_mut()) {
+    if let (Some(manager), Some(map)) = (write.field_manager, opts.as_object_mut()) {
         map.insert("fieldManager".into(), json!(manager));
     }
-    let api_version = patched
+    let api_version = object
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = patched.get("kind").cloned().unwrap_or(Value::Null);
-    let resource = if own {
-        request.get("resource").cloned().unwrap_or(Value::Null)
-    } else {
-        json!({"group": group, "version": version, "resource": command.resource.split('.').next().unwrap_or("")})
-    };
-    let gvk = json!({"group": group, "version": version, "kind": kind});
+    let gvk = json!({"group": group, "version": version, "kind": object.get("kind").cloned().unwrap_or(Value::Null)});
+    let request = case.admission_request();
     let uid = request.get("uid").and_then(Value::as_str).unwrap_or("");
     let follow = json!({
         "uid": format!("{uid}-follow-up"),
-        "kind": gvk, "resource": resource, "requestKind": gvk, "requestResource": resource,
-        "name": command.name,
-        "namespace": patched.pointer("/metadata/namespace").cloned().unwrap_or(json!("")),
+        "kind": gvk, "resource": write.resource, "requestKind": gvk,
+        "requestResource": write.resource,
+        "name": write.name,
+        "namespace": object.pointer("/metadata/namespace").cloned().unwrap_or(json!("")),
         "operation": operation,
-        "userInfo": person(&request),
-        "object": patched,
+        "userInfo": write.user,
+        "object": object,
         "oldObject": old,
         "dryRun": false,
         "options": opts,
@@ -623,18 +705,368 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
     let mut next = case.clone();
     next.request = follow;
     next.policy_mode = PolicyMode::Protect;
-    let answer = crate::evaluate_native(entry, &next)?;
-    if answer.get("allowed") != Some(&Value::Bool(true)) {
+    crate::evaluate_native(entry, &next)
+}
+
+/// `object` with the policy's patch from `answer` applied: what is stored.
+fn with_patch(mut object: Value, answer: &Value) -> Result<Value, String> {
+    let ops: json_patch::Patch = serde_json::from_value(Value::Array(decoded_patch(answer)?))
+        .map_err(|e| format!("unreadable patch: {e}"))?;
+    json_patch::patch(&mut object, &ops).map_err(|e| format!("patch does not apply: {e}"))?;
+    Ok(object)
+}
+
+/// The next apply of the Kustomization that owns an object, simulated on the
+/// object a suggested command left: the command's effect must survive it.
+///
+/// What kustomize-controller does, read in its source:
+/// - it labels every object it applies `kustomize.toolkit.fluxcd.io/name`
+///   (fluxcd/pkg `ssa/manager.go` `SetOwnerLabels`, commit e2cfd1a2);
+/// - before applying, unless the object is annotated
+///   `kustomize.toolkit.fluxcd.io/ssa: Merge` (any case, `utils.AnyInMetadata`),
+///   it renames the managedFields entries of managers starting with
+///   `kubectl` (Apply and Update), `before-first-apply` (Update) and its own
+///   `Update` entries into its `Apply` entry (fluxcd/kustomize-controller
+///   `internal/controller/kustomization_controller.go` `apply`,
+///   `ApplyCleanupOptions.FieldManagers`, commit 186fb3b2; fluxcd/pkg
+///   `ssa/patch.go` `PatchReplaceFieldsManagers` and `matchFieldManager`,
+///   `ssa/manager_apply.go` `cleanupMetadata`, a JSON patch under field
+///   manager `kustomize-controller`);
+/// - its server-side apply then sets the fields of the manifest and removes
+///   the fields its `Apply` entry owned that the manifest no longer states,
+///   unless another manager owns them too.
+///
+/// The manifest in Git is taken to be what the owner's `Apply` entry owned
+/// before the command, with the values they had then.
+mod owner_apply {
+    use super::{judge_write, merge_fields, with_patch, Write};
+    use crate::case::Case;
+    use guard_core::Entry;
+    use serde_json::{json, Map, Value};
+
+    const OWNER_LABEL: &str = "kustomize.toolkit.fluxcd.io/name";
+    const SSA_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/ssa";
+    const APPLIER: &str = "kustomize-controller";
+    const APPLIER_USER: &str = "system:serviceaccount:flux-system:kustomize-controller";
+
+    /// Does the object's owner apply it (and the command need survive that)?
+    fn owned(object: &Value) -> bool {
+        object
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(OWNER_LABEL))
+            .is_some()
+    }
+
+    /// Objects annotated `ssa: Merge` skip the managedFields cleanup.
+    fn merge_only(object: &Value) -> bool {
+        ["labels", "annotations"].iter().any(|map| {
+            object
+                .pointer(&format!("/metadata/{map}"))
+                .and_then(|m| m.get(SSA_ANNOTATION))
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.eq_ignore_ascii_case("merge"))
+        })
+    }
+
+    fn text<'a>(entry: &'a Value, key: &str) -> &'a str {
+        entry.get(key).and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// An entry whose fields the cleanup hands to the owner's apply.
+    fn taken_over(entry: &Value) -> bool {
+        let manager = text(entry, "manager");
+        text(entry, "subresource").is_empty()
+            && match text(entry, "operation") {
+                "Apply" => manager.starts_with("kubectl"),
+                "Update" => {
+                    manager.starts_with("kubectl")
+                        || manager.starts_with("before-first-apply")
+                        || manager.starts_with(APPLIER)
+                }
+                _ => false,
+            }
+    }
+
+    fn is_applier(entry: &Value) -> bool {
+        text(entry, "manager") == APPLIER
+            && text(entry, "operation") == "Apply"
+            && text(entry, "subresource").is_empty()
+    }
+
+    fn entries(object: &Value) -> Vec<Value> {
+        object
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The fields the owner's apply entry holds (`{}` when it has none).
+    fn applier_fields(object: &Value) -> Value {
+        entries(object)
+            .iter()
+            .find(|e| is_applier(e))
+            .and_then(|e| e.get("fieldsV1").cloned())
+            .unwrap_or_else(|| json!({}))
+    }
+
+    /// Replaces the managedFields entries.
+    fn set_entries(object: &mut Value, list: Vec<Value>) {
+        if let Some(slot) = object.pointer_mut("/metadata/managedFields") {
+            *slot = Value::Array(list);
+        }
+    }
+
+    /// The cleanup: entries taken over merge into the owner's apply entry.
+    fn take_over(object: &mut Value) -> bool {
+        let all = entries(object);
+        if !all.iter().any(taken_over) {
+            return false;
+        }
+        let mut fields = applier_fields(object);
+        let mut kept = Vec::new();
+        let mut applier = None;
+        for entry in all {
+            if taken_over(&entry) {
+                if let Some(f) = entry.get("fieldsV1") {
+                    merge_fields(&mut fields, f);
+                }
+                if applier.is_none() {
+                    applier = Some(entry);
+                }
+            } else if is_applier(&entry) {
+                applier = Some(entry);
+            } else {
+                kept.push(entry);
+            }
+        }
+        let mut applier = applier.unwrap_or_else(|| json!({}));
+        if let Some(map) = applier.as_object_mut() {
+            map.insert("manager".into(), json!(APPLIER));
+            map.insert("operation".into(), json!("Apply"));
+            map.insert("fieldsV1".into(), fields);
+        }
+        kept.push(applier);
+        set_entries(object, kept);
+        true
+    }
+
+    /// The field paths a `fieldsV1` set holds, by member name. A member
+    /// keyed by list item or value (`k:`, `v:`, `i:`) is taken whole.
+    fn leaves(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let children: Vec<(&String, &Value)> = fields
+            .as_object()
+            .map(|m| m.iter().filter(|(k, _)| k.as_str() != ".").collect())
+            .unwrap_or_default();
+        let named = children.iter().all(|(k, _)| k.starts_with("f:"));
+        if children.is_empty() || !named {
+            if !prefix.is_empty() {
+                out.push(prefix.clone());
+            }
+            return;
+        }
+        for (k, v) in children {
+            prefix.push(k.trim_start_matches("f:").to_string());
+            leaves(v, prefix, out);
+            prefix.pop();
+        }
+    }
+
+    fn paths(fields: &Value) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        leaves(fields, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn get<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
+        path.iter().try_fold(object, |v, k| v.get(k))
+    }
+
+    fn remove(object: &mut Value, path: &[String]) {
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut at = object;
+        for k in parents {
+            match at.get_mut(k) {
+                Some(next) => at = next,
+                None => return,
+            }
+        }
+        if let Some(map) = at.as_object_mut() {
+            map.remove(last);
+        }
+    }
+
+    fn set(object: &mut Value, path: &[String], value: Value) {
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut at = object;
+        for k in parents {
+            let Some(map) = at.as_object_mut() else {
+                return;
+            };
+            at = map
+                .entry(k.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+        if let Some(map) = at.as_object_mut() {
+            map.insert(last.clone(), value);
+        }
+    }
+
+    /// The owner's server-side apply of `git` (its manifest: `manifest`
+    /// fields with their values in `git`) over `current`.
+    fn apply(current: &Value, git: &Value, manifest: &Value) -> Value {
+        let mut object = current.clone();
+        let wanted = paths(manifest);
+        let mut others = json!({});
+        for entry in entries(current) {
+            if !is_applier(&entry) && text(&entry, "subresource").is_empty() {
+                if let Some(f) = entry.get("fieldsV1") {
+                    merge_fields(&mut others, f);
+                }
+            }
+        }
+        let other_paths = paths(&others);
+        for path in paths(&applier_fields(current)) {
+            let stated = wanted
+                .iter()
+                .any(|w| path.starts_with(w) || w.starts_with(&path));
+            let shared = other_paths
+                .iter()
+                .any(|o| path.starts_with(o) || o.starts_with(&path));
+            if !stated && !shared {
+                remove(&mut object, &path);
+            }
+        }
+        for path in &wanted {
+            if let Some(value) = get(git, path) {
+                set(&mut object, path, value.clone());
+            }
+        }
+        let mut list: Vec<Value> = entries(current)
+            .into_iter()
+            .filter(|e| !is_applier(e))
+            .collect();
+        list.push(
+            json!({"manager": APPLIER, "operation": "Apply", "fieldsType": "FieldsV1",
+                         "apiVersion": current.get("apiVersion").cloned().unwrap_or(Value::Null),
+                         "fieldsV1": manifest}),
+        );
+        set_entries(&mut object, list);
+        object
+    }
+
+    fn refused(answer: &Value, what: &str) -> Result<(), String> {
+        if answer.get("allowed") == Some(&Value::Bool(true)) {
+            return Ok(());
+        }
         let message = answer
             .pointer("/status/message")
             .and_then(Value::as_str)
             .unwrap_or("");
-        return Err(format!("the follow-up {operation} is refused: {message}"));
+        Err(format!("{what} is refused: {message}"))
     }
-    if suggested(&answer).iter().any(|c| c == text) {
-        return Err("the follow-up suggests the same command again".to_string());
+
+    /// Runs the owner's next reconcile over `stored` (what the command left
+    /// of `before`; `git` holds the values the owners last set) through the
+    /// policy; `Err` says what it undoes or refuses.
+    pub(super) fn survives(
+        entry: &Entry,
+        case: &Case,
+        write: &Write<'_>,
+        before: &Value,
+        git: &Value,
+        stored: Value,
+    ) -> Result<(), String> {
+        if !owned(before) {
+            return Ok(());
+        }
+        let applier = Write {
+            name: write.name,
+            resource: write.resource.clone(),
+            user: json!({"username": APPLIER_USER, "groups": [
+                "system:serviceaccounts", "system:serviceaccounts:flux-system",
+                "system:authenticated"]}),
+            field_manager: Some(APPLIER),
+        };
+        let mut current = stored.clone();
+        let mut cleaned = stored.clone();
+        if !merge_only(before) && !merge_only(&stored) && take_over(&mut cleaned) {
+            let answer = judge_write(entry, case, &applier, cleaned.clone(), stored.clone())?;
+            refused(&answer, "the owner's managedFields cleanup")?;
+            current = with_patch(cleaned, &answer)?;
+        }
+        let applied = apply(&current, git, &applier_fields(before));
+        let answer = judge_write(entry, case, &applier, applied.clone(), current)?;
+        refused(&answer, "the owner's next apply")?;
+        let after = with_patch(applied, &answer)?;
+        for path in ["/metadata/annotations", "/metadata/labels", "/spec"] {
+            let (was, is) = (stored.pointer(path), after.pointer(path));
+            if was != is {
+                return Err(format!(
+                    "the owner's next apply undoes it: {path} is {} after the command and {} after \
+                     the apply",
+                    was.map_or("absent".to_string(), Value::to_string),
+                    is.map_or("absent".to_string(), Value::to_string)
+                ));
+            }
+        }
+        Ok(())
     }
-    Ok(())
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn object(managed: Value) -> Value {
+            json!({"apiVersion": "v1", "metadata": {
+                "labels": {OWNER_LABEL: "apps"},
+                "annotations": {"a": "git", "b": "kubectl", "c": "mine"},
+                "managedFields": managed}, "spec": {"x": 1}})
+        }
+
+        #[test]
+        fn kubectl_fields_are_taken_over_and_dropped_others_stay() {
+            let managed = json!([
+                {"manager": APPLIER, "operation": "Apply",
+                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:a": {}}}, "f:spec": {"f:x": {}}}},
+                {"manager": "kubectl-annotate", "operation": "Update",
+                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:b": {}}}}},
+                {"manager": "flux-suspend", "operation": "Update",
+                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:c": {}}}}}
+            ]);
+            let before = object(managed);
+            let mut cleaned = before.clone();
+            assert!(take_over(&mut cleaned));
+            let applied = apply(&cleaned, &before, &applier_fields(&before));
+            assert_eq!(
+                applied.pointer("/metadata/annotations").unwrap(),
+                &json!({"a": "git", "c": "mine"})
+            );
+            assert_eq!(applied.pointer("/spec").unwrap(), &json!({"x": 1}));
+            assert_eq!(entries(&applied).len(), 2);
+        }
+
+        #[test]
+        fn the_manifest_restores_its_values_and_merge_objects_are_left_alone() {
+            let managed = json!([
+                {"manager": APPLIER, "operation": "Apply",
+                 "fieldsV1": {"f:spec": {"f:x": {}}}}
+            ]);
+            let before = object(managed);
+            let mut changed = before.clone();
+            changed["spec"]["x"] = json!(2);
+            let applied = apply(&changed, &before, &applier_fields(&before));
+            assert_eq!(applied.pointer("/spec/x"), Some(&json!(1)));
+            let mut merge = before.clone();
+            merge["metadata"]["annotations"][SSA_ANNOTATION] = json!("merge");
+            assert!(merge_only(&merge));
+            assert!(!merge_only(&before));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,35 @@
 //! The exact commands refusals and warnings suggest: the fix, ready to paste.
+//!
+//! Every kubectl command names the field manager [`FIELD_MANAGER`], so that
+//! its effect survives the next apply of a Flux object's owner. Before each
+//! apply, kustomize-controller takes over the fields of managers whose name
+//! starts with `kubectl` (and `before-first-apply`, and its own `Update`
+//! entries), then its server-side apply removes those absent from Git
+//! (fluxcd/kustomize-controller `internal/controller/kustomization_controller.go`
+//! `apply`, `ApplyCleanupOptions.FieldManagers`, commit 186fb3b2; fluxcd/pkg
+//! `ssa/patch.go` `PatchReplaceFieldsManagers`, prefix match in
+//! `matchFieldManager`, commit e2cfd1a2). Flux Operator takes over the same
+//! `kubectl` prefix (controlplaneio-fluxcd/flux-operator
+//! `internal/controller/common.go` `takeOwnershipFrom`, commit 17c6aead). An
+//! annotation set by `kubectl annotate` under its default manager
+//! `kubectl-annotate` would be removed at the owner's next reconcile; one set
+//! under `flux-suspend` is left alone. `--field-manager` is a flag of both
+//! `kubectl annotate` and `kubectl patch` (kubernetes/kubectl
+//! `pkg/cmd/util/helpers.go` `AddFieldManagerFlagVar`, commit dee3483a).
 
 use guard_core::names::shell_quoted;
 use guard_core::object::ObjectName;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::{Mode, Settings};
+
+/// The field manager every suggested kubectl command names.
+pub const FIELD_MANAGER: &str = "flux-suspend";
+
+/// `--field-manager=flux-suspend`, the last word of every suggested command.
+fn manager_flag() -> String {
+    format!("--field-manager={FIELD_MANAGER}")
+}
 
 /// A reason to fill in, shaped by what the settings require: a ticket
 /// first, so that it also fits a ticket pattern such as `^[A-Z]+-[0-9]+ `.
@@ -33,6 +58,7 @@ pub fn suspend(
             &[
                 "--overwrite",
                 &format!("{SUSPEND_ANNOTATION}={}", shell_quoted(&reason)),
+                &manager_flag(),
             ],
         ),
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => {
@@ -52,16 +78,20 @@ pub fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> Stri
 
 /// Removes the annotation alone.
 pub fn unannotate(object: &ObjectName<'_>) -> String {
-    object.kubectl("annotate", &[&format!("{SUSPEND_ANNOTATION}-")])
+    object.kubectl(
+        "annotate",
+        &[&format!("{SUSPEND_ANNOTATION}-"), &manager_flag()],
+    )
 }
 
 /// Sets the honoured mechanism beside the annotation already there.
 pub fn honour(object: &ObjectName<'_>, kind: &Kind) -> String {
     match kind.honours {
         Honours::SpecSuspend => patch(object, r#"{"spec":{"suspend":true}}"#),
-        Honours::DisableAnnotation(key) => {
-            object.kubectl("annotate", &["--overwrite", &format!("{key}={DISABLED}")])
-        }
+        Honours::DisableAnnotation(key) => object.kubectl(
+            "annotate",
+            &["--overwrite", &format!("{key}={DISABLED}"), &manager_flag()],
+        ),
     }
 }
 
@@ -91,7 +121,10 @@ fn merge_patch(object: &ObjectName<'_>, kind: &Kind, reason_json: &str, on: bool
 
 /// `kubectl patch` with this merge patch.
 fn patch(object: &ObjectName<'_>, body: &str) -> String {
-    object.kubectl("patch", &["--type=merge", "-p", &shell_quoted(body)])
+    object.kubectl(
+        "patch",
+        &["--type=merge", "-p", &shell_quoted(body), &manager_flag()],
+    )
 }
 
 #[cfg(test)]
@@ -136,15 +169,15 @@ mod tests {
         let (ks, k) = ks();
         assert_eq!(
             suspend(&ks, &k, &s, None),
-            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>'"
+            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>' --field-manager=flux-suspend"
         );
         assert_eq!(
             resume(&ks, &k, &s),
-            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended-"
+            "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended- --field-manager=flux-suspend"
         );
         assert!(
             suspend(&ks, &k, &settings(r#"{"requireExpiry":true}"#), None)
-                .contains("until=<RFC 3339 time>'")
+                .contains("until=<RFC 3339 time>' --field-manager=flux-suspend")
         );
     }
 
@@ -154,11 +187,11 @@ mod tests {
         let ((ks, k), (rs, r)) = (ks(), rs());
         assert_eq!(
             suspend(&ks, &k, &s, None),
-            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket> <why>"}},"spec":{"suspend":true}}'"#
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket> <why>"}},"spec":{"suspend":true}}' --field-manager=flux-suspend"#
         );
         assert_eq!(
             resume(&rs, &r, &s),
-            r#"kubectl patch resourcesets.fluxcd.controlplane.io tenants --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null,"fluxcd.controlplane.io/reconcile":null}}}'"#
+            r#"kubectl patch resourcesets.fluxcd.controlplane.io tenants --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null,"fluxcd.controlplane.io/reconcile":null}}}' --field-manager=flux-suspend"#
         );
     }
 
@@ -168,11 +201,11 @@ mod tests {
         let (ks, k) = ks();
         assert_eq!(
             suspend(&ks, &k, &s, Some(r#"INC-1 Bob's "fix""#)),
-            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 Bob'\''s \"fix\""}},"spec":{"suspend":true}}'"#
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 Bob'\''s \"fix\""}},"spec":{"suspend":true}}' --field-manager=flux-suspend"#
         );
         assert_eq!(
             suspend(&ks, &k, &settings("{}"), Some("it's INC-2")),
-            r#"kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='it'\''s INC-2'"#
+            r#"kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='it'\''s INC-2' --field-manager=flux-suspend"#
         );
     }
 
@@ -181,11 +214,11 @@ mod tests {
         let ((ks, k), (rs, r)) = (ks(), rs());
         assert_eq!(
             honour(&ks, &k),
-            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"spec":{"suspend":true}}'"#
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"spec":{"suspend":true}}' --field-manager=flux-suspend"#
         );
         assert_eq!(
             honour(&rs, &r),
-            "kubectl annotate resourcesets.fluxcd.controlplane.io tenants --overwrite fluxcd.controlplane.io/reconcile=disabled"
+            "kubectl annotate resourcesets.fluxcd.controlplane.io tenants --overwrite fluxcd.controlplane.io/reconcile=disabled --field-manager=flux-suspend"
         );
         assert_eq!(
             manifest(&settings("{}")),

@@ -13,7 +13,7 @@ use crate::settings::Settings;
 /// passes the request on as it is). kube-apiserver never sends an empty
 /// username: an unauthenticated request is `system:anonymous`
 /// (k8s.io/apiserver `pkg/authentication/request/anonymous`).
-fn audit_replay(create: bool, user: &UserInfo) -> bool {
+pub(crate) fn audit_replay(create: bool, user: &UserInfo) -> bool {
     create && user.username.is_empty()
 }
 
@@ -60,8 +60,33 @@ pub(crate) fn check_identity(
     ))
 }
 
+/// Deleting a suspended object, with `resumers` listed: re-created
+/// unsuspended it would be resumed, so only the resumers may delete it.
+pub(crate) fn check_delete(
+    settings: &Settings,
+    user: &UserInfo,
+    target: &ObjectName<'_>,
+) -> Option<Verdict> {
+    let list = &settings.resumers;
+    if list.is_empty() || list.matches(user) {
+        return None;
+    }
+    Some(Verdict::deny_with_code(
+        format!(
+            "{} may not delete {} while it is suspended: created again without the suspension, \
+             it would be resumed, and the flux-suspend policy allows only its resumers ({}) to \
+             resume it. Ask one of them to resume it first, or an administrator to extend the \
+             resumers setting.",
+            identity::describe(user),
+            target.describe(),
+            list_identities(list)
+        ),
+        403,
+    ))
+}
+
 /// The listed identities as the refusal names them, so the person knows whom to ask.
-fn list_identities(ids: &Identities) -> String {
+pub(crate) fn list_identities(ids: &Identities) -> String {
     let mut parts = Vec::new();
     for (label, list) in [
         ("users", &ids.users),

@@ -2,20 +2,24 @@
 //! would store, then what the person should know.
 
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
+use guard_core::{AdmissionRequest, Context, Operation, UserInfo, Verdict, Which};
 
 use crate::audit::{audit, record};
 use crate::commands;
-use crate::flux_cli;
-use crate::identity_rules::check_identity;
+use crate::deletion;
+use crate::identity_rules::{audit_replay, check_identity};
 use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
 use crate::mirror;
+use crate::mirror::Mirrored;
+use crate::namespace;
+use crate::noop;
 use crate::prune;
 use crate::reason;
-use crate::refusals::{annotation_only_refused, missing_reason, refused_reason};
+use crate::reconciler;
+use crate::refusals::{annotation_only_refused, missing_reason, refused_reason, Write};
 use crate::settings::{Mode, Settings};
 use crate::view::{self, State};
-use crate::warnings::{mirror_note, state_warnings};
+use crate::warnings::{mirror_note, resume_hint, state_warnings, KeptBy};
 use guard_core::edit::RawObject;
 
 /// How the request moves the object's effective suspend state.
@@ -60,12 +64,18 @@ pub fn judge(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     if !request.sub_resource.is_empty() {
         return Verdict::allow();
     }
+    if namespace::is_namespace(request) {
+        return match request.operation {
+            Operation::Delete => namespace::delete(request, settings, ctx),
+            _ => Verdict::allow(),
+        };
+    }
     let Some(kind) = kinds::find(&request.kind.group, &request.kind.kind) else {
         return Verdict::allow();
     };
     match request.operation {
         Operation::Create | Operation::Update => change(request, &kind, settings, ctx),
-        Operation::Delete => prune::delete(request, &kind),
+        Operation::Delete => deletion::delete(request, &kind, settings),
         Operation::Connect => Verdict::allow(),
     }
 }
@@ -103,40 +113,27 @@ fn change(
         .as_ref()
         .and_then(|o| State::of(o, kind, false).ok());
     let user = &request.user_info;
-    let reconciler = settings.reconcilers.matches(user);
-    let may_be_flux_resume = kind.honours == Honours::SpecSuspend
-        && !reconciler
-        && old
-            .as_ref()
-            .is_some_and(|o| o.annotation_only() && *o == new);
-    let flux_resume = match may_be_flux_resume.then(|| flux_cli::is_empty_resume(request)) {
-        None => false,
-        Some(Ok(empty)) => empty,
-        Some(Err(e)) => {
-            return Verdict::deny(format!(
-                "{}: {e}; whether this is `flux resume` of a suspension by annotation cannot be \
-                 judged",
-                target.describe()
-            ))
-        }
+    let field_manager = match request.field_manager() {
+        Ok(m) => m,
+        Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
     };
+    if noop::is_noop(request, &field_manager) {
+        return noop_verdict(old.as_ref(), kind, &target, settings, user);
+    }
+    let reconciler = reconciler::applies(&field_manager) || settings.reconcilers.matches(user);
 
     let mut state = new;
     let mirrored = match settings.mode {
-        Mode::Mirror => mirror::mirror(kind, old.as_ref(), &mut state, reconciler, flux_resume),
-        Mode::AnnotationOnly | Mode::DenyAnnotationOnly if flux_resume => {
-            return Verdict::deny(format!(
-                "{} is suspended only by annotation {SUSPEND_ANNOTATION}, which `flux resume` \
-                 leaves in place (spec.suspend is not set, so it sent an empty patch). Resume it \
-                 with:\n  {}",
-                target.describe(),
-                commands::resume(&target, kind, settings)
-            ));
-        }
+        Mode::Mirror => mirror::mirror(kind, old.as_ref(), &mut state, reconciler),
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => None,
     };
     let change = Change::of(old.as_ref(), &state);
     let create = request.operation == Operation::Create;
+    let write = match (create, audit_replay(create, user)) {
+        (true, true) => Write::Replay,
+        (true, false) => Write::Create,
+        (false, _) => Write::Update,
+    };
 
     if let Some(refusal) = check_identity(create, change, settings, user, &target) {
         return refusal;
@@ -144,9 +141,10 @@ fn change(
     let mut expiry = None;
     if change.gives_reason() {
         match state.reason {
-            None if settings.require_reason => {
+            // Without requireReason the expiry rules still need the annotation.
+            None if settings.require_reason || settings.expiry_required() => {
                 return Verdict::deny(missing_reason(
-                    create, change, &state, &target, kind, settings,
+                    write, change, &state, &target, kind, settings,
                 ))
             }
             None => {}
@@ -154,7 +152,7 @@ fn change(
                 Ok(at) => expiry = at,
                 Err(why) => {
                     return Verdict::deny(refused_reason(
-                        create, change, value, &why, &target, kind, settings,
+                        write, change, value, &why, &target, kind, settings,
                     ))
                 }
             },
@@ -197,7 +195,12 @@ fn change(
     let mut verdict = Verdict::allow();
     let mut edits = mirrored.as_ref().map(|m| m.1.clone()).unwrap_or_default();
     if let Some((how, _)) = &mirrored {
-        verdict = verdict.warn(mirror_note(*how, &target, kind));
+        let kept_by = if *how == Mirrored::Reasserted {
+            kept_by(request, &field_manager)
+        } else {
+            KeptBy::Others(Vec::new())
+        };
+        verdict = verdict.warn(mirror_note(*how, &kept_by, &target, kind, settings, user));
     }
     verdict = verdict.with_warnings(state_warnings(
         change,
@@ -253,18 +256,57 @@ fn change(
     }
 }
 
+/// Whether the reconciler's own apply states the annotation (its `Apply`
+/// entry under the request's field manager owns it) or others set it.
+fn kept_by(request: &AdmissionRequest, field_manager: &str) -> KeptBy {
+    let owners = view::annotation_owners(request, SUSPEND_ANNOTATION);
+    if owners
+        .iter()
+        .any(|(m, op)| m == field_manager && op == "Apply")
+    {
+        return KeptBy::Manifest;
+    }
+    KeptBy::Others(owners.into_iter().map(|(m, _)| m).collect())
+}
+
+/// A write that changes nothing leaves the suspension as stored. When a
+/// person sends it and the object is suspended only by the annotation, it
+/// may have been `flux resume`, which cannot resume it: they are told the
+/// command that does. A service account's no-op (Flux Operator's
+/// migration) gets no such hint: no one reads it.
+fn noop_verdict(
+    old: Option<&State<'_>>,
+    kind: &Kind,
+    target: &ObjectName<'_>,
+    settings: &Settings,
+    user: &UserInfo,
+) -> Verdict {
+    let annotation_only =
+        kind.honours == Honours::SpecSuspend && old.is_some_and(|o| o.annotation_only());
+    if !annotation_only || user.username.starts_with("system:serviceaccount:") {
+        return Verdict::allow();
+    }
+    Verdict::allow().warn(format!(
+        "{} stays suspended by annotation {SUSPEND_ANNOTATION}: this request changed nothing and \
+         named no field manager, as `flux resume` sends when spec.suspend is not set (and as \
+         `flux migrate` and Flux Operator's storage migration do); to resume it {}",
+        target.describe(),
+        resume_hint(target, kind, settings, user)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
     use guard_core::{AdmissionRequest, Verdict};
     use serde_json::{json, Value};
 
-    /// `flux resume` is recognised by an UPDATE naming no field manager;
-    /// options that cannot be read say nothing either way, so a no-op UPDATE
-    /// of a suspension by annotation is refused, naming them, rather than
-    /// taken for `flux resume` and resumed.
+    /// A write that changes nothing and names no field manager (`flux
+    /// resume` of a suspension by annotation, or a storage migration) leaves
+    /// it suspended and says how to resume; options that cannot be read are
+    /// refused, naming them.
     #[test]
-    fn unreadable_options_are_not_taken_for_flux_resume() {
+    fn a_noop_keeps_the_suspension_and_unreadable_options_are_refused() {
         let stored = ks(
             json!({R: "INC-4711 database migration"}),
             json!({"prune": true}),
@@ -280,8 +322,16 @@ mod tests {
             .unwrap()
         };
         let flux = run(&with_options(json!({"kind": "UpdateOptions"})), "{}");
-        assert_eq!(annotation_of(&flux, R), None, "{flux:?}");
-        assert!(flux.allowed && flux.mutated_value().is_some(), "{flux:?}");
+        assert!(flux.allowed && flux.mutated_object.is_none(), "{flux:?}");
+        assert!(flux.audit_annotations.is_empty(), "{flux:?}");
+        assert_eq!(flux.warnings.len(), 1, "{flux:?}");
+        assert!(
+            flux.warnings[0].ends_with(
+                "to resume it run `kubectl annotate kustomization.kustomize.toolkit.fluxcd.io apps \
+                 -n flux-system reconcile.fluxcd.io/suspended- --field-manager=flux-suspend`"
+            ),
+            "{flux:?}"
+        );
         let v = run(
             &with_options(json!({"kind": "UpdateOptions", "fieldManager": 7})),
             "{}",

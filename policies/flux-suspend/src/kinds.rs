@@ -8,6 +8,36 @@ pub const SUSPEND_ANNOTATION: &str = "reconcile.fluxcd.io/suspended";
 /// The value a `<group>/reconcile` annotation takes to stop reconciliation.
 pub const DISABLED: &str = "disabled";
 
+/// Does a `<group>/reconcile` value stop reconciliation? As its controllers
+/// read it: `strings.ToLower(val) == "disabled"`, untrimmed
+/// (controlplaneio-fluxcd/flux-operator `api/v1/resourceset_types.go`
+/// `ResourceSet.IsDisabled` and its siblings for FluxInstance, FluxReport and
+/// ResourceSetInputProvider, commit 17c6aead; fluxcd/source-watcher
+/// `api/v1beta1/artifactgenerator_types.go` `ArtifactGenerator.IsDisabled`,
+/// commit 825fa15b).
+pub fn is_disabled(value: &str) -> bool {
+    let mut chars = value.chars();
+    DISABLED
+        .chars()
+        .all(|want| chars.next().is_some_and(|c| go_to_lower(c) == want))
+        && chars.next().is_none()
+}
+
+/// Go's `unicode.ToLower` where the result can be ASCII, which is all a
+/// comparison with `disabled` needs: ASCII letters, and the two code points
+/// whose simple lower-case mapping is ASCII, U+0130 (İ, to `i`) and U+212A
+/// (Kelvin sign, to `k`) (Go `unicode/tables.go` `_CaseRanges`; Unicode's
+/// `UnicodeData.txt`). Every other character lowers to itself or to a
+/// character beyond ASCII, so it is returned as it is: it can never equal an
+/// ASCII letter. No case table is linked for this.
+fn go_to_lower(c: char) -> char {
+    match c {
+        '\u{130}' => 'i',
+        '\u{212A}' => 'k',
+        c => c.to_ascii_lowercase(),
+    }
+}
+
 pub use guard_core::flux::Honours;
 use guard_core::flux::{self, KUSTOMIZE};
 
@@ -103,6 +133,32 @@ mod tests {
         assert!(find(SOURCE, "ExternalArtifact").is_none());
         assert!(find("apps", "Deployment").is_none());
         assert!(find(KUSTOMIZE, "kustomization").is_none());
+    }
+
+    /// Go's `strings.ToLower`, untrimmed: padding keeps it reconciling, a
+    /// dotted capital I lowers to `i`.
+    #[test]
+    fn disabled_is_read_as_go_lowers_it() {
+        for yes in [
+            "disabled",
+            "Disabled",
+            "DISABLED",
+            "d\u{130}sabled",
+            "D\u{130}SABLED",
+        ] {
+            assert!(is_disabled(yes), "{yes:?}");
+        }
+        for no in [
+            "disabled ",
+            " disabled",
+            "disabled\n",
+            "enabled",
+            "disable",
+            "",
+            "d\u{131}sabled",
+        ] {
+            assert!(!is_disabled(no), "{no:?}");
+        }
     }
 
     #[test]

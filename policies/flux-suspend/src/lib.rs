@@ -32,13 +32,16 @@
 
 mod audit;
 pub mod commands;
-pub mod flux_cli;
+pub mod deletion;
 mod identity_rules;
 pub mod judge;
 pub mod kinds;
 pub mod mirror;
+pub mod namespace;
+pub mod noop;
 pub mod prune;
 pub mod reason;
+pub mod reconciler;
 mod refusals;
 pub mod settings;
 pub mod view;

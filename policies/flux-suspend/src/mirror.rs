@@ -29,16 +29,12 @@ pub enum Mirrored {
     /// The honoured mechanism was unset (`flux resume`): the stale
     /// annotation was removed.
     ResumedByMechanism,
-    /// `flux resume` of an object suspended only by the annotation, which
-    /// sends an empty patch: the annotation was removed.
-    ResumedByFluxResume,
 }
 
 /// Brings `new` in step with itself, given what was stored before, and
 /// returns the edits that do so. `reconciler`: the request comes from a
 /// controller applying Git, whose manifest states the annotation on purpose.
-/// `flux_resume`: the request is `flux resume`'s empty patch of an object
-/// suspended only by the annotation ([`crate::flux_cli`]).
+/// Writes that change nothing never reach here ([`crate::noop`]).
 ///
 /// Otherwise a stored annotation without the mechanism (stored before the
 /// policy, or in another mode) is honoured on the next write.
@@ -47,13 +43,8 @@ pub fn mirror(
     old: Option<&State<'_>>,
     new: &mut State<'_>,
     reconciler: bool,
-    flux_resume: bool,
 ) -> Option<(Mirrored, Vec<Edit>)> {
     let remove = || vec![Edit::RemoveAnnotation(SUSPEND_ANNOTATION.to_string())];
-    if flux_resume {
-        new.reason = None;
-        return Some((Mirrored::ResumedByFluxResume, remove()));
-    }
     let was_mirrored = old.is_some_and(|o| o.reason.is_some() && o.honoured());
     if new.reason.is_some() && !new.honoured() {
         // An unchanged annotation with the mechanism dropped is a resume
@@ -145,26 +136,20 @@ mod tests {
     #[test]
     fn the_annotation_sets_spec_suspend() {
         let mut new = state(false, Some("INC-1 migration"));
-        let got = mirror(&ks(), Some(&state(false, None)), &mut new, false, false);
+        let got = mirror(&ks(), Some(&state(false, None)), &mut new, false);
         assert_eq!(
             got,
             Some((Mirrored::Honoured, vec![Edit::SpecSuspend(true)]))
         );
         assert!(new.spec_suspend);
         let mut created = state(false, Some("INC-1 migration"));
-        assert!(mirror(&ks(), None, &mut created, false, false).is_some());
+        assert!(mirror(&ks(), None, &mut created, false).is_some());
     }
 
     #[test]
     fn removing_the_annotation_resumes() {
         let mut new = state(true, None);
-        let got = mirror(
-            &ks(),
-            Some(&state(true, Some("INC-1 x"))),
-            &mut new,
-            false,
-            false,
-        );
+        let got = mirror(&ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
         assert_eq!(
             got,
             Some((
@@ -178,13 +163,7 @@ mod tests {
     #[test]
     fn flux_resume_removes_the_stale_annotation() {
         let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(
-            &ks(),
-            Some(&state(true, Some("INC-1 x"))),
-            &mut new,
-            false,
-            false,
-        );
+        let got = mirror(&ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
         assert_eq!(
             got,
             Some((
@@ -196,45 +175,16 @@ mod tests {
     }
 
     #[test]
-    fn flux_resume_of_an_annotation_only_suspension_removes_the_annotation() {
+    fn a_stored_annotation_is_honoured_on_the_next_write() {
         let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(
-            &ks(),
-            Some(&state(false, Some("INC-1 x"))),
-            &mut new,
-            false,
-            true,
-        );
-        assert_eq!(
-            got,
-            Some((
-                Mirrored::ResumedByFluxResume,
-                vec![Edit::RemoveAnnotation(SUSPEND_ANNOTATION.into())]
-            ))
-        );
-        assert!(!new.suspended());
-        // Any other write honours the stored annotation.
-        let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(
-            &ks(),
-            Some(&state(false, Some("INC-1 x"))),
-            &mut new,
-            false,
-            false,
-        );
+        let got = mirror(&ks(), Some(&state(false, Some("INC-1 x"))), &mut new, false);
         assert_eq!(got.map(|g| g.0), Some(Mirrored::Honoured));
     }
 
     #[test]
     fn a_reconciler_reapplying_the_annotation_keeps_it_suspended() {
         let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(
-            &ks(),
-            Some(&state(true, Some("INC-1 x"))),
-            &mut new,
-            true,
-            false,
-        );
+        let got = mirror(&ks(), Some(&state(true, Some("INC-1 x"))), &mut new, true);
         assert_eq!(
             got,
             Some((Mirrored::Reasserted, vec![Edit::SpecSuspend(true)]))
@@ -244,13 +194,7 @@ mod tests {
     #[test]
     fn a_changed_reason_with_the_mechanism_dropped_stays_suspended() {
         let mut new = state(false, Some("INC-2 new reason"));
-        let got = mirror(
-            &ks(),
-            Some(&state(true, Some("INC-1 x"))),
-            &mut new,
-            false,
-            false,
-        );
+        let got = mirror(&ks(), Some(&state(true, Some("INC-1 x"))), &mut new, false);
         assert_eq!(got.map(|g| g.0), Some(Mirrored::Honoured));
         assert!(new.spec_suspend);
     }
@@ -258,24 +202,17 @@ mod tests {
     #[test]
     fn consistent_or_reasonless_states_are_left_alone() {
         let mut both = state(true, Some("INC-1 x"));
-        assert!(mirror(&ks(), None, &mut both, false, false).is_none());
+        assert!(mirror(&ks(), None, &mut both, false).is_none());
         let mut spec_only = state(true, None);
-        assert!(mirror(
-            &ks(),
-            Some(&state(false, None)),
-            &mut spec_only,
-            false,
-            false
-        )
-        .is_none());
+        assert!(mirror(&ks(), Some(&state(false, None)), &mut spec_only, false).is_none());
         let mut none = state(false, None);
-        assert!(mirror(&ks(), Some(&state(false, None)), &mut none, false, false).is_none());
+        assert!(mirror(&ks(), Some(&state(false, None)), &mut none, false).is_none());
     }
 
     #[test]
     fn annotation_kinds_get_the_disable_annotation() {
         let mut new = state(false, Some("INC-1 x"));
-        let got = mirror(&ag(), None, &mut new, false, false);
+        let got = mirror(&ag(), None, &mut new, false);
         assert_eq!(
             got.map(|g| g.1),
             Some(vec![Edit::SetAnnotation(

@@ -5,14 +5,27 @@ use guard_core::object::ObjectName;
 
 use crate::commands;
 use crate::judge::Change;
-use crate::kinds::{Kind, SUSPEND_ANNOTATION};
+use crate::kinds::{Honours, Kind, SUSPEND_ANNOTATION};
 use crate::settings::Settings;
 use crate::view::State;
 
-/// No reason where one is required: the fix depends on how the object got
-/// suspended (a manifest, `flux suspend`, or the annotation removed).
+/// What kind of write brought the refused state: the fix differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// A CREATE someone sends: the manifest needs the fix.
+    Create,
+    /// The audit scanner's replay of a stored object: it exists, so the fix
+    /// is a command on it (a new reason or expiry, or a resume).
+    Replay,
+    Update,
+}
+
+/// No annotation where one is required: a reason (`requireReason`), or,
+/// without it, the expiry `requireExpiry` or `maxDuration` asks for. The fix
+/// depends on how the object got suspended (a manifest, `flux suspend`, or
+/// the annotation removed).
 pub(crate) fn missing_reason(
-    create: bool,
+    how: Write,
     change: Change,
     state: &State<'_>,
     target: &ObjectName<'_>,
@@ -20,26 +33,49 @@ pub(crate) fn missing_reason(
     settings: &Settings,
 ) -> String {
     let mechanisms = state.mechanisms(kind);
-    if create {
+    let (without, wanted) = if settings.require_reason {
+        ("a reason", "one")
+    } else {
+        ("an expiry", "an until=<RFC 3339 time> expiry")
+    };
+    if how == Write::Replay {
         return format!(
-            "{} is created suspended ({mechanisms}) without a reason. This cluster requires one in \
-             annotation {SUSPEND_ANNOTATION}; add to its manifest:\n{}",
+            "{} is stored suspended ({mechanisms}) without {without}. This cluster requires \
+             {wanted} in annotation {SUSPEND_ANNOTATION}. Add it with:\n  {}\nor resume it \
+             with:\n  {}",
+            target.describe(),
+            commands::suspend(target, kind, settings, None),
+            commands::resume(target, kind, settings)
+        );
+    }
+    if how == Write::Create {
+        return format!(
+            "{} is created suspended ({mechanisms}) without {without}. This cluster requires \
+             {wanted} in annotation {SUSPEND_ANNOTATION}; add to its manifest:\n{}",
             target.describe(),
             commands::manifest(settings)
         );
     }
     if change == Change::Enter {
+        // `flux suspend` sets spec.suspend only; the disable annotation of
+        // the other kinds is written by hand or by the Flux Operator UI.
+        let (how, cannot) = match kind.honours {
+            Honours::SpecSuspend => (
+                ", as `flux suspend` does",
+                ", which `flux suspend` cannot write",
+            ),
+            Honours::DisableAnnotation(_) => ("", ""),
+        };
         return format!(
-            "{} is being suspended ({mechanisms}, as `flux suspend` does) without a reason. This \
-             cluster requires one in annotation {SUSPEND_ANNOTATION}, which `flux suspend` cannot \
-             write. Suspend it with:\n  {}",
+            "{} is being suspended ({mechanisms}{how}) without {without}. This cluster requires \
+             {wanted} in annotation {SUSPEND_ANNOTATION}{cannot}. Suspend it with:\n  {}",
             target.describe(),
             commands::suspend(target, kind, settings, None)
         );
     }
     format!(
         "Annotation {SUSPEND_ANNOTATION} was removed from {}, which stays suspended ({mechanisms}) \
-         without a reason. Keep a reason, or resume it with:\n  {}",
+         without {without}. Keep the annotation, or resume it with:\n  {}",
         target.describe(),
         commands::resume(target, kind, settings)
     )
@@ -48,7 +84,7 @@ pub(crate) fn missing_reason(
 /// A reason that `reason::check` refused, quoted, with a way to suspend
 /// correctly (and, when it was already suspended, to resume instead).
 pub(crate) fn refused_reason(
-    create: bool,
+    how: Write,
     change: Change,
     value: &str,
     why: &str,
@@ -56,12 +92,12 @@ pub(crate) fn refused_reason(
     kind: &Kind,
     settings: &Settings,
 ) -> String {
-    let fix = if create {
+    let fix = if how == Write::Create {
         format!(
             "Write a reason in its manifest:\n{}",
             commands::manifest(settings)
         )
-    } else if change == Change::Enter {
+    } else if change == Change::Enter && how == Write::Update {
         format!(
             "Suspend it with a reason such as:\n  {}",
             commands::suspend(target, kind, settings, None)

@@ -94,9 +94,10 @@ pub struct Settings {
     pub suspenders: Identities,
     /// Who may resume (empty: anyone RBAC lets through).
     pub resumers: Identities,
-    /// The controllers that apply manifests from Git. When they re-apply a
-    /// manifest carrying the annotation, the annotation wins over a
-    /// `spec.suspend` their apply dropped (mirror mode).
+    /// The controllers that apply manifests from Git, besides every apply
+    /// under field manager `kustomize-controller` ([`crate::reconciler`]).
+    /// When they re-apply a manifest carrying the annotation, the annotation
+    /// wins over a `spec.suspend` their apply dropped or unset (mirror mode).
     pub reconcilers: Identities,
     /// Write the suspender's username into `suspenderAnnotation` (mirror mode).
     pub record_suspender: bool,

@@ -1,9 +1,10 @@
 //! Warnings: what mirroring changed and the effective state the request left.
 
 use guard_core::object::ObjectName;
-use guard_core::{names, Timestamp};
+use guard_core::{names, Timestamp, UserInfo};
 
 use crate::commands;
+use crate::identity_rules::list_identities;
 use crate::judge::Change;
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::mirror::Mirrored;
@@ -11,8 +12,44 @@ use crate::reason;
 use crate::settings::Settings;
 use crate::view::State;
 
+/// Who keeps the annotation when a reconciler's apply keeps a suspension:
+/// the manifest it applies, or managers outside it (`kubectl annotate`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeptBy {
+    /// The applier's own apply entry owns the annotation: Git states it.
+    Manifest,
+    /// Other field managers own it (none when nobody does).
+    Others(Vec<String>),
+}
+
+/// How `user` resumes: the command, or, when `resumers` are listed and they
+/// are not one, whom to ask (a command they would be refused is no help).
+/// Follows "to resume" or "to resume it".
+pub(crate) fn resume_hint(
+    target: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    user: &UserInfo,
+) -> String {
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(user) {
+        return format!("run `{}`", commands::resume(target, kind, settings));
+    }
+    format!(
+        "ask one of the flux-suspend policy's resumers ({})",
+        list_identities(resumers)
+    )
+}
+
 /// What mirroring did to the request, which the person did not ask for.
-pub(crate) fn mirror_note(how: Mirrored, target: &ObjectName<'_>, kind: &Kind) -> String {
+pub(crate) fn mirror_note(
+    how: Mirrored,
+    kept_by: &KeptBy,
+    target: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    user: &UserInfo,
+) -> String {
     let honoured = kind.honoured_mechanism();
     let what = target.describe();
     match how {
@@ -20,17 +57,25 @@ pub(crate) fn mirror_note(how: Mirrored, target: &ObjectName<'_>, kind: &Kind) -
             "{what}: suspended via annotation {SUSPEND_ANNOTATION}; {honoured} mirrored so every \
              Flux release stops reconciling it"
         ),
-        Mirrored::Reasserted => format!(
-            "{what}: the applied manifest still carries annotation {SUSPEND_ANNOTATION}, so \
-             {honoured} is kept; remove the annotation from Git to resume"
-        ),
+        Mirrored::Reasserted => match kept_by {
+            KeptBy::Manifest => format!(
+                "{what}: the applied manifest states annotation {SUSPEND_ANNOTATION}, so \
+                 {honoured} is kept; to resume, remove the annotation from the manifest in Git"
+            ),
+            KeptBy::Others(managers) => format!(
+                "{what}: the apply left annotation {SUSPEND_ANNOTATION}, which was set outside \
+                 the manifest{}, so {honoured} is kept; to resume {}",
+                if managers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (field manager {})", managers.join(", "))
+                },
+                resume_hint(target, kind, settings, user)
+            ),
+        },
         Mirrored::ResumedByAnnotation => format!(
             "{what}: annotation {SUSPEND_ANNOTATION} removed; {honoured} unset in step, so Flux \
              reconciles it again"
-        ),
-        Mirrored::ResumedByFluxResume => format!(
-            "{what}: `flux resume` sent no change, as spec.suspend was not set; annotation \
-             {SUSPEND_ANNOTATION}, the only thing suspending it, was removed so Flux reconciles it"
         ),
         Mirrored::ResumedByMechanism => format!(
             "{what}: resumed through {}; the stale annotation {SUSPEND_ANNOTATION} was removed \

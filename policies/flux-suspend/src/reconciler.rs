@@ -1,0 +1,22 @@
+//! Flux's own applies, recognised by what they send.
+//!
+//! kustomize-controller applies every object of a Kustomization with
+//! server-side apply under field manager `kustomize-controller`
+//! (fluxcd/kustomize-controller `main.go` `controllerName`, passed as
+//! `ssa.Owner.Field` in `internal/controller/kustomization_controller.go`
+//! `apply`; commit 186fb3b2, v1.9.0+36), and sends its metadata cleanup under
+//! the same manager (fluxcd/pkg `ssa/manager_apply.go` `cleanupMetadata`,
+//! commit e2cfd1a2). Its identity is its own service account, or, with
+//! `spec.serviceAccountName`, the tenant's service account it impersonates
+//! (fluxcd/pkg `runtime/client/impersonator.go` `setImpersonationConfig`):
+//! the field manager is the one thing every apply of it shares.
+
+/// The field manager of kustomize-controller's applies.
+pub const KUSTOMIZE_CONTROLLER: &str = "kustomize-controller";
+
+/// Does this field manager name an apply of Git by Flux? Anyone may name
+/// it; what it changes is only that the annotation the manifest states wins
+/// over a `spec.suspend` the apply dropped, which keeps a suspension.
+pub fn applies(field_manager: &str) -> bool {
+    field_manager == KUSTOMIZE_CONTROLLER
+}
