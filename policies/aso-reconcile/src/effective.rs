@@ -56,6 +56,20 @@ pub fn resolve(
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<Effective, String> {
+    resolve_with(own, namespace, settings, || {
+        namespace_annotation(namespace, cluster)
+    })
+}
+
+/// [`resolve`] with the Namespace's annotation read by `read_namespace`
+/// (called only when the object has no usable annotation of its own); used
+/// without a lookup where the Namespace is at hand (its own DELETE).
+pub fn resolve_with(
+    own: Option<&str>,
+    namespace: &str,
+    settings: &Settings,
+    read_namespace: impl FnOnce() -> Result<Option<String>, String>,
+) -> Result<Effective, String> {
     let mut notes = Vec::new();
     let operator_default = |notes, namespace_read| Effective {
         policy: settings.default_reconcile_policy,
@@ -86,7 +100,7 @@ pub fn resolve(
     if namespace.is_empty() {
         return Ok(operator_default(notes, true));
     }
-    match namespace_annotation(namespace, cluster) {
+    match read_namespace() {
         Ok(None) => Ok(operator_default(notes, true)),
         // ASO parses an empty Namespace annotation as the operator default.
         Ok(Some(value)) if value.is_empty() => Ok(operator_default(notes, true)),
@@ -152,7 +166,10 @@ fn legacy_hint(value: &str) -> String {
 
 /// The Namespace's `reconcile-policy` annotation; `Ok(None)` when the
 /// Namespace or the annotation does not exist.
-fn namespace_annotation(namespace: &str, cluster: &dyn Cluster) -> Result<Option<String>, String> {
+pub(crate) fn namespace_annotation(
+    namespace: &str,
+    cluster: &dyn Cluster,
+) -> Result<Option<String>, String> {
     let object = ObjectRef {
         api_version: "v1",
         kind: "Namespace",

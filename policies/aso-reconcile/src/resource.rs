@@ -14,11 +14,11 @@ use serde_json::value::RawValue;
 use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
 use crate::settings::{Enforcement, Settings};
-use crate::takeover;
 use crate::values::{
     annotate, legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary,
     ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
 };
+use crate::{takeover, terminating};
 
 /// The audit annotation carrying the effective behaviour.
 pub const AUDIT_KEY: &str = "effective-reconcile-policy";
@@ -209,6 +209,14 @@ fn judge(
         match settings.if_exists_change_after_finalizer {
             Enforcement::Deny => return Err(message),
             Enforcement::Warn => warnings.push(message),
+        }
+    }
+
+    if let Some(o) = old {
+        if let Some(verdict) = terminating::check(request, settings, ctx, target, new, o)? {
+            if !verdict.allowed {
+                return Ok(verdict);
+            }
         }
     }
 
