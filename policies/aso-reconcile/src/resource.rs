@@ -212,11 +212,14 @@ fn judge(
         }
     }
 
+    // What a deletion under way now does in Azure, when this changes it.
+    let mut deleting = Vec::new();
     if let Some(o) = old {
         if let Some(verdict) = terminating::check(request, settings, ctx, target, new, o)? {
             if !verdict.allowed {
                 return Ok(verdict);
             }
+            deleting = verdict.warnings;
         }
     }
 
@@ -292,7 +295,9 @@ fn judge(
             missing.as_str()
         )
     };
-    let verdict = prefixed(Verdict::allow(), target, warnings).audit(AUDIT_KEY, audit);
+    let verdict = prefixed(Verdict::allow(), target, warnings)
+        .with_warnings(deleting)
+        .audit(AUDIT_KEY, audit);
     Ok(match mutated {
         Some(object) => verdict.mutate_raw(object),
         None => verdict,
