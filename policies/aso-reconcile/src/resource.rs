@@ -165,8 +165,11 @@ fn judge(
             ));
         }
     }
+    // A pair only stored (such as one written by `explicitDefaults` next to
+    // the requester's `if-exists`) is no collision of this request's making.
+    let sets_either = changed(RECONCILE_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS);
     if let (Some(r), Some(i)) = (rp_raw, ie_raw) {
-        if !operator && !finalized {
+        if !operator && !finalized && sets_either {
             // A finalizer without ASO's status came with a manifest.
             let not_yet = if old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER)) {
                 format!("{FINALIZER} is set but ASO has written no status yet")
@@ -236,7 +239,10 @@ fn judge(
 
     let mut effective = resolve(rp_raw, target.namespace, settings, ctx.cluster)?;
     let mut mutated = None;
-    if create && rp_raw.is_none() && ie_raw.is_none() {
+    // ASO reads `reconcile-policy` only (`mergeReconcilePolicy`), never
+    // `reconcile-policy-if-exists`, so the explicit default is written
+    // whether or not the object carries the latter.
+    if create && rp_raw.is_none() {
         if let Some((policy, object)) = explicit_default(request, settings, target, &effective)? {
             mutated = Some(object);
             effective = Effective {
@@ -788,12 +794,15 @@ mod tests {
             &Namespaces::with("shop", Some("skip")),
         );
         assert!(v.mutated_object.is_none());
+        // ASO does not read `if-exists`: the default is written next to it.
         let v = eval(
             &create(json!({ IE: "skip" })),
             settings.clone(),
             &Namespaces::none(),
         );
-        assert!(v.mutated_object.is_none());
+        let object = v.mutated_value().expect("a mutation");
+        assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
+        assert_eq!(object["metadata"]["annotations"][IE], "skip");
         let v = eval(
             &create(json!({})),
             json!({"explicitDefaults": {"other": "skip"}}),
