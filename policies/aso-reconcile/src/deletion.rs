@@ -7,10 +7,12 @@
 
 use guard_core::names::quote;
 use guard_core::object::ObjectName;
-use guard_core::{context, AdmissionRequest, Context, Metadata, ObjectRef, Verdict, Which};
+use std::cell::OnceCell;
+
+use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Verdict, Which};
 use serde_json::Value;
 
-use crate::effective::{resolve, Effective};
+use crate::effective::{namespace_object, namespace_policy, resolve_with, Effective};
 use crate::owners::{self, Child, Owner};
 use crate::resource::AUDIT_KEY;
 use crate::settings::Settings;
@@ -136,13 +138,20 @@ pub(crate) fn assess(
     if !directly && !may_own {
         return Assessment::Passes(Verdict::allow());
     }
+    // The Namespace, looked up once for the effective policy and for its
+    // confirmation, and only when one of them needs it.
+    let namespace = OnceCell::new();
+    let lookup = || namespace.get_or_init(|| namespace_object(target.namespace, ctx.cluster));
     let effective = match known {
         Some(e) => e,
-        None => match resolve(
+        None => match resolve_with(
             meta.annotation(RECONCILE_POLICY),
             target.namespace,
             settings,
-            ctx.cluster,
+            || match lookup() {
+                Ok(raw) => namespace_policy(raw.as_deref()),
+                Err(e) => Err(e.clone()),
+            },
         ) {
             Ok(e) => e,
             Err(message) => return Assessment::Passes(Verdict::deny(format!("{who}: {message}"))),
@@ -216,7 +225,7 @@ pub(crate) fn assess(
     if !directly && children.is_empty() {
         return Assessment::Passes(Verdict::allow().with_warnings(notes));
     }
-    match namespace_confirmed(target.namespace, key, ctx) {
+    match namespace_confirmed(target.namespace, key, lookup) {
         Ok(true) => {
             return Assessment::Passes(
                 Verdict::allow()
@@ -265,7 +274,11 @@ pub(crate) fn assess(
 /// holds its name: confirming the Namespace's deletion confirms what is in
 /// it, so that the namespace controller's deletes are judged as the
 /// Namespace's own DELETE was (see `namespace_deletion`).
-fn namespace_confirmed(namespace: &str, key: &str, ctx: &Context<'_>) -> Result<bool, String> {
+fn namespace_confirmed<'a>(
+    namespace: &str,
+    key: &str,
+    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, String>,
+) -> Result<bool, String> {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
     struct Meta {
@@ -282,23 +295,15 @@ fn namespace_confirmed(namespace: &str, key: &str, ctx: &Context<'_>) -> Result<
     if namespace.is_empty() {
         return Ok(false);
     }
-    let object = ObjectRef {
-        api_version: "v1",
-        kind: "Namespace",
-        namespace: "",
-        name: namespace,
+    // Unreadable, it confirms nothing: the refusal stands (and `resolve`
+    // has already said, or refused, why the Namespace could not be read).
+    let Ok(raw) = lookup() else {
+        return Ok(false);
     };
-    let raw = ctx.cluster.get(&object).map_err(|e| {
-        format!(
-            "cannot read Namespace {} to see whether its deletion was confirmed ({}); retry",
-            quote(namespace),
-            quote(&e.to_string())
-        )
-    })?;
     let Some(raw) = raw else {
         return Ok(false);
     };
-    let view: View = context::read(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    let view: View = context::read(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
     let terminating = view
         .metadata
         .deletion_timestamp

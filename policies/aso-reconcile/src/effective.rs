@@ -8,7 +8,8 @@
 //! Namespace. Every rule of this policy reads the policy from here.
 
 use guard_core::names::quote;
-use guard_core::{context, object, Cluster, ObjectRef};
+use guard_core::{context, object, Cluster, ClusterObject, ObjectRef};
+use serde_json::value::RawValue;
 
 use crate::settings::Settings;
 use crate::values::{annotate, suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
@@ -170,17 +171,31 @@ pub(crate) fn namespace_annotation(
     namespace: &str,
     cluster: &dyn Cluster,
 ) -> Result<Option<String>, String> {
+    namespace_policy(namespace_object(namespace, cluster)?.as_deref())
+}
+
+/// The Namespace named `namespace` as the cluster has it; `None` when it
+/// does not exist. `Err` is the lookup's error.
+pub(crate) fn namespace_object(
+    namespace: &str,
+    cluster: &dyn Cluster,
+) -> Result<Option<ClusterObject>, String> {
     let object = ObjectRef {
         api_version: "v1",
         kind: "Namespace",
         namespace: "",
         name: namespace,
     };
-    let Some(raw) = cluster.get(&object).map_err(|e| e.to_string())? else {
+    cluster.get(&object).map_err(|e| e.to_string())
+}
+
+/// The `reconcile-policy` annotation of a looked-up Namespace.
+pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>, String> {
+    let Some(raw) = raw else {
         return Ok(None);
     };
     let mut annotations =
-        context::annotations(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+        context::annotations(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
     Ok(annotations.remove(RECONCILE_POLICY))
 }
 
@@ -188,7 +203,7 @@ pub(crate) fn namespace_annotation(
 mod tests {
     use super::*;
     use guard_core::testing::raw;
-    use guard_core::{ClusterError, ClusterObject};
+    use guard_core::ClusterError;
     use serde_json::{json, Value};
 
     struct OneNamespace(Result<Option<Value>, ClusterError>);

@@ -67,3 +67,82 @@ pub fn check(
         },
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::test_support::*;
+    use crate::values::*;
+
+    fn protect() -> Value {
+        json!({"deletionProtection": {"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}})
+    }
+
+    /// An UPDATE of `orders-db` being deleted, from `old` to `new` annotations.
+    fn switch(old: Value, new: Value, finalizers: &[&str]) -> guard_core::AdmissionRequest {
+        let mut before = server(old, &[FINALIZER]);
+        before["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:58:41Z");
+        let mut after = server(new, finalizers);
+        after["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:58:41Z");
+        request("UPDATE", ALICE, Some(after), Some(before))
+    }
+
+    #[test]
+    fn a_switch_to_manage_inherited_or_set_is_judged_as_a_delete() {
+        // Detached by the Namespace; the object's own manage overrides it.
+        let req = switch(
+            json!({}),
+            json!({ RECONCILE_POLICY: "manage" }),
+            &[FINALIZER],
+        );
+        let ns = Namespaces::with("shop", Some("skip"));
+        let m = message(&eval(&req, protect(), &ns)).to_string();
+        assert!(
+            m.starts_with(
+                "FlexibleServer shop/orders-db is being deleted and waits for ASO's finalizer, \
+                 under skip (inherited from Namespace \"shop\"); with this change"
+            ),
+            "{m}"
+        );
+        assert!(m.ends_with("Then make this change again."), "{m}");
+        // Removing the object's detach-on-delete falls to the operator default, manage.
+        let req = switch(
+            json!({ RECONCILE_POLICY: "detach-on-delete" }),
+            json!({}),
+            &[FINALIZER],
+        );
+        assert!(!eval(&req, protect(), &Namespaces::none()).allowed);
+    }
+
+    #[test]
+    fn other_changes_of_a_terminating_object_pass() {
+        let detached = json!({ RECONCILE_POLICY: "detach-on-delete" });
+        // ASO removing its finalizer, a switch between policies that keep the
+        // Azure resource, and nothing protected.
+        for (old, new, finalizers, settings) in [
+            (detached.clone(), detached.clone(), &[][..], protect()),
+            (
+                detached.clone(),
+                json!({ RECONCILE_POLICY: "skip" }),
+                &[FINALIZER][..],
+                protect(),
+            ),
+            (
+                detached.clone(),
+                json!({ RECONCILE_POLICY: "manage" }),
+                &[FINALIZER][..],
+                json!({}),
+            ),
+            (
+                detached,
+                json!({ RECONCILE_POLICY: "manage" }),
+                &[][..],
+                protect(),
+            ),
+        ] {
+            let v = eval(&switch(old, new, finalizers), settings, &Namespaces::none());
+            assert!(v.allowed, "{v:?}");
+        }
+    }
+}
