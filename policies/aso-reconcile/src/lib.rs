@@ -69,7 +69,7 @@ impl guard_core::Policy for AsoReconcile {
             }
         } else if kind.group.is_empty() && kind.kind == "Namespace" {
             match request.operation {
-                Operation::Create | Operation::Update => namespace::admit(request, settings),
+                Operation::Create | Operation::Update => namespace::admit(request, settings, ctx),
                 Operation::Delete => namespace_deletion::check(request, settings, ctx),
                 Operation::Connect => Verdict::allow(),
             }

@@ -76,6 +76,36 @@ fn at_stake(
     settings: &Settings,
     ctx: &Context<'_>,
 ) -> Result<Vec<Child>, String> {
+    protected_in(namespace, settings, ctx, |listed| {
+        let own = listed.metadata.annotations.get(RECONCILE_POLICY);
+        let effective = resolve_with(own, namespace, settings, || Ok(inherited.clone()))?;
+        Ok(effective.policy == ReconcilePolicy::Manage)
+    })
+}
+
+/// The protected objects in `namespace` already being deleted, waiting for
+/// ASO's finalizer and unconfirmed, that follow the Namespace's policy
+/// (no usable annotation of their own): a change of the Namespace's
+/// `reconcile-policy` to `manage` makes ASO delete them in Azure.
+pub(crate) fn terminating_inheriting(
+    namespace: &str,
+    settings: &Settings,
+    ctx: &Context<'_>,
+) -> Result<Vec<Child>, String> {
+    protected_in(namespace, settings, ctx, |listed| {
+        let own = listed.metadata.annotations.get(RECONCILE_POLICY);
+        Ok(listed.metadata.deletion_timestamp.is_some() && own.is_none_or(str::is_empty))
+    })
+}
+
+/// The objects of the protected kinds in `namespace` that are selected,
+/// finalized, not confirmed by name, and for which `at_stake` holds.
+fn protected_in(
+    namespace: &str,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    at_stake: impl Fn(&Listed<'_>) -> Result<bool, String>,
+) -> Result<Vec<Child>, String> {
     const WHY: &str = "the protected resources in it";
     let p = &settings.deletion_protection;
     let key = p.confirmation_annotation.as_str();
@@ -88,18 +118,15 @@ fn at_stake(
             if !m.finalizers.iter().any(|f| f == FINALIZER)
                 || m.annotations.get(key) == Some(m.name.as_ref())
                 || !listed.selected(p)?
+                || !at_stake(&listed)?
             {
                 continue;
             }
-            let own = m.annotations.get(RECONCILE_POLICY);
-            let effective = resolve_with(own, namespace, settings, || Ok(inherited.clone()))?;
-            if effective.policy == ReconcilePolicy::Manage {
-                held.push(Child {
-                    kind: k.kind.clone(),
-                    namespace: namespace.to_string(),
-                    name: m.name.to_string(),
-                });
-            }
+            held.push(Child {
+                kind: k.kind.clone(),
+                namespace: namespace.to_string(),
+                name: m.name.to_string(),
+            });
         }
     }
     Ok(held)

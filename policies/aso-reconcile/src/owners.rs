@@ -67,6 +67,8 @@ pub(crate) struct ListedMeta<'a> {
     pub annotations: StringMap,
     #[serde(borrow, default, deserialize_with = "null_default")]
     pub finalizers: Vec<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub deletion_timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "null_default")]
     owner_references: Vec<OwnerReference<'a>>,
 }
