@@ -16,7 +16,7 @@ pub struct Resource {
 /// `kubernetes/get_resource`; each protected kind with a version with
 /// `kubernetes/list_resources_all` (what is inside a deleted resource, in any
 /// namespace) and `kubernetes/list_resources_by_namespace` (what a deleted
-/// Namespace holds).
+/// Namespace holds, or one switched to `manage`).
 pub fn needed(settings: &Settings) -> (Vec<Resource>, Vec<&'static str>) {
     let mut resources = vec![Resource {
         api_version: "v1".into(),
