@@ -14,7 +14,7 @@
 //!   the deleted object or to anything already found inside it.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use guard_core::names::quote;
 use guard_core::request::null_default;
@@ -178,7 +178,7 @@ pub fn protected_inside(
     const WHY: &str = "the protected resources inside it";
     let lists = list(p, None, WHY, cluster)?;
     let mut nodes = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     for (k, items) in &lists {
         for raw in items {
             // kube-apiserver stored it past its schema; an object that does
@@ -217,12 +217,12 @@ fn walk(owner: &Owner<'_>, nodes: &mut [Node<'_>]) {
     let root_id = owner.resource_id.filter(|id| !id.is_empty());
     let is_owner = |m: &ListedMeta<'_>| !owner.uid.is_empty() && m.uid == owner.uid;
     // What is inside, as owner references (uids) and owner names name it.
-    let mut uids: HashSet<String> = HashSet::new();
-    let mut names: HashSet<(String, String)> = HashSet::new();
+    let mut uids: BTreeSet<String> = BTreeSet::new();
+    let mut names: BTreeSet<(String, String)> = BTreeSet::new();
     uids.insert(owner.uid.to_string());
     names.insert((owner.namespace.to_string(), owner.name.to_string()));
     let mark =
-        |n: &mut Node<'_>, uids: &mut HashSet<String>, names: &mut HashSet<(String, String)>| {
+        |n: &mut Node<'_>, uids: &mut BTreeSet<String>, names: &mut BTreeSet<(String, String)>| {
             n.inside = true;
             let m = &n.listed.metadata;
             uids.insert(m.uid.to_string());
@@ -262,7 +262,7 @@ fn walk(owner: &Owner<'_>, nodes: &mut [Node<'_>]) {
 /// Whether `n` names as its owner something in `uids`/`names`. The owner
 /// reference ASO resolved (by uid) decides; a child not yet claimed (no
 /// owner references) is judged by `spec.owner.name` in its namespace.
-fn owned_by(n: &Node<'_>, uids: &HashSet<String>, names: &HashSet<(String, String)>) -> bool {
+fn owned_by(n: &Node<'_>, uids: &BTreeSet<String>, names: &BTreeSet<(String, String)>) -> bool {
     let m = &n.listed.metadata;
     if !m.owner_references.is_empty() {
         return m
