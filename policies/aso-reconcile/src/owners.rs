@@ -235,7 +235,9 @@ fn walk(owner: &Owner<'_>, nodes: &mut [Node<'_>]) {
             }
             let id = n.listed.metadata.annotations.get(RESOURCE_ID);
             let arm_owner = &n.listed.spec.owner.arm_id;
-            let inside = id.is_some_and(|id| within(id, root))
+            // Another object for the same Azure resource (an adoption
+            // twice over) goes with it as surely as what lies inside.
+            let inside = id.is_some_and(|id| same_id(id, root) || within(id, root))
                 || (!arm_owner.is_empty() && (same_id(arm_owner, root) || within(arm_owner, root)));
             if inside {
                 mark(n, &mut uids, &mut names);
@@ -464,6 +466,28 @@ mod tests {
                 ("FlexibleServer".to_string(), None),
                 ("FlexibleServersDatabase".to_string(), None)
             ]
+        );
+    }
+
+    #[test]
+    fn another_object_for_the_same_azure_resource_goes_with_it() {
+        let p = protection(json!({"kinds": [
+            {"group": "resources.azure.com", "kind": "ResourceGroup", "version": "v1"}]}));
+        // Adopted twice: the platform team's object, the id cased and ended
+        // differently; and the deleted object itself, which is not reported.
+        let c = cluster(vec![
+            with_id(
+                object("ResourceGroup", "infra", "shop-rg", "r2"),
+                "/resourcegroups/SHOP-RG/",
+            ),
+            with_id(
+                object("ResourceGroup", "shop", "shop-rg", "9d1c"),
+                "/resourceGroups/shop-rg",
+            ),
+        ]);
+        assert_eq!(
+            names(&protected_inside(&RG, &p, &c).unwrap()),
+            ["infra/shop-rg"]
         );
     }
 

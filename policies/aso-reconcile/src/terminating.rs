@@ -3,7 +3,10 @@
 //! (`GenericReconciler.delete`): an object deleted while detached (allowed)
 //! whose policy is switched to `manage` before ASO let it go is deleted in
 //! Azure on the next reconcile. So that switch needs what a DELETE of it
-//! would need: the confirmation, or nothing protected at stake.
+//! would need: the confirmation, or nothing protected at stake. The same
+//! holds for a change of its `resource-id` while it is under `manage`: ASO's
+//! delete reads that annotation afresh (`deleteResource`), so the id the
+//! object is re-pointed to is what Azure deletes.
 
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
@@ -11,7 +14,7 @@ use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
 use crate::deletion::{assess, Assessment};
 use crate::effective::{namespace_annotation, resolve_with, Effective};
 use crate::settings::Settings;
-use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY};
+use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
 /// `None` when the request does not turn a terminating object's deletion
 /// into one in Azure; otherwise the verdict a DELETE would get now.
@@ -26,9 +29,10 @@ pub fn check(
     let waiting = old.deletion_timestamp.is_some()
         && old.finalizers.iter().any(|f| f == FINALIZER)
         && new.finalizers.iter().any(|f| f == FINALIZER);
+    let repointed = old.annotation(RESOURCE_ID) != new.annotation(RESOURCE_ID);
     if !waiting
         || !settings.deletion_protection.is_enabled()
-        || old.annotation(RECONCILE_POLICY) == new.annotation(RECONCILE_POLICY)
+        || (old.annotation(RECONCILE_POLICY) == new.annotation(RECONCILE_POLICY) && !repointed)
     {
         return Ok(None);
     }
@@ -48,17 +52,23 @@ pub fn check(
     };
     let before = effective(old)?;
     let after = effective(new)?;
-    if before.policy == ReconcilePolicy::Manage || after.policy != ReconcilePolicy::Manage {
+    if after.policy != ReconcilePolicy::Manage
+        || (before.policy == ReconcilePolicy::Manage && !repointed)
+    {
         return Ok(None);
     }
+    let change = if before.policy == ReconcilePolicy::Manage {
+        format!("its {RESOURCE_ID}, the Azure resource ASO deletes, changes,")
+    } else {
+        format!("its effective {RECONCILE_POLICY} becomes manage")
+    };
     Ok(Some(
         match assess(request, settings, ctx, target, new, Some(after)) {
             Assessment::Passes(verdict) => verdict,
             Assessment::Refused(r) => r.refusal(
                 format!(
                     "{} is being deleted and waits for ASO's finalizer, under {}; with this change \
-                     its effective {RECONCILE_POLICY} becomes manage and it is protected from \
-                     deletion",
+                     {change} and it is protected from deletion",
                     target.describe(),
                     before.describe()
                 ),
@@ -113,6 +123,33 @@ mod tests {
             &[FINALIZER],
         );
         assert!(!eval(&req, protect(), &Namespaces::none()).allowed);
+    }
+
+    #[test]
+    fn a_managed_object_re_pointed_while_it_waits_is_judged_as_a_delete() {
+        let id = "/subscriptions/3f2c/resourceGroups/rg-shop-prod/providers/Microsoft.DBforPostgreSQL/flexibleServers/";
+        let req = switch(
+            json!({ RESOURCE_ID: format!("{id}scratch") }),
+            json!({ RESOURCE_ID: format!("{id}orders-db") }),
+            &[FINALIZER],
+        );
+        let m = message(&eval(&req, protect(), &Namespaces::none())).to_string();
+        assert!(
+            m.starts_with(
+                "FlexibleServer shop/orders-db is being deleted and waits for ASO's finalizer, \
+                 under manage (the operator default); with this change its \
+                 serviceoperator.azure.com/resource-id, the Azure resource ASO deletes, changes, \
+                 and it is protected from deletion: ASO would delete"
+            ),
+            "{m}"
+        );
+        // Detached, the id it names is kept whatever it is.
+        let req = switch(
+            json!({ RECONCILE_POLICY: "skip", RESOURCE_ID: format!("{id}scratch") }),
+            json!({ RECONCILE_POLICY: "skip", RESOURCE_ID: format!("{id}orders-db") }),
+            &[FINALIZER],
+        );
+        assert!(eval(&req, protect(), &Namespaces::none()).allowed);
     }
 
     #[test]
