@@ -225,8 +225,12 @@ pub(crate) fn assess(
     if !directly && children.is_empty() {
         return Assessment::Passes(Verdict::allow().with_warnings(notes));
     }
+    // The Namespace's confirmation was given for what is in it: its DELETE
+    // named those alone. Protected resources elsewhere inside this one need
+    // this object's own confirmation.
+    let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
     match namespace_confirmed(target.namespace, key, lookup) {
-        Ok(true) => {
+        Ok(true) if !elsewhere => {
             return Assessment::Passes(
                 Verdict::allow()
                     .with_warnings(notes)
@@ -240,7 +244,7 @@ pub(crate) fn assess(
                     .audit(AUDIT_KEY, "manage (deletion confirmed on the Namespace)"),
             )
         }
-        Ok(false) => {}
+        Ok(_) => {}
         Err(message) => {
             return Assessment::Passes(
                 Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
