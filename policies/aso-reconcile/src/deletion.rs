@@ -1,18 +1,24 @@
-//! Deletion protection: `kubectl delete` (or a GitOps prune) of a selected
-//! ASO resource whose effective policy is `manage` deletes the Azure resource
-//! as well, which cannot be undone. Such a deletion needs one of two explicit
-//! steps first: detach the Azure resource, or confirm with the object's name.
+//! Deletion protection: `kubectl delete` (or a GitOps prune, the garbage
+//! collector, the namespace controller) of a selected ASO resource whose
+//! effective policy is `manage` deletes the Azure resource as well, with
+//! everything inside it, which cannot be undone. Such a deletion needs one of
+//! two explicit steps first: detach the Azure resource, or confirm with the
+//! object's name (or, in a Namespace being deleted, with the Namespace's).
 
 use guard_core::names::quote;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Verdict, Which};
+use std::cell::OnceCell;
+
+use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Verdict, Which};
 use serde_json::Value;
 
-use crate::effective::resolve;
+use crate::effective::{namespace_object, namespace_policy, resolve_with, Effective};
 use crate::owners::{self, Child, Owner};
 use crate::resource::AUDIT_KEY;
 use crate::settings::Settings;
-use crate::values::{annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY};
+use crate::values::{
+    annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY, RESOURCE_ID,
+};
 
 pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
     let p = &settings.deletion_protection;
@@ -21,9 +27,8 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
     }
     let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
     let kind_selected = p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind));
-    // Any ASO object may own protected ones, when their kinds can be listed.
-    let may_own = owners::needed(p);
-    if !kind_selected && !may_own {
+    // Any ASO object may hold protected ones, when their kinds can be listed.
+    if !kind_selected && !owners::needed(p) {
         return Verdict::allow();
     }
     let old = match request.metadata(Which::OldObject) {
@@ -33,11 +38,6 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         }
     };
     let target = ObjectName::of(request, old.as_ref());
-    let namespace_selected =
-        p.namespaces.is_empty() || p.namespaces.iter().any(|n| n == target.namespace);
-    if !namespace_selected {
-        return Verdict::allow();
-    }
     let Some(old) = &old else {
         return Verdict::deny(format!(
             "{}: the DELETE request carries no oldObject, so deletion protection cannot read the \
@@ -45,35 +45,117 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
             target.describe()
         ));
     };
-    let who = target.describe();
-    let directly = kind_selected
+    match assess(request, settings, ctx, &target, old, None) {
+        Assessment::Passes(verdict) => verdict,
+        Assessment::Refused(r) => r.refusal(
+            format!("{} is protected from deletion", target.describe()),
+            "Then delete again.",
+        ),
+    }
+}
+
+/// What deleting `meta` would do in Azure, judged on the object as it will
+/// be when ASO sees the deletion.
+pub(crate) enum Assessment {
+    Passes(Verdict),
+    Refused(Refused),
+}
+
+/// A deletion that needs a detach or a confirmation first.
+pub(crate) struct Refused {
+    who: String,
+    effective: Effective,
+    children: Vec<Child>,
+    namespace: String,
+    mismatch: String,
+    detach: String,
+    confirm: String,
+}
+
+impl Refused {
+    /// `"{what}: ASO would delete ..."`, with both ways out and `then`.
+    pub(crate) fn refusal(self, what: String, then: &str) -> Verdict {
+        let notes: Vec<String> = self
+            .effective
+            .notes
+            .iter()
+            .map(|n| format!("{}: {n}", self.who))
+            .collect();
+        let inside = if self.children.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", and Azure deletes what is inside it, including the protected {}",
+                owners::describe(&self.children, &self.namespace)
+            )
+        };
+        Verdict::deny(format!(
+            "{what}: ASO would delete the Azure resource as well, because its effective \
+             {RECONCILE_POLICY} is {}{inside}.{} To keep the Azure resource, detach it first: \
+             `{}`. To delete it in Azure too, confirm with the object's name: `{}`. {then}",
+            self.effective.describe(),
+            self.mismatch,
+            self.detach,
+            self.confirm,
+        ))
+        .with_warnings(notes)
+    }
+}
+
+/// Judges the deletion of `meta` (the stored object of a DELETE, or the
+/// object an UPDATE leaves while it waits for ASO's finalizer), with its
+/// effective policy when already known.
+pub(crate) fn assess(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    target: &ObjectName<'_>,
+    meta: &Metadata,
+    known: Option<Effective>,
+) -> Assessment {
+    let p = &settings.deletion_protection;
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    let may_own = owners::needed(p);
+    let directly = (p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind)))
+        && (p.namespaces.is_empty() || p.namespaces.iter().any(|n| n == target.namespace))
         && p.label_selector
             .as_ref()
-            .is_none_or(|s| s.matches(&old.labels));
+            .is_none_or(|s| s.matches(&meta.labels));
+    let who = target.describe();
     // ASO issues an Azure DELETE only for an object carrying its finalizer:
     // without it the object goes at once and ASO never sees the deletion.
-    if !old.finalizers.iter().any(|f| f == FINALIZER) {
+    if !meta.finalizers.iter().any(|f| f == FINALIZER) {
         let verdict = Verdict::allow();
-        return if directly {
+        return Assessment::Passes(if directly {
             verdict.warn(format!(
                 "{who}: nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so \
                  ASO never took it over and does not see its deletion."
             ))
         } else {
             verdict
-        };
+        });
     }
     if !directly && !may_own {
-        return Verdict::allow();
+        return Assessment::Passes(Verdict::allow());
     }
-    let effective = match resolve(
-        old.annotation(RECONCILE_POLICY),
-        target.namespace,
-        settings,
-        ctx.cluster,
-    ) {
-        Ok(e) => e,
-        Err(message) => return Verdict::deny(format!("{who}: {message}")),
+    // The Namespace, looked up once for the effective policy and for its
+    // confirmation, and only when one of them needs it.
+    let namespace = OnceCell::new();
+    let lookup = || namespace.get_or_init(|| namespace_object(target.namespace, ctx.cluster));
+    let effective = match known {
+        Some(e) => e,
+        None => match resolve_with(
+            meta.annotation(RECONCILE_POLICY),
+            target.namespace,
+            settings,
+            || match lookup() {
+                Ok(raw) => namespace_policy(raw.as_deref()),
+                Err(e) => Err(e.clone()),
+            },
+        ) {
+            Ok(e) => e,
+            Err(message) => return Assessment::Passes(Verdict::deny(format!("{who}: {message}"))),
+        },
     };
     let notes: Vec<String> = effective
         .notes
@@ -82,53 +164,92 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         .collect();
     if effective.policy != ReconcilePolicy::Manage {
         if !directly {
-            return Verdict::allow().with_warnings(notes);
+            return Assessment::Passes(Verdict::allow().with_warnings(notes));
         }
-        return Verdict::allow()
-            .with_warnings(notes)
-            .warn(format!(
-                "{who}: the Azure resource is kept, only the Kubernetes object is deleted: \
-                 effective {RECONCILE_POLICY} is {}.",
-                effective.describe()
-            ))
-            .audit(AUDIT_KEY, effective.policy.as_str());
+        return Assessment::Passes(
+            Verdict::allow()
+                .with_warnings(notes)
+                .warn(format!(
+                    "{who}: the Azure resource is kept, only the Kubernetes object is deleted: \
+                     effective {RECONCILE_POLICY} is {}.",
+                    effective.describe()
+                ))
+                .audit(AUDIT_KEY, effective.policy.as_str()),
+        );
     }
     let key = p.confirmation_annotation.as_str();
-    let name = if old.name.is_empty() {
+    let name = if meta.name.is_empty() {
         target.name.as_ref()
     } else {
-        old.name.as_str()
+        meta.name.as_str()
     };
-    let confirmation = old.annotation(key);
+    let confirmation = meta.annotation(key);
     if confirmation == Some(name) {
-        return Verdict::allow()
-            .with_warnings(notes)
-            .warn(format!(
-                "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well, \
-                 with anything inside it (effective {RECONCILE_POLICY}: {}).",
-                effective.describe()
-            ))
-            .audit(AUDIT_KEY, "manage (deletion confirmed)");
+        return Assessment::Passes(
+            Verdict::allow()
+                .with_warnings(notes)
+                .warn(format!(
+                    "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well, \
+                     with anything inside it (effective {RECONCILE_POLICY}: {}).",
+                    effective.describe()
+                ))
+                .audit(AUDIT_KEY, "manage (deletion confirmed)"),
+        );
     }
     let children = if may_own {
         let uid = match stored_uid(request) {
             Ok(uid) => uid,
-            Err(message) => return Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+            Err(message) => {
+                return Assessment::Passes(
+                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+                )
+            }
         };
         let owner = Owner {
             name,
             uid: &uid,
             namespace: target.namespace,
+            resource_id: meta.annotation(RESOURCE_ID),
         };
-        match owners::protected_children(&owner, p, ctx.cluster) {
+        match owners::protected_inside(&owner, p, ctx.cluster) {
             Ok(children) => children,
-            Err(message) => return Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+            Err(message) => {
+                return Assessment::Passes(
+                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+                )
+            }
         }
     } else {
         Vec::new()
     };
     if !directly && children.is_empty() {
-        return Verdict::allow().with_warnings(notes);
+        return Assessment::Passes(Verdict::allow().with_warnings(notes));
+    }
+    // The Namespace's confirmation was given for what is in it: its DELETE
+    // named those alone. Protected resources elsewhere inside this one need
+    // this object's own confirmation.
+    let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
+    match namespace_confirmed(target.namespace, key, lookup) {
+        Ok(true) if !elsewhere => {
+            return Assessment::Passes(
+                Verdict::allow()
+                    .with_warnings(notes)
+                    .warn(format!(
+                        "{who}: deletion confirmed by {key} on Namespace {}, which is being \
+                         deleted: ASO deletes the Azure resource as well, with anything inside it \
+                         (effective {RECONCILE_POLICY}: {}).",
+                        quote(target.namespace),
+                        effective.describe()
+                    ))
+                    .audit(AUDIT_KEY, "manage (deletion confirmed on the Namespace)"),
+            )
+        }
+        Ok(_) => {}
+        Err(message) => {
+            return Assessment::Passes(
+                Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
+            )
+        }
     }
     let mismatch = match confirmation {
         Some(v) => format!(
@@ -138,33 +259,60 @@ pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>)
         ),
         None => String::new(),
     };
-    Verdict::deny(format!(
-        "{who} is protected from deletion: ASO would delete the Azure resource as well, because \
-         its effective {RECONCILE_POLICY} \
-         is {}{}.{mismatch} To keep the Azure resource, detach it first: `{}`. To delete it in \
-         Azure too, confirm with the object's name: `{}`. Then delete again.",
-        effective.describe(),
-        inside(&children),
-        annotate(
-            &target,
+    Assessment::Refused(Refused {
+        who,
+        effective,
+        children,
+        namespace: target.namespace.to_string(),
+        mismatch,
+        detach: annotate(
+            target,
             RECONCILE_POLICY,
-            ReconcilePolicy::DetachOnDelete.as_str()
+            ReconcilePolicy::DetachOnDelete.as_str(),
         ),
-        annotate(&target, key, name)
-    ))
-    .with_warnings(notes)
+        confirm: annotate(target, key, name),
+    })
 }
 
-/// What else Azure deletes with it, when protected resources are inside.
-fn inside(children: &[Child]) -> String {
-    if children.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ", and Azure deletes what is inside it, including the protected {}",
-            owners::describe(children)
-        )
+/// Whether `namespace` is being deleted and its own confirmation annotation
+/// holds its name: confirming the Namespace's deletion confirms what is in
+/// it, so that the namespace controller's deletes are judged as the
+/// Namespace's own DELETE was (see `namespace_deletion`).
+fn namespace_confirmed<'a>(
+    namespace: &str,
+    key: &str,
+    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, String>,
+) -> Result<bool, String> {
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Meta {
+        #[serde(default)]
+        deletion_timestamp: Option<Value>,
+        #[serde(default, deserialize_with = "guard_core::request::null_default")]
+        annotations: guard_core::StringMap,
     }
+    #[derive(serde::Deserialize)]
+    struct View {
+        #[serde(default, deserialize_with = "guard_core::request::null_default")]
+        metadata: Meta,
+    }
+    if namespace.is_empty() {
+        return Ok(false);
+    }
+    // Unreadable, it confirms nothing: the refusal stands (and `resolve`
+    // has already said, or refused, why the Namespace could not be read).
+    let Ok(raw) = lookup() else {
+        return Ok(false);
+    };
+    let Some(raw) = raw else {
+        return Ok(false);
+    };
+    let view: View = context::read(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    let terminating = view
+        .metadata
+        .deletion_timestamp
+        .is_some_and(|t| !t.is_null());
+    Ok(terminating && view.metadata.annotations.get(key) == Some(namespace))
 }
 
 /// `metadata.uid` of the stored object, which ASO's owner references carry.

@@ -8,7 +8,8 @@
 //! Namespace. Every rule of this policy reads the policy from here.
 
 use guard_core::names::quote;
-use guard_core::{context, object, Cluster, ObjectRef};
+use guard_core::{context, object, Cluster, ClusterObject, ObjectRef};
+use serde_json::value::RawValue;
 
 use crate::settings::Settings;
 use crate::values::{annotate, suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
@@ -56,6 +57,20 @@ pub fn resolve(
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<Effective, String> {
+    resolve_with(own, namespace, settings, || {
+        namespace_annotation(namespace, cluster)
+    })
+}
+
+/// [`resolve`] with the Namespace's annotation read by `read_namespace`
+/// (called only when the object has no usable annotation of its own); used
+/// without a lookup where the Namespace is at hand (its own DELETE).
+pub fn resolve_with(
+    own: Option<&str>,
+    namespace: &str,
+    settings: &Settings,
+    read_namespace: impl FnOnce() -> Result<Option<String>, String>,
+) -> Result<Effective, String> {
     let mut notes = Vec::new();
     let operator_default = |notes, namespace_read| Effective {
         policy: settings.default_reconcile_policy,
@@ -86,7 +101,7 @@ pub fn resolve(
     if namespace.is_empty() {
         return Ok(operator_default(notes, true));
     }
-    match namespace_annotation(namespace, cluster) {
+    match read_namespace() {
         Ok(None) => Ok(operator_default(notes, true)),
         // ASO parses an empty Namespace annotation as the operator default.
         Ok(Some(value)) if value.is_empty() => Ok(operator_default(notes, true)),
@@ -152,18 +167,35 @@ fn legacy_hint(value: &str) -> String {
 
 /// The Namespace's `reconcile-policy` annotation; `Ok(None)` when the
 /// Namespace or the annotation does not exist.
-fn namespace_annotation(namespace: &str, cluster: &dyn Cluster) -> Result<Option<String>, String> {
+pub(crate) fn namespace_annotation(
+    namespace: &str,
+    cluster: &dyn Cluster,
+) -> Result<Option<String>, String> {
+    namespace_policy(namespace_object(namespace, cluster)?.as_deref())
+}
+
+/// The Namespace named `namespace` as the cluster has it; `None` when it
+/// does not exist. `Err` is the lookup's error.
+pub(crate) fn namespace_object(
+    namespace: &str,
+    cluster: &dyn Cluster,
+) -> Result<Option<ClusterObject>, String> {
     let object = ObjectRef {
         api_version: "v1",
         kind: "Namespace",
         namespace: "",
         name: namespace,
     };
-    let Some(raw) = cluster.get(&object).map_err(|e| e.to_string())? else {
+    cluster.get(&object).map_err(|e| e.to_string())
+}
+
+/// The `reconcile-policy` annotation of a looked-up Namespace.
+pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>, String> {
+    let Some(raw) = raw else {
         return Ok(None);
     };
     let mut annotations =
-        context::annotations(&raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+        context::annotations(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
     Ok(annotations.remove(RECONCILE_POLICY))
 }
 
@@ -171,7 +203,7 @@ fn namespace_annotation(namespace: &str, cluster: &dyn Cluster) -> Result<Option
 mod tests {
     use super::*;
     use guard_core::testing::raw;
-    use guard_core::{ClusterError, ClusterObject};
+    use guard_core::ClusterError;
     use serde_json::{json, Value};
 
     struct OneNamespace(Result<Option<Value>, ClusterError>);

@@ -13,8 +13,10 @@
 //! - [`matrix`]: the adoption matrix as one pure function;
 //! - [`effective`]: the policy ASO will really apply (object, Namespace,
 //!   operator default);
-//! - [`deletion`]: deletion protection;
-//! - [`namespace`]: the Namespace-level annotation.
+//! - [`deletion`]: deletion protection, with [`owners`] (what is inside a
+//!   deleted resource) and [`terminating`] (objects already being deleted);
+//! - [`namespace`]: the Namespace-level annotation, and
+//!   [`namespace_deletion`]: a Namespace's DELETE, judged once for what is in it.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -32,10 +34,12 @@ pub mod effective;
 pub mod lookups;
 pub mod matrix;
 pub mod namespace;
+pub mod namespace_deletion;
 pub mod owners;
 pub mod resource;
 pub mod settings;
 pub mod takeover;
+pub mod terminating;
 pub mod values;
 
 /// ASO's finalizer, for tools that model a reconciled object.
@@ -65,8 +69,9 @@ impl guard_core::Policy for AsoReconcile {
             }
         } else if kind.group.is_empty() && kind.kind == "Namespace" {
             match request.operation {
-                Operation::Create | Operation::Update => namespace::admit(request, settings),
-                Operation::Delete | Operation::Connect => Verdict::allow(),
+                Operation::Create | Operation::Update => namespace::admit(request, settings, ctx),
+                Operation::Delete => namespace_deletion::check(request, settings, ctx),
+                Operation::Connect => Verdict::allow(),
             }
         } else {
             Verdict::allow()

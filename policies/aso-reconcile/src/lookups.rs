@@ -12,8 +12,11 @@ pub struct Resource {
 }
 
 /// What the policy reads with `settings`: the Namespace (its
-/// `reconcile-policy`) with `kubernetes/get_resource`, and each protected
-/// kind with a version with `kubernetes/list_resources_by_namespace`.
+/// `reconcile-policy`, and whether its deletion was confirmed) with
+/// `kubernetes/get_resource`; each protected kind with a version with
+/// `kubernetes/list_resources_all` (what is inside a deleted resource, in any
+/// namespace) and `kubernetes/list_resources_by_namespace` (what a deleted
+/// Namespace holds, or one switched to `manage`).
 pub fn needed(settings: &Settings) -> (Vec<Resource>, Vec<&'static str>) {
     let mut resources = vec![Resource {
         api_version: "v1".into(),
@@ -32,6 +35,7 @@ pub fn needed(settings: &Settings) -> (Vec<Resource>, Vec<&'static str>) {
         })
         .collect();
     if !listed.is_empty() {
+        capabilities.push("kubernetes/list_resources_all");
         capabilities.push("kubernetes/list_resources_by_namespace");
     }
     for r in listed {
@@ -74,6 +78,7 @@ mod tests {
             capabilities,
             [
                 "kubernetes/get_resource",
+                "kubernetes/list_resources_all",
                 "kubernetes/list_resources_by_namespace"
             ]
         );

@@ -4,7 +4,7 @@
 
 use guard_core::names::quote;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Operation, Verdict, Which};
+use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
 
 use crate::matrix::{when_exists, when_missing};
 use crate::resource::AUDIT_KEY;
@@ -13,8 +13,9 @@ use crate::values::{
     legacy_warning, refusal, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, RECONCILE_POLICY,
     RECONCILE_POLICY_IF_EXISTS,
 };
+use crate::{namespace_deletion, owners};
 
-pub fn admit(request: &AdmissionRequest, settings: &Settings) -> Verdict {
+pub fn admit(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
     let new = match request.metadata(Which::Object) {
         Ok(Some(meta)) => meta,
         Ok(None) => {
@@ -100,6 +101,14 @@ pub fn admit(request: &AdmissionRequest, settings: &Settings) -> Verdict {
             }
         },
     };
+    let before = old.as_ref().map_or(default, |o| {
+        inherited_policy(o.annotation(RECONCILE_POLICY), default)
+    });
+    if policy == ReconcilePolicy::Manage && before != ReconcilePolicy::Manage {
+        if let Some(refusal) = switches_terminating(&target, settings, ctx, before) {
+            return refusal.with_warnings(warnings);
+        }
+    }
     warnings.push(format!(
         "{who}: ASO resources in this namespace without their own {RECONCILE_POLICY} annotation \
          now follow {} ({source}): if the Azure resource already exists, it is {}; otherwise it \
@@ -111,6 +120,43 @@ pub fn admit(request: &AdmissionRequest, settings: &Settings) -> Verdict {
     Verdict::allow()
         .with_warnings(warnings)
         .audit(AUDIT_KEY, policy.as_str())
+}
+
+/// What ASO makes of a Namespace's `reconcile-policy` for the objects that
+/// inherit it: a value it knows, else the operator default.
+fn inherited_policy(value: Option<&str>, default: ReconcilePolicy) -> ReconcilePolicy {
+    value.and_then(ReconcilePolicy::parse).unwrap_or(default)
+}
+
+/// The refusal of a switch to `manage` that ASO would carry out as deletes
+/// in Azure: protected objects here already being deleted, waiting for
+/// ASO's finalizer, unconfirmed, following the Namespace's policy (the same
+/// rule as a switch on the object itself, `terminating`).
+fn switches_terminating(
+    target: &ObjectName<'_>,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    before: ReconcilePolicy,
+) -> Option<Verdict> {
+    let p = &settings.deletion_protection;
+    let name = target.name.as_ref();
+    if !owners::needed(p) || (!p.namespaces.is_empty() && !p.namespaces.iter().any(|n| n == name)) {
+        return None;
+    }
+    let who = target.describe();
+    match namespace_deletion::terminating_inheriting(name, settings, ctx) {
+        Ok(held) if held.is_empty() => None,
+        Ok(held) => Some(Verdict::deny(format!(
+            "{who}: changing {RECONCILE_POLICY} from {} to manage makes ASO delete in Azure the \
+             protected resources here that are being deleted and follow the Namespace's policy: \
+             {}. Confirm each with its name first ({} set to the object's name), or keep the \
+             Namespace's policy.",
+            before.as_str(),
+            owners::describe(&held, name),
+            p.confirmation_annotation
+        ))),
+        Err(message) => Some(Verdict::deny(format!("{who}: {message}"))),
+    }
 }
 
 /// A Namespace is cluster-scoped: kube-apiserver sets the request's
@@ -152,6 +198,52 @@ mod tests {
                 .to_string()]
         );
         assert_eq!(v.audit_annotations[AUDIT_KEY], "detach-on-delete");
+    }
+
+    #[test]
+    fn a_switch_to_manage_that_deletes_terminating_protected_resources_is_refused() {
+        let settings = json!({"deletionProtection": {"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}]}});
+        let mut terminating = server(json!({}), &[FINALIZER]);
+        terminating["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:58:41Z");
+        let mut own = terminating.clone();
+        own["metadata"]["name"] = json!("own-db");
+        own["metadata"]["annotations"] = json!({ RECONCILE_POLICY: "skip" });
+        let cluster = listing(vec![terminating, own, server(json!({}), &[FINALIZER])]);
+        let req = namespace_request(
+            "UPDATE",
+            Some(namespace("shop", Some("manage"))),
+            Some(namespace("shop", Some("skip"))),
+        );
+        assert_eq!(
+            message(&eval(&req, settings.clone(), &cluster)),
+            "Namespace shop: changing serviceoperator.azure.com/reconcile-policy from skip to \
+             manage makes ASO delete in Azure the protected resources here that are being deleted \
+             and follow the Namespace's policy: FlexibleServer \"orders-db\". Confirm each with \
+             its name first (reconcile-guard.io/confirm-delete set to the object's name), or keep \
+             the Namespace's policy."
+        );
+        // Removing the Namespace's skip falls to the default, manage: the same.
+        let req = namespace_request(
+            "UPDATE",
+            Some(namespace("shop", None)),
+            Some(namespace("shop", Some("detach-on-delete"))),
+        );
+        assert!(!eval(&req, settings.clone(), &cluster).allowed);
+        // Nothing terminating, or a switch that keeps the Azure resources.
+        let calm = listing(vec![server(json!({}), &[FINALIZER])]);
+        let req = namespace_request(
+            "UPDATE",
+            Some(namespace("shop", Some("manage"))),
+            Some(namespace("shop", Some("skip"))),
+        );
+        assert!(eval(&req, settings.clone(), &calm).allowed);
+        let req = namespace_request(
+            "UPDATE",
+            Some(namespace("shop", Some("detach-on-delete"))),
+            Some(namespace("shop", Some("skip"))),
+        );
+        assert!(eval(&req, settings, &cluster).allowed);
     }
 
     #[test]

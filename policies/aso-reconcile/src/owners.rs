@@ -1,51 +1,74 @@
-//! Protected resources inside an owner being deleted. ASO deletes an owner
-//! (a ResourceGroup, a server holding databases) with one ARM DELETE, and
-//! Azure deletes everything inside it, whatever the children's own reconcile
-//! policy says. A child names its owner in `spec.owner`; once ASO has claimed
-//! the child it also records the resolved owner, with its uid, in
-//! `metadata.ownerReferences`.
+//! Protected resources inside an ASO resource being deleted. ASO deletes a
+//! resource with one ARM DELETE of its `resource-id`, and Azure deletes
+//! everything inside it (a ResourceGroup's servers, a server's databases),
+//! whatever their own reconcile policy says. So protection follows the whole
+//! tree, found two ways:
+//!
+//! - by ARM id: a resource whose `serviceoperator.azure.com/resource-id`, or
+//!   whose owner's `spec.owner.armId`, lies inside the deleted one's id, in
+//!   any namespace (an owner in another namespace can only be named by ARM
+//!   id, and ASO then sets no owner reference);
+//! - by the owner chain in Kubernetes: an owner reference (ASO records the
+//!   resolved owner, with its uid, once it claimed the child), or for a child
+//!   not claimed yet its `spec.owner.name` in the same namespace, leading to
+//!   the deleted object or to anything already found inside it.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use guard_core::names::quote;
 use guard_core::request::null_default;
-use guard_core::{context, Cluster, StringMap};
+use guard_core::{context, Cluster, ClusterObject, StringMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::settings::DeletionProtection;
+use crate::settings::{DeletionProtection, ProtectedKind};
+use crate::values::RESOURCE_ID;
 
-/// A protected object that names the deleted one as its owner.
+/// A protected object inside the deleted one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Child {
     pub kind: String,
+    pub namespace: String,
     pub name: String,
 }
 
-/// The owner being deleted, as stored.
+/// The object being deleted, as stored.
 pub struct Owner<'a> {
     pub name: &'a str,
     pub uid: &'a str,
     pub namespace: &'a str,
+    /// Its `serviceoperator.azure.com/resource-id`, the id ASO deletes.
+    pub resource_id: Option<&'a str>,
 }
 
 /// What is read of a listed object; the rest of it is skipped unparsed.
 #[derive(Deserialize)]
-struct Listed<'a> {
+pub(crate) struct Listed<'a> {
     #[serde(borrow, default, deserialize_with = "null_default")]
-    metadata: ListedMeta<'a>,
+    pub metadata: ListedMeta<'a>,
     #[serde(borrow, default, deserialize_with = "null_default")]
     spec: ListedSpec<'a>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ListedMeta<'a> {
+pub(crate) struct ListedMeta<'a> {
     #[serde(borrow, default, deserialize_with = "null_default")]
-    name: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    pub namespace: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    uid: Cow<'a, str>,
     /// Read only when a label selector asks.
     #[serde(borrow, default)]
     labels: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub annotations: StringMap,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    pub finalizers: Vec<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub deletion_timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "null_default")]
     owner_references: Vec<OwnerReference<'a>>,
 }
@@ -63,9 +86,36 @@ struct ListedSpec<'a> {
 }
 
 #[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct SpecOwner<'a> {
     #[serde(borrow, default, deserialize_with = "null_default")]
     name: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    arm_id: Cow<'a, str>,
+}
+
+impl Listed<'_> {
+    /// Whether the protection's namespaces and label selector (if any) select it.
+    pub fn selected(&self, p: &DeletionProtection) -> Result<bool, String> {
+        if !p.namespaces.is_empty() && !p.namespaces.iter().any(|n| *n == self.metadata.namespace) {
+            return Ok(false);
+        }
+        let Some(selector) = &p.label_selector else {
+            return Ok(true);
+        };
+        let labels: StringMap = match self.metadata.labels {
+            Some(raw) => context::read::<Option<StringMap>>(raw)
+                .map_err(|e| {
+                    format!(
+                        "cannot read the labels of {}: {e}",
+                        quote(&self.metadata.name)
+                    )
+                })?
+                .unwrap_or_default(),
+            None => StringMap::default(),
+        };
+        Ok(selector.matches(&labels))
+    }
 }
 
 /// Whether any protected kind can be looked up, i.e. lists a version.
@@ -73,84 +123,202 @@ pub fn needed(p: &DeletionProtection) -> bool {
     p.kinds.iter().any(|k| k.api_version().is_some())
 }
 
-/// Every protected object in the owner's namespace that it owns. `Err`
-/// names the lookup that failed: without it the answer is unknown.
-pub fn protected_children(
-    owner: &Owner<'_>,
-    p: &DeletionProtection,
+/// The objects of each protected kind with a version in `namespace`, or in
+/// every namespace: one list per kind either way (a list per protected
+/// namespace would cost as many lists as the setting names namespaces).
+/// `Err` names the lookup that failed.
+pub(crate) fn list<'p>(
+    p: &'p DeletionProtection,
+    namespace: Option<&str>,
+    why: &str,
     cluster: &dyn Cluster,
-) -> Result<Vec<Child>, String> {
-    if !p.namespaces.is_empty() && !p.namespaces.iter().any(|n| n == owner.namespace) {
-        return Ok(Vec::new());
-    }
-    let mut children = Vec::new();
+) -> Result<Vec<(&'p ProtectedKind, Vec<ClusterObject>)>, String> {
+    let mut lists = Vec::new();
     for k in &p.kinds {
         let Some(api_version) = k.api_version() else {
             continue;
         };
-        let cannot = |e: String| {
-            format!(
-                "cannot list {api_version} {} in namespace {} to find protected resources it \
-                 owns ({}); grant the lookup or retry",
-                k.kind,
-                quote(owner.namespace),
-                quote(&e)
-            )
-        };
         let items = cluster
-            .list(&api_version, &k.kind, Some(owner.namespace))
-            .map_err(|e| cannot(e.to_string()))?;
-        for raw in &items {
+            .list(&api_version, &k.kind, namespace)
+            .map_err(|e| cannot(k, namespace, why, &e.to_string()))?;
+        lists.push((k, items));
+    }
+    Ok(lists)
+}
+
+/// The message of a lookup that failed or answered what does not read.
+pub(crate) fn cannot(k: &ProtectedKind, scope: Option<&str>, why: &str, error: &str) -> String {
+    let api_version = k.api_version().unwrap_or_default();
+    let place = match scope {
+        Some(ns) => format!("in namespace {}", quote(ns)),
+        None => "in all namespaces".to_string(),
+    };
+    format!(
+        "cannot list {api_version} {} {place} to find {why} ({}); grant the lookup or retry",
+        k.kind,
+        quote(error)
+    )
+}
+
+/// One listed object, as the walk needs it.
+struct Node<'a> {
+    kind: &'a str,
+    listed: Listed<'a>,
+    /// Found inside the deleted object.
+    inside: bool,
+}
+
+/// Every protected object inside the deleted one, in any namespace it can
+/// be. `Err` names the lookup that failed: without it the answer is unknown.
+pub fn protected_inside(
+    owner: &Owner<'_>,
+    p: &DeletionProtection,
+    cluster: &dyn Cluster,
+) -> Result<Vec<Child>, String> {
+    const WHY: &str = "the protected resources inside it";
+    let lists = list(p, None, WHY, cluster)?;
+    let mut nodes = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (k, items) in &lists {
+        for raw in items {
             // kube-apiserver stored it past its schema; an object that does
-            // not read is a broken reply, and its owner stays unknown.
-            let item: Listed<'_> = context::read(raw).map_err(cannot)?;
-            if owned_by(&item, owner) && selected(&item, p)? {
-                children.push(Child {
-                    kind: k.kind.clone(),
-                    name: item.metadata.name.into_owned(),
-                });
+            // not read is a broken reply, and what it is inside stays unknown.
+            let listed: Listed<'_> = context::read(raw).map_err(|e| cannot(k, None, WHY, &e))?;
+            // The same object listed twice (two versions of one kind) counts once.
+            let uid = listed.metadata.uid.clone();
+            if !uid.is_empty() && !seen.insert(uid) {
+                continue;
             }
+            nodes.push(Node {
+                kind: &k.kind,
+                listed,
+                inside: false,
+            });
+        }
+    }
+    walk(owner, &mut nodes);
+    let mut children = Vec::new();
+    for n in nodes.iter().filter(|n| n.inside) {
+        if n.listed.selected(p)? {
+            children.push(Child {
+                kind: n.kind.to_string(),
+                namespace: n.listed.metadata.namespace.to_string(),
+                name: n.listed.metadata.name.to_string(),
+            });
         }
     }
     Ok(children)
 }
 
-fn selected(item: &Listed<'_>, p: &DeletionProtection) -> Result<bool, String> {
-    let Some(selector) = &p.label_selector else {
-        return Ok(true);
-    };
-    let labels: StringMap = match item.metadata.labels {
-        Some(raw) => context::read::<Option<StringMap>>(raw)
-            .map_err(|e| {
-                format!(
-                    "cannot read the labels of {}: {e}",
-                    quote(&item.metadata.name)
-                )
-            })?
-            .unwrap_or_default(),
-        None => StringMap::default(),
-    };
-    Ok(selector.matches(&labels))
-}
-
-/// The owner reference ASO resolved (by uid) decides; a child not yet
-/// claimed, with no owner references, is judged by the name in `spec.owner`.
-fn owned_by(item: &Listed<'_>, owner: &Owner<'_>) -> bool {
-    let refs = &item.metadata.owner_references;
-    if refs.is_empty() {
-        item.spec.owner.name == owner.name
-    } else {
-        !owner.uid.is_empty() && refs.iter().any(|r| r.uid == owner.uid)
+/// Marks the nodes inside `owner`: by ARM id first, then along owner
+/// references and unclaimed owner names, one level deeper each round, until
+/// a round finds nothing new (at most one round per node).
+fn walk(owner: &Owner<'_>, nodes: &mut [Node<'_>]) {
+    let root_id = owner.resource_id.filter(|id| !id.is_empty());
+    let is_owner = |m: &ListedMeta<'_>| !owner.uid.is_empty() && m.uid == owner.uid;
+    // What is inside, as owner references (uids) and owner names name it.
+    let mut uids: BTreeSet<String> = BTreeSet::new();
+    let mut names: BTreeSet<(String, String)> = BTreeSet::new();
+    uids.insert(owner.uid.to_string());
+    names.insert((owner.namespace.to_string(), owner.name.to_string()));
+    let mark =
+        |n: &mut Node<'_>, uids: &mut BTreeSet<String>, names: &mut BTreeSet<(String, String)>| {
+            n.inside = true;
+            let m = &n.listed.metadata;
+            uids.insert(m.uid.to_string());
+            names.insert((m.namespace.to_string(), m.name.to_string()));
+        };
+    if let Some(root) = root_id {
+        for n in nodes.iter_mut() {
+            if is_owner(&n.listed.metadata) {
+                continue;
+            }
+            let id = n.listed.metadata.annotations.get(RESOURCE_ID);
+            let arm_owner = &n.listed.spec.owner.arm_id;
+            // Another object for the same Azure resource (an adoption
+            // twice over) goes with it as surely as what lies inside.
+            let inside = id.is_some_and(|id| same_id(id, root) || within(id, root))
+                || (!arm_owner.is_empty() && (same_id(arm_owner, root) || within(arm_owner, root)));
+            if inside {
+                mark(n, &mut uids, &mut names);
+            }
+        }
+    }
+    loop {
+        let mut found = false;
+        for n in nodes.iter_mut() {
+            if n.inside || is_owner(&n.listed.metadata) {
+                continue;
+            }
+            if owned_by(n, &uids, &names) {
+                mark(n, &mut uids, &mut names);
+                found = true;
+            }
+        }
+        if !found {
+            break;
+        }
     }
 }
 
-/// `FlexibleServer "a", StorageAccount "b" and 3 more`, bounded for messages.
-pub fn describe(children: &[Child]) -> String {
+/// Whether `n` names as its owner something in `uids`/`names`. The owner
+/// reference ASO resolved (by uid) decides; a child not yet claimed (no
+/// owner references) is judged by `spec.owner.name` in its namespace.
+fn owned_by(n: &Node<'_>, uids: &BTreeSet<String>, names: &BTreeSet<(String, String)>) -> bool {
+    let m = &n.listed.metadata;
+    if !m.owner_references.is_empty() {
+        return m
+            .owner_references
+            .iter()
+            .any(|r| !r.uid.is_empty() && uids.contains(r.uid.as_ref()));
+    }
+    let owner = &n.listed.spec.owner;
+    !owner.name.is_empty()
+        && owner.arm_id.is_empty()
+        && names.contains(&(m.namespace.to_string(), owner.name.to_string()))
+}
+
+/// ARM ids are case-insensitive; a trailing `/` changes nothing.
+fn same_id(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/')
+        .eq_ignore_ascii_case(b.trim_end_matches('/'))
+}
+
+/// Whether the ARM id `inner` lies strictly inside `outer`: it continues
+/// `outer` with a `/` and more segments.
+pub fn within(inner: &str, outer: &str) -> bool {
+    let outer = outer.trim_end_matches('/');
+    if outer.is_empty() {
+        return false;
+    }
+    let inner = inner.trim_end_matches('/');
+    match (inner.get(..outer.len()), inner.get(outer.len()..)) {
+        (Some(head), Some(rest)) => {
+            head.eq_ignore_ascii_case(outer) && rest.len() > 1 && rest.starts_with('/')
+        }
+        _ => false,
+    }
+}
+
+/// `FlexibleServer "a", StorageAccount "b" in namespace "c" and 3 more`,
+/// bounded for messages; the namespace is named when it is not `here`.
+pub fn describe(children: &[Child], here: &str) -> String {
     const SHOWN: usize = 5;
     let mut named: Vec<String> = children
         .iter()
         .take(SHOWN)
-        .map(|c| format!("{} {}", c.kind, quote(&c.name)))
+        .map(|c| {
+            if c.namespace == here || c.namespace.is_empty() {
+                format!("{} {}", c.kind, quote(&c.name))
+            } else {
+                format!(
+                    "{} {} in namespace {}",
+                    c.kind,
+                    quote(&c.name),
+                    quote(&c.namespace)
+                )
+            }
+        })
         .collect();
     if children.len() > SHOWN {
         named.push(format!("{} more", children.len().saturating_sub(SHOWN)));
@@ -164,108 +332,246 @@ pub fn describe(children: &[Child]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::testing::raw;
-    use guard_core::{ClusterError, ClusterObject, ObjectRef};
+    use crate::test_support::{listing as cluster, Listing};
     use serde_json::{json, Value};
-
-    struct Cluster(Result<Vec<Value>, String>);
-
-    impl guard_core::Cluster for Cluster {
-        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-            Ok(None)
-        }
-        fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-            self.0
-                .as_ref()
-                .map(|items| items.iter().map(raw).collect())
-                .map_err(|e| ClusterError(e.clone()))
-        }
-    }
 
     fn protection(settings: Value) -> DeletionProtection {
         serde_json::from_value(settings).unwrap()
     }
 
-    fn server(name: &str, owner: &str, refs: Value, labels: Value) -> Value {
-        json!({"metadata": {"name": name, "namespace": "shop", "labels": labels,
-            "ownerReferences": refs}, "spec": {"owner": {"name": owner}}})
+    const FS: &str = "FlexibleServer";
+    const DB: &str = "FlexibleServersDatabase";
+    const SUB: &str = "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098";
+
+    fn object(kind: &str, ns: &str, name: &str, uid: &str) -> Value {
+        json!({"kind": kind, "metadata": {"name": name, "namespace": ns, "uid": uid}})
     }
 
-    const OWNER: Owner<'static> = Owner {
+    fn with_id(mut o: Value, id: &str) -> Value {
+        o["metadata"]["annotations"] = json!({ RESOURCE_ID: format!("{SUB}{id}") });
+        o
+    }
+
+    /// A `kind` object `ns/name` naming `owner` (resolved to `owner_uid` once claimed).
+    fn child(
+        kind: &str,
+        ns: &str,
+        name: &str,
+        uid: &str,
+        owner: &str,
+        owner_uid: Option<&str>,
+    ) -> Value {
+        owned(object(kind, ns, name, uid), owner, owner_uid)
+    }
+
+    fn owned(mut o: Value, owner_name: &str, owner_uid: Option<&str>) -> Value {
+        o["spec"] = json!({"owner": {"name": owner_name}});
+        if let Some(uid) = owner_uid {
+            o["metadata"]["ownerReferences"] = json!([{"name": owner_name, "uid": uid}]);
+        }
+        o
+    }
+
+    fn both() -> DeletionProtection {
+        protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1api20230601preview"},
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServersDatabase", "version": "v1api20230601preview"}]}))
+    }
+
+    const RG: Owner<'static> = Owner {
         name: "shop-rg",
         uid: "9d1c",
         namespace: "shop",
+        resource_id: Some(
+            "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/shop-rg",
+        ),
     };
+
+    fn names(children: &[Child]) -> Vec<String> {
+        children
+            .iter()
+            .map(|c| format!("{}/{}", c.namespace, c.name))
+            .collect()
+    }
 
     #[test]
     fn children_by_owner_reference_or_by_name_before_the_claim() {
-        let p = protection(json!({"kinds": [
-            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1api20230601preview"}]}));
-        let cluster = Cluster(Ok(vec![
-            server(
-                "orders-db",
-                "shop-rg",
-                json!([{"kind": "ResourceGroup", "name": "shop-rg", "uid": "9d1c"}]),
-                json!({}),
-            ),
-            server("new-db", "shop-rg", json!(null), json!({})),
+        let p = both();
+        let c = cluster(vec![
+            child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
+            child(FS, "shop", "new-db", "s2", "shop-rg", None),
             // Same name, another owner resolved by ASO (another kind).
-            server(
-                "other-db",
-                "shop-rg",
-                json!([{"kind": "VirtualNetwork", "name": "shop-rg", "uid": "77aa"}]),
-                json!({}),
-            ),
-            server("far-db", "other-rg", json!(null), json!({})),
-        ]));
-        let children = protected_children(&OWNER, &p, &cluster).unwrap();
-        let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["orders-db", "new-db"]);
+            child(FS, "shop", "other-db", "s3", "shop-rg", Some("77aa")),
+            child(FS, "shop", "far-db", "s4", "other-rg", None),
+            // The name means nothing in another namespace.
+            child(FS, "app", "app-db", "s5", "shop-rg", None),
+        ]);
+        let children = protected_inside(&RG, &p, &c).unwrap();
+        assert_eq!(names(&children), ["shop/orders-db", "shop/new-db"]);
         assert_eq!(
-            describe(&children),
+            describe(&children, "shop"),
             "FlexibleServer \"orders-db\" and FlexibleServer \"new-db\""
         );
     }
 
     #[test]
-    fn only_kinds_with_a_version_and_the_selected_ones_count() {
-        let cluster = Cluster(Ok(vec![server(
-            "a",
-            "shop-rg",
-            json!(null),
-            json!({"tier": "web"}),
-        )]));
+    fn grandchildren_through_an_unprotected_or_unlisted_owner() {
+        let p = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServersDatabase", "version": "v1"}]}));
+        // The server is not listed: the database is found by its ARM id.
+        let c = cluster(vec![with_id(
+            child(DB, "shop", "orders", "d1", "orders-db", Some("s1")),
+            "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/orders-db/databases/orders",
+        )]);
+        let children = protected_inside(&RG, &p, &c).unwrap();
+        assert_eq!(names(&children), ["shop/orders"]);
+        // Not claimed yet (no id, no owner reference): through the listed server.
+        let c = cluster(vec![
+            child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
+            child(DB, "shop", "orders", "d1", "orders-db", None),
+            child(DB, "shop", "claimed", "d2", "orders-db", Some("s1")),
+        ]);
+        let children = protected_inside(&RG, &both(), &c).unwrap();
+        assert_eq!(
+            names(&children),
+            ["shop/orders-db", "shop/orders", "shop/claimed"]
+        );
+    }
+
+    #[test]
+    fn across_namespaces_by_arm_id() {
+        let p = both();
+        let c = cluster(vec![
+            // Owner named by ARM id: no owner reference.
+            json!({"kind": "FlexibleServer", "metadata": {"name": "app-db", "namespace": "app", "uid": "s9"},
+                "spec": {"owner": {"armId": format!("{SUB}/resourcegroups/SHOP-RG")}}}),
+            // Claimed, with its id inside the group.
+            with_id(object("FlexibleServer", "team", "team-db", "s8"),
+                "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/team-db"),
+            // Another group whose name starts the same.
+            with_id(object("FlexibleServer", "team", "near-db", "s7"),
+                "/resourceGroups/shop-rg2/providers/Microsoft.DBforPostgreSQL/flexibleServers/near-db"),
+        ]);
+        let children = protected_inside(&RG, &p, &c).unwrap();
+        assert_eq!(names(&children), ["app/app-db", "team/team-db"]);
+        assert_eq!(
+            describe(&children, "shop"),
+            "FlexibleServer \"app-db\" in namespace \"app\" and FlexibleServer \"team-db\" in \
+             namespace \"team\""
+        );
+        // Every namespace is listed once per kind.
+        assert_eq!(
+            c.asked.borrow().as_slice(),
+            [
+                ("FlexibleServer".to_string(), None),
+                ("FlexibleServersDatabase".to_string(), None)
+            ]
+        );
+    }
+
+    #[test]
+    fn another_object_for_the_same_azure_resource_goes_with_it() {
+        let p = protection(json!({"kinds": [
+            {"group": "resources.azure.com", "kind": "ResourceGroup", "version": "v1"}]}));
+        // Adopted twice: the platform team's object, the id cased and ended
+        // differently; and the deleted object itself, which is not reported.
+        let c = cluster(vec![
+            with_id(
+                object("ResourceGroup", "infra", "shop-rg", "r2"),
+                "/resourcegroups/SHOP-RG/",
+            ),
+            with_id(
+                object("ResourceGroup", "shop", "shop-rg", "9d1c"),
+                "/resourceGroups/shop-rg",
+            ),
+        ]);
+        assert_eq!(
+            names(&protected_inside(&RG, &p, &c).unwrap()),
+            ["infra/shop-rg"]
+        );
+    }
+
+    #[test]
+    fn only_protected_namespaces_count() {
+        let p = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
+            "namespaces": ["prod", "data"]}));
+        let id = "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/";
+        let c = cluster(vec![
+            with_id(
+                object("FlexibleServer", "data", "d", "s1"),
+                &format!("{id}d"),
+            ),
+            with_id(
+                object("FlexibleServer", "app", "a", "s2"),
+                &format!("{id}a"),
+            ),
+        ]);
+        assert_eq!(names(&protected_inside(&RG, &p, &c).unwrap()), ["data/d"]);
+        assert_eq!(c.asked.borrow().len(), 1);
+    }
+
+    #[test]
+    fn arm_id_containment() {
+        let rg = "/subscriptions/s/resourceGroups/rg";
+        assert!(within(
+            "/subscriptions/s/resourcegroups/RG/providers/a/b/c",
+            rg
+        ));
+        assert!(within(
+            "/subscriptions/s/resourceGroups/rg/x/",
+            &format!("{rg}/")
+        ));
+        assert!(!within(rg, rg));
+        assert!(!within(
+            "/subscriptions/s/resourceGroups/rg2/providers/a/b/c",
+            rg
+        ));
+        assert!(!within("/subscriptions/s/resourceGroups/rg/", rg));
+        assert!(!within("/x", ""));
+        assert!(!within(
+            "/subscriptions/s/resourceGroups/r\u{e9}",
+            "/subscriptions/s/resourceGroups/rg"
+        ));
+        assert!(same_id("/Subscriptions/S/", "/subscriptions/s"));
+    }
+
+    #[test]
+    fn the_deleted_object_and_unselected_ones_are_not_reported() {
+        let p = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
+            "labelSelector": {"matchLabels": {"tier": "data"}}}));
+        let mut web = child(FS, "shop", "web", "s1", "shop-rg", Some("9d1c"));
+        web["metadata"]["labels"] = json!({"tier": "web"});
+        // Its database is selected, and inside through the unselected server.
+        let mut db = child(FS, "shop", "db", "s2", "web", Some("s1"));
+        db["metadata"]["labels"] = json!({"tier": "data"});
+        let itself = with_id(
+            object("FlexibleServer", "shop", "shop-rg", "9d1c"),
+            "/resourceGroups/shop-rg/x/y",
+        );
+        let c = cluster(vec![web, db, itself]);
+        assert_eq!(names(&protected_inside(&RG, &p, &c).unwrap()), ["shop/db"]);
         let no_version = protection(
             json!({"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}),
         );
         assert!(!needed(&no_version));
-        assert!(protected_children(&OWNER, &no_version, &cluster)
-            .unwrap()
-            .is_empty());
-        let labelled = protection(json!({"kinds": [
-            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
-            "labelSelector": {"matchLabels": {"tier": "data"}}}));
-        assert!(protected_children(&OWNER, &labelled, &cluster)
-            .unwrap()
-            .is_empty());
-        let elsewhere = protection(json!({"kinds": [
-            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
-            "namespaces": ["prod"]}));
-        assert!(protected_children(&OWNER, &elsewhere, &cluster)
-            .unwrap()
-            .is_empty());
+        assert!(protected_inside(&RG, &no_version, &c).unwrap().is_empty());
     }
 
     #[test]
     fn a_failed_list_is_an_error() {
         let p = protection(json!({"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
-        let e = protected_children(&OWNER, &p, &Cluster(Err("forbidden".into()))).unwrap_err();
-        assert!(
-            e.contains(
-                "cannot list storage.azure.com/v1api20230101 StorageAccount in namespace \"shop\""
-            ),
-            "{e}"
+        let c = Listing {
+            objects: Err("forbidden".into()),
+            ..cluster(Vec::new())
+        };
+        let e = protected_inside(&RG, &p, &c).unwrap_err();
+        assert_eq!(
+            e,
+            "cannot list storage.azure.com/v1api20230101 StorageAccount in all namespaces to find \
+             the protected resources inside it (\"forbidden\"); grant the lookup or retry"
         );
     }
 
@@ -273,9 +579,9 @@ mod tests {
     fn a_listed_object_that_does_not_read_leaves_the_answer_unknown() {
         let p = protection(json!({"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
-        let broken =
-            json!({"metadata": {"name": "a", "namespace": "shop", "ownerReferences": "x"}});
-        let e = protected_children(&OWNER, &p, &Cluster(Ok(vec![broken]))).unwrap_err();
+        let broken = json!({"kind": "StorageAccount",
+            "metadata": {"name": "a", "namespace": "shop", "ownerReferences": "x"}});
+        let e = protected_inside(&RG, &p, &cluster(vec![broken])).unwrap_err();
         assert!(
             e.contains("cannot list storage.azure.com/v1api20230101 StorageAccount"),
             "{e}"
@@ -288,10 +594,11 @@ mod tests {
         let many: Vec<Child> = (0..8)
             .map(|i| Child {
                 kind: "Vault".into(),
+                namespace: "shop".into(),
                 name: format!("v{i}"),
             })
             .collect();
-        let d = describe(&many);
+        let d = describe(&many, "shop");
         assert!(d.ends_with("Vault \"v4\" and 3 more"), "{d}");
     }
 }

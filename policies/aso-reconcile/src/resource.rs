@@ -14,11 +14,11 @@ use serde_json::value::RawValue;
 use crate::effective::{resolve, Effective, Source};
 use crate::matrix::{behaviour, when_exists, when_missing};
 use crate::settings::{Enforcement, Settings};
-use crate::takeover;
 use crate::values::{
     annotate, legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary,
     ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
 };
+use crate::{takeover, terminating};
 
 /// The audit annotation carrying the effective behaviour.
 pub const AUDIT_KEY: &str = "effective-reconcile-policy";
@@ -165,8 +165,11 @@ fn judge(
             ));
         }
     }
+    // A pair only stored (such as one written by `explicitDefaults` next to
+    // the requester's `if-exists`) is no collision of this request's making.
+    let sets_either = changed(RECONCILE_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS);
     if let (Some(r), Some(i)) = (rp_raw, ie_raw) {
-        if !operator && !finalized {
+        if !operator && !finalized && sets_either {
             // A finalizer without ASO's status came with a manifest.
             let not_yet = if old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER)) {
                 format!("{FINALIZER} is set but ASO has written no status yet")
@@ -212,6 +215,17 @@ fn judge(
         }
     }
 
+    // What a deletion under way now does in Azure, when this changes it.
+    let mut deleting = Vec::new();
+    if let Some(o) = old {
+        if let Some(verdict) = terminating::check(request, settings, ctx, target, new, o)? {
+            if !verdict.allowed {
+                return Ok(verdict);
+            }
+            deleting = verdict.warnings;
+        }
+    }
+
     let create = request.operation == Operation::Create;
     let stored_invalid = rp_raw.is_some() && rp.is_none();
     let announce = create
@@ -225,7 +239,10 @@ fn judge(
 
     let mut effective = resolve(rp_raw, target.namespace, settings, ctx.cluster)?;
     let mut mutated = None;
-    if create && rp_raw.is_none() && ie_raw.is_none() {
+    // ASO reads `reconcile-policy` only (`mergeReconcilePolicy`), never
+    // `reconcile-policy-if-exists`, so the explicit default is written
+    // whether or not the object carries the latter.
+    if create && rp_raw.is_none() {
         if let Some((policy, object)) = explicit_default(request, settings, target, &effective)? {
             mutated = Some(object);
             effective = Effective {
@@ -284,7 +301,9 @@ fn judge(
             missing.as_str()
         )
     };
-    let verdict = prefixed(Verdict::allow(), target, warnings).audit(AUDIT_KEY, audit);
+    let verdict = prefixed(Verdict::allow(), target, warnings)
+        .with_warnings(deleting)
+        .audit(AUDIT_KEY, audit);
     Ok(match mutated {
         Some(object) => verdict.mutate_raw(object),
         None => verdict,
@@ -775,12 +794,15 @@ mod tests {
             &Namespaces::with("shop", Some("skip")),
         );
         assert!(v.mutated_object.is_none());
+        // ASO does not read `if-exists`: the default is written next to it.
         let v = eval(
             &create(json!({ IE: "skip" })),
             settings.clone(),
             &Namespaces::none(),
         );
-        assert!(v.mutated_object.is_none());
+        let object = v.mutated_value().expect("a mutation");
+        assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
+        assert_eq!(object["metadata"]["annotations"][IE], "skip");
         let v = eval(
             &create(json!({})),
             json!({"explicitDefaults": {"other": "skip"}}),

@@ -5,6 +5,8 @@ use guard_core::{
     AdmissionRequest, Cluster, ClusterError, ClusterObject, Context, ObjectRef, Policy, Timestamp,
     Verdict,
 };
+use std::cell::RefCell;
+
 use serde_json::{json, Value};
 
 use crate::{AsoReconcile, Settings};
@@ -114,7 +116,47 @@ impl Cluster for Namespaces {
     }
 }
 
-pub fn eval(request: &AdmissionRequest, settings: Value, cluster: &Namespaces) -> Verdict {
+/// Listed ASO objects (their Namespaces do not exist), or a failing list;
+/// the lists asked for are recorded (kind, namespace).
+pub struct Listing {
+    pub objects: Result<Vec<Value>, String>,
+    pub asked: RefCell<Vec<(String, Option<String>)>>,
+}
+
+pub fn listing(objects: Vec<Value>) -> Listing {
+    Listing {
+        objects: Ok(objects),
+        asked: RefCell::new(Vec::new()),
+    }
+}
+
+impl Cluster for Listing {
+    fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
+        Ok(None)
+    }
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<ClusterObject>, ClusterError> {
+        self.list(api_version, kind, None)
+    }
+    fn list(
+        &self,
+        _api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<ClusterObject>, ClusterError> {
+        self.asked
+            .borrow_mut()
+            .push((kind.to_string(), namespace.map(String::from)));
+        let objects = self.objects.as_ref().map_err(|e| ClusterError(e.clone()))?;
+        Ok(objects
+            .iter()
+            .filter(|o| o["kind"] == kind)
+            .filter(|o| namespace.is_none_or(|n| o["metadata"]["namespace"] == n))
+            .map(guard_core::testing::raw)
+            .collect())
+    }
+}
+
+pub fn eval(request: &AdmissionRequest, settings: Value, cluster: &dyn Cluster) -> Verdict {
     let settings: Settings =
         guard_core::settings::parse(&serde_json::to_vec(&settings).unwrap()).unwrap();
     AsoReconcile::evaluate(

@@ -18,6 +18,9 @@ pub const RECONCILE_POLICY_IF_EXISTS: &str = "serviceoperator.azure.com/reconcil
 pub const ADOPTION_POLICY: &str = "serviceoperator.azure.com/adoption-policy";
 /// Set by ASO when it takes over a resource; before it, nothing was done in Azure.
 pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
+/// The ARM id ASO writes when it claims a resource, before any PUT, and
+/// deletes in Azure (`deleteResource`, `BeginDeleteByID`).
+pub const RESOURCE_ID: &str = "serviceoperator.azure.com/resource-id";
 
 /// The command that sets annotation `key` to `value` on `object`.
 pub fn annotate(object: &ObjectName<'_>, key: &str, value: &str) -> String {

@@ -3,10 +3,11 @@
 //! `target/bench/worst-case/aso-reconcile-worst-case.yaml` (conformance::worst_case) is built here along the
 //! policy's most expensive path: the DELETE of a ResourceGroup under
 //! deletion protection, whose effective reconcile policy comes from its
-//! Namespace (looked up), and which owns protected resources of every
-//! listed kind (each of the [`MAX_LISTED_KINDS`] kinds with a version listed
-//! in the namespace, every object's labels matched against the selector and
-//! its owner references walked). Other settings lists are not bounded by
+//! Namespace (looked up once, for the policy and for its confirmation), and
+//! which owns protected resources of every listed kind (each of the
+//! [`MAX_LISTED_KINDS`] kinds with a version listed in all namespaces, every
+//! object's namespace and labels matched against the settings and its owner
+//! references walked). Other settings lists are not bounded by
 //! the validation, so each has [`LIST_ENTRIES`] entries, the one that
 //! matches last. The test writes the case for `make bench` and checks the
 //! verdict it records.
