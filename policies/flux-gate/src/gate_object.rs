@@ -109,6 +109,7 @@ pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
         window,
         open_at: requested(OPEN_ANNOTATION)?,
         close_at: requested(CLOSE_ANNOTATION)?,
+        skew: SignedDuration::ZERO,
     })
 }
 
@@ -121,7 +122,8 @@ pub fn check_write(
     now: Timestamp,
     skew: SignedDuration,
 ) -> Result<ObjectGate, String> {
-    let gate = read(view, namespace)?;
+    let mut gate = read(view, namespace)?;
+    gate.skew = skew;
     let limit = now.checked_add(skew).unwrap_or(Timestamp::MAX);
     for (key, at) in [
         (OPEN_ANNOTATION, gate.open_at),
@@ -131,14 +133,16 @@ pub fn check_write(
             continue;
         };
         let ahead = at.duration_since(now);
+        // The clock that wrote it is off: the command carries the policy's
+        // instant rather than `$(date)`, which would read that clock again.
         return Err(format!(
             "annotation {key}: {} is {} ahead of the policy's clock ({}; tolerance {}); \
-             write the current time: {}",
+             check the clock that wrote it, or write the policy's time: `{}`",
             guard_core::rfc3339::format(at),
             duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
             guard_core::rfc3339::format(now),
             duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
-            message::request_now(&gate.object(), key),
+            message::request_at(&gate.object(), key, now),
         ));
     }
     Ok(gate)
@@ -307,14 +311,27 @@ mod tests {
                 json!({"open.gate.fluxcd.io/requestedAt": t}),
             )
         };
-        assert!(check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).is_ok());
+        let ahead = check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).unwrap();
+        // Made already: open now, for its window from its own instant.
+        let ahead = Gate::Object(ahead);
+        let state = ahead.state_at(now);
+        assert!(state.open);
+        assert_eq!(
+            state.why,
+            gate::Why::Request {
+                action: gate::Action::Open,
+                at: ts("2026-11-20T10:05:00Z"),
+                until: ts("2026-11-20T11:05:00Z")
+            }
+        );
         let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
         assert_eq!(
             err,
             "annotation open.gate.fluxcd.io/requestedAt: 2026-11-20T12:00:00Z is 2h0m0s ahead of the \
-             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); write the current time: kubectl \
-             annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system --overwrite \
-             open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); check the clock that wrote it, \
+             or write the policy's time: `kubectl annotate gates.gating.toolkit.fluxcd.io \
+             sre-approval -n flux-system --overwrite \
+             open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z`"
         );
     }
 
