@@ -1,8 +1,9 @@
 //! What an UPDATE changes, as far as gates care.
 //!
 //! Gates hold changes to the desired state: everything outside `metadata` and
-//! `status`, and resuming (`spec.suspend` from true to false: a resumed Job
-//! or CronJob runs its pods at once). Metadata-only writes (labels,
+//! `status`, owner references (the garbage collector acts on them), and
+//! resuming (`spec.suspend` from true to false: a resumed Job or CronJob
+//! runs its pods at once). Metadata-only writes (labels,
 //! annotations, `flux reconcile`'s `reconcile.fluxcd.io/requestedAt`), no-op
 //! writes (kustomize-controller re-applying an unchanged object) and
 //! suspending (`spec.suspend` alone, so incident responders can always
@@ -38,6 +39,8 @@ pub enum Change {
 }
 
 type Members<'a> = BTreeMap<String, &'a RawValue>;
+
+const OWNER_REFERENCES: &str = "ownerReferences";
 
 fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
     serde_json::from_str(raw.get())
@@ -79,6 +82,10 @@ fn split<'a>(raw: Option<&'a RawValue>, what: &str) -> Result<Option<Members<'a>
     }
 }
 
+fn owner_refs<'a>(metadata: Option<&Members<'a>>) -> Option<&'a RawValue> {
+    metadata.and_then(|m| m.get(OWNER_REFERENCES).copied())
+}
+
 /// Classifies an UPDATE from its two objects.
 pub fn classify_update(
     old: &RawValue,
@@ -90,6 +97,21 @@ pub fn classify_update(
     let new_top = members(new, "object")?;
     if let Some(key) = first_difference(&old_top, &new_top, &["metadata", "status", "spec"]) {
         return Ok(Change::Held(key.to_string()));
+    }
+    // Owner references are not bookkeeping: one naming an absent owner has
+    // the garbage collector delete the object (kubernetes/kubernetes
+    // `pkg/controller/garbagecollector/garbagecollector.go`
+    // `attemptToDeleteItem`), and the collector's deletes pass.
+    let (old_md, new_md) = (
+        old_top.get("metadata").copied(),
+        new_top.get("metadata").copied(),
+    );
+    if old_md.map(|m| m.get()) != new_md.map(|m| m.get()) {
+        let o = split(old_md, "oldObject.metadata")?;
+        let n = split(new_md, "object.metadata")?;
+        if !same(owner_refs(o.as_ref()), owner_refs(n.as_ref())) {
+            return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
+        }
     }
     let (old_spec, new_spec) = (old_top.get("spec").copied(), new_top.get("spec").copied());
     let mut suspend_changed = false;
@@ -213,6 +235,19 @@ mod tests {
         let resumed = suspended.replace(r#""suspend":true"#, r#""suspend":false"#);
         assert_eq!(classify(&suspended, &resumed), Ok(Change::Resume));
         assert_eq!(classify(BASE, &resumed), Ok(Change::SuspendOnly));
+        // Whatever is left in place of `true` resumes: null, a string.
+        for other in [
+            r#""suspend":null"#,
+            r#""suspend":"false""#,
+            r#""suspend":"true""#,
+        ] {
+            let written = suspended.replace(r#""suspend":true"#, other);
+            assert_eq!(
+                classify(&suspended, &written),
+                Ok(Change::Resume),
+                "{other}"
+            );
+        }
         let annotated = BASE.replace(
             r#""name":"a""#,
             r#""name":"a","annotations":{"reconcile.fluxcd.io/requestedAt":"now"}"#,
@@ -225,6 +260,19 @@ mod tests {
         // Same JSON, other spacing and member order.
         let reordered = r#"{"kind":"K", "apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"},"spec":{"prune":true, "path":"./a"}}"#;
         assert_eq!(classify(BASE, reordered), Ok(Change::NoOp));
+    }
+
+    #[test]
+    fn owner_references_are_held() {
+        let owned = BASE.replace(
+            r#""name":"a""#,
+            r#""name":"a","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"u"}]"#,
+        );
+        let held = Ok(Change::Held("metadata.ownerReferences".into()));
+        assert_eq!(classify(BASE, &owned), held);
+        assert_eq!(classify(&owned, BASE), held);
+        let bumped = owned.replace(r#""resourceVersion":"1""#, r#""resourceVersion":"2""#);
+        assert_eq!(classify(&owned, &bumped), Ok(Change::NoOp));
     }
 
     #[test]

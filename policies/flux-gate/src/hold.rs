@@ -336,24 +336,14 @@ fn classify(
                     // `pkg/controller/cronjob/cronjob_controllerv2.go`
                     // `syncCronJob` stops only while suspended).
                     Change::Resume if request.kind.group.ends_with(FLUX_GROUPS) => {
-                        Change::SuspendOnly
+                        from_git(request, om, nm, Change::SuspendOnly)?
                     }
                     Change::Resume => {
                         Change::Held("resumes it: spec.suspend is no longer true".into())
                     }
-                    // Labels and annotations written by the Flux applier
-                    // come from Git (an Ingress's auth annotations, a
-                    // Namespace's pod-security labels): desired state.
-                    // Anyone else's pass, so no object is locked.
-                    Change::MetadataOnly if writer::flux_field_manager(request)?.is_some() => {
-                        match change::metadata_difference(om, nm) {
-                            Some(field) => Change::Held(format!(
-                                "changes {field}, applied from Git by {}",
-                                request.field_manager()?
-                            )),
-                            None => Change::MetadataOnly,
-                        }
-                    }
+                    // A suspend from Git may carry metadata from Git along.
+                    Change::SuspendOnly => from_git(request, om, nm, Change::SuspendOnly)?,
+                    Change::MetadataOnly => from_git(request, om, nm, Change::MetadataOnly)?,
                     other => other,
                 }
             }
@@ -363,6 +353,28 @@ fn classify(
                 ))
             }
         },
+    })
+}
+
+/// Labels, annotations and finalizers written by the Flux applier come from
+/// Git (an Ingress's auth annotations, a Namespace's pod-security labels):
+/// desired state, also when they ride along with a suspend. Anyone else's
+/// pass, so no object is locked.
+fn from_git(
+    request: &AdmissionRequest,
+    old: &Metadata,
+    new: &Metadata,
+    otherwise: Change,
+) -> Result<Change, String> {
+    if writer::flux_field_manager(request)?.is_none() {
+        return Ok(otherwise);
+    }
+    Ok(match change::metadata_difference(old, new) {
+        Some(field) => Change::Held(format!(
+            "changes {field}, applied from Git by {}",
+            request.field_manager()?
+        )),
+        None => otherwise,
     })
 }
 

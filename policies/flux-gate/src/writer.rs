@@ -149,6 +149,9 @@ mod tests {
         );
         for other in [
             "system:serviceaccount:team-a:persistent-volume-binder",
+            "system:serviceaccount:kube-systemx:persistent-volume-binder",
+            "system:serviceaccount:kube-system:persistent-volume-binder:x",
+            "system:serviceaccount:kube-system:",
             "system:serviceaccount:kube-system:coredns",
             "persistent-volume-binder",
             "system:kube-scheduler",
