@@ -324,6 +324,23 @@ mod tests {
                 until: ts("2026-11-20T11:05:00Z")
             }
         );
+        // Offsets and fractions name the same instants: 10:04:59.5Z is
+        // within the tolerance, 11:00:00.000000001Z (as +01:00) beyond it,
+        // and a far-future instant is refused rather than overflowing.
+        let offset = check_write(&at("2026-11-20T11:04:59.5+01:00"), "flux-system", now, skew);
+        assert_eq!(
+            offset.map(|g| g.open_at),
+            Ok(Some(ts("2026-11-20T10:04:59.5Z")))
+        );
+        for beyond in [
+            "2026-11-20T11:05:00.000000001+01:00",
+            "9999-12-31T23:59:59Z",
+        ] {
+            assert!(
+                check_write(&at(beyond), "flux-system", now, skew).is_err(),
+                "{beyond}"
+            );
+        }
         let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
         assert_eq!(
             err,
