@@ -1,10 +1,14 @@
 //! What an UPDATE changes, as far as gates care.
 //!
 //! Gates hold changes to the desired state: everything outside `metadata` and
-//! `status`. Metadata-only writes (labels, annotations, `flux reconcile`'s
-//! `reconcile.fluxcd.io/requestedAt`), no-op writes (kustomize-controller
-//! re-applying an unchanged object) and suspending or resuming (`spec.suspend`
-//! alone, so incident responders can suspend during a freeze) pass.
+//! `status`, owner references (the garbage collector acts on them), and
+//! resuming (`spec.suspend` from true to false: a resumed Job or CronJob
+//! runs its pods at once). Metadata-only writes (labels,
+//! annotations, `flux reconcile`'s `reconcile.fluxcd.io/requestedAt`), no-op
+//! writes (kustomize-controller re-applying an unchanged object) and
+//! suspending (`spec.suspend` alone, so incident responders can always
+//! suspend) are told apart here; `hold` decides which of those pass, by who
+//! sent them.
 //!
 //! Only the top level and `spec` are split, borrowing the raw JSON; members
 //! are compared as text first and parsed only when the text differs (the API
@@ -21,8 +25,13 @@ use crate::json_diff;
 pub enum Change {
     /// Changes the desired state: held by closed gates. Says what changed.
     Held(String),
-    /// Only `spec.suspend` (and perhaps metadata) changed.
+    /// Only `spec.suspend` (and perhaps metadata) changed, and nothing
+    /// starts: suspended, or `false` written for an absent value (`hold`
+    /// files a resumed Flux object here too).
     SuspendOnly,
+    /// Only `spec.suspend` (and perhaps metadata) changed, from `true` to
+    /// anything else.
+    Resume,
     /// Only labels, annotations or finalizers changed.
     MetadataOnly,
     /// Nothing a person wrote changed.
@@ -30,6 +39,8 @@ pub enum Change {
 }
 
 type Members<'a> = BTreeMap<String, &'a RawValue>;
+
+const OWNER_REFERENCES: &str = "ownerReferences";
 
 fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
     serde_json::from_str(raw.get())
@@ -71,6 +82,10 @@ fn split<'a>(raw: Option<&'a RawValue>, what: &str) -> Result<Option<Members<'a>
     }
 }
 
+fn owner_refs<'a>(metadata: Option<&Members<'a>>) -> Option<&'a RawValue> {
+    metadata.and_then(|m| m.get(OWNER_REFERENCES).copied())
+}
+
 /// Classifies an UPDATE from its two objects.
 pub fn classify_update(
     old: &RawValue,
@@ -82,6 +97,21 @@ pub fn classify_update(
     let new_top = members(new, "object")?;
     if let Some(key) = first_difference(&old_top, &new_top, &["metadata", "status", "spec"]) {
         return Ok(Change::Held(key.to_string()));
+    }
+    // Owner references are not bookkeeping: one naming an absent owner has
+    // the garbage collector delete the object (kubernetes/kubernetes
+    // `pkg/controller/garbagecollector/garbagecollector.go`
+    // `attemptToDeleteItem`), and the collector's deletes pass.
+    let (old_md, new_md) = (
+        old_top.get("metadata").copied(),
+        new_top.get("metadata").copied(),
+    );
+    if old_md.map(|m| m.get()) != new_md.map(|m| m.get()) {
+        let o = split(old_md, "oldObject.metadata")?;
+        let n = split(new_md, "object.metadata")?;
+        if !same(owner_refs(o.as_ref()), owner_refs(n.as_ref())) {
+            return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
+        }
     }
     let (old_spec, new_spec) = (old_top.get("spec").copied(), new_top.get("spec").copied());
     let mut suspend_changed = false;
@@ -96,7 +126,15 @@ pub fn classify_update(
                 if let Some(key) = first_difference(&o, &n, &["suspend"]) {
                     return Ok(Change::Held(format!("spec.{key}")));
                 }
-                suspend_changed = !same(old_spec, new_spec);
+                if !same(old_spec, new_spec) {
+                    let suspended = |m: &Members<'_>| {
+                        m.get("suspend").is_some_and(|v| v.get().trim() == "true")
+                    };
+                    if suspended(&o) && !suspended(&n) {
+                        return Ok(Change::Resume);
+                    }
+                    suspend_changed = true;
+                }
             }
             // `spec` appears, disappears or is not an object.
             _ if !same(old_spec, new_spec) => return Ok(Change::Held("spec".into())),
@@ -113,6 +151,33 @@ pub fn classify_update(
     } else {
         Change::NoOp
     })
+}
+
+/// Annotations and labels kustomize-controller's apply removes as
+/// bookkeeping, never from Git (fluxcd/kustomize-controller 186fb3b,
+/// `kustomization_controller.go` `apply`, `applyOpts.Cleanup`; sent by
+/// fluxcd/pkg ssa/v0.77.0 `ssa/manager_apply.go` `cleanupMetadata` as a
+/// JSON patch under the controller's field manager).
+const CLEANED_UP: [&str; 4] = [
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "kustomize.toolkit.fluxcd.io/checksum",
+    "fluxcd.io/sync-checksum",
+    "fluxcd.io/sync-gc-mark",
+];
+
+/// The first label, annotation or finalizer an UPDATE changes, as
+/// `metadata.labels[key]`, leaving out [`CLEANED_UP`].
+pub fn metadata_difference(old: &Metadata, new: &Metadata) -> Option<String> {
+    let key_differs = |what: &str, old: &guard_core::StringMap, new: &guard_core::StringMap| {
+        old.keys()
+            .chain(new.keys().filter(|k| !old.contains_key(k)))
+            .filter(|k| !CLEANED_UP.contains(k))
+            .find(|k| old.get(k) != new.get(k))
+            .map(|k| format!("metadata.{what}[{k}]"))
+    };
+    key_differs("labels", &old.labels, &new.labels)
+        .or_else(|| key_differs("annotations", &old.annotations, &new.annotations))
+        .or_else(|| (old.finalizers != new.finalizers).then(|| "metadata.finalizers".into()))
 }
 
 #[cfg(test)]
@@ -166,7 +231,23 @@ mod tests {
     fn suspend_metadata_status_and_no_ops_pass() {
         let suspended = BASE.replace(r#""prune":true"#, r#""prune":true,"suspend":true"#);
         assert_eq!(classify(BASE, &suspended), Ok(Change::SuspendOnly));
-        assert_eq!(classify(&suspended, BASE), Ok(Change::SuspendOnly));
+        assert_eq!(classify(&suspended, BASE), Ok(Change::Resume));
+        let resumed = suspended.replace(r#""suspend":true"#, r#""suspend":false"#);
+        assert_eq!(classify(&suspended, &resumed), Ok(Change::Resume));
+        assert_eq!(classify(BASE, &resumed), Ok(Change::SuspendOnly));
+        // Whatever is left in place of `true` resumes: null, a string.
+        for other in [
+            r#""suspend":null"#,
+            r#""suspend":"false""#,
+            r#""suspend":"true""#,
+        ] {
+            let written = suspended.replace(r#""suspend":true"#, other);
+            assert_eq!(
+                classify(&suspended, &written),
+                Ok(Change::Resume),
+                "{other}"
+            );
+        }
         let annotated = BASE.replace(
             r#""name":"a""#,
             r#""name":"a","annotations":{"reconcile.fluxcd.io/requestedAt":"now"}"#,
@@ -179,6 +260,61 @@ mod tests {
         // Same JSON, other spacing and member order.
         let reordered = r#"{"kind":"K", "apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"},"spec":{"prune":true, "path":"./a"}}"#;
         assert_eq!(classify(BASE, reordered), Ok(Change::NoOp));
+    }
+
+    #[test]
+    fn owner_references_are_held() {
+        let owned = BASE.replace(
+            r#""name":"a""#,
+            r#""name":"a","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"u"}]"#,
+        );
+        let held = Ok(Change::Held("metadata.ownerReferences".into()));
+        assert_eq!(classify(BASE, &owned), held);
+        assert_eq!(classify(&owned, BASE), held);
+        let bumped = owned.replace(r#""resourceVersion":"1""#, r#""resourceVersion":"2""#);
+        assert_eq!(classify(&owned, &bumped), Ok(Change::NoOp));
+    }
+
+    #[test]
+    fn metadata_differences_leave_out_the_cleanup() {
+        let meta = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+            let map = |kv: &[(&str, &str)]| {
+                let mut m = guard_core::StringMap::new();
+                for (k, v) in kv {
+                    m.insert(k.to_string(), v.to_string());
+                }
+                m
+            };
+            Metadata {
+                labels: map(labels),
+                annotations: map(annotations),
+                ..Default::default()
+            }
+        };
+        let auth = [("nginx.ingress.kubernetes.io/auth-url", "https://auth")];
+        assert_eq!(
+            metadata_difference(&meta(&[], &auth), &meta(&[], &[])),
+            Some("metadata.annotations[nginx.ingress.kubernetes.io/auth-url]".into())
+        );
+        let psa = [("pod-security.kubernetes.io/enforce", "restricted")];
+        assert_eq!(
+            metadata_difference(
+                &meta(&psa, &[]),
+                &meta(&[("pod-security.kubernetes.io/enforce", "privileged")], &[])
+            ),
+            Some("metadata.labels[pod-security.kubernetes.io/enforce]".into())
+        );
+        let applied = [("kubectl.kubernetes.io/last-applied-configuration", "{}")];
+        assert_eq!(
+            metadata_difference(&meta(&[], &applied), &meta(&[], &[])),
+            None
+        );
+        let mut finalized = meta(&[], &[]);
+        finalized.finalizers.push("example.com/keep".into());
+        assert_eq!(
+            metadata_difference(&meta(&[], &[]), &finalized),
+            Some("metadata.finalizers".into())
+        );
     }
 
     #[test]

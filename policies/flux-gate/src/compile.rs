@@ -24,6 +24,10 @@ pub struct Compiled {
     pub clock_skew: SignedDuration,
     pub break_glass: Identities,
     pub override_groups: Vec<String>,
+    /// Where kustomize-controller and helm-controller run, and the service
+    /// account they impersonate by default ([`crate::writer`]).
+    pub flux_namespace: String,
+    pub default_service_account: String,
 }
 
 impl Compiled {

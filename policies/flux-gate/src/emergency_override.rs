@@ -8,13 +8,14 @@ use guard_core::context;
 use guard_core::identity;
 use guard_core::json_eq::Key;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
+use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::binding::FluxOwnerKind;
 use crate::compile::Compiled;
+use crate::writer;
 use crate::OVERRIDE_ANNOTATION;
 
 /// Adding or changing the emergency-override annotation on a Kustomization
@@ -56,61 +57,127 @@ pub(crate) struct OwnerOverride<'m> {
     pub(crate) reason: String,
 }
 
+/// What the Flux objects named by a change's owner labels say about it.
+#[derive(Default)]
+pub(crate) struct OwnerOverrides<'m> {
+    /// An override the request may use.
+    pub(crate) honoured: Option<OwnerOverride<'m>>,
+    /// Why an override found does not cover this request, as sentences.
+    pub(crate) refused: Vec<String>,
+    /// Owners that could not be read (`Kind namespace/name`, error): a
+    /// failed lookup is not "no override", and the refusal says so.
+    pub(crate) unchecked: Vec<(String, String)>,
+}
+
 /// An emergency override on the Kustomization or HelmRelease that applies
-/// this object, with its reason. The annotation there is trusted because
-/// this policy lets only members of emergencyOverride.groups set it. `Err`
-/// names the owners that could not be read (`Kind namespace/name`, error)
-/// when none of those read carries an override: a failed lookup is not "no
-/// override", and the refusal says so.
+/// this object, honoured only for the write that object's applier sends:
+/// its identity (the controller's service account, or the one it
+/// impersonates for that object, [`writer::applier`]) and its field manager
+/// (none on DELETE, which carries no field manager). The owner labels
+/// name the owner; the applier writes them itself on every apply
+/// (fluxcd/pkg ssa/v0.77.0 `ssa/manager.go` `SetOwnerLabels`, called by
+/// kustomize-controller's `reconcile` after the build; helm-controller's
+/// `postrender/build.go` `BuildPostRenderers` adds the origin labels last),
+/// so for its own write they are its word, while anyone else may copy them.
+/// The annotation on the owner is trusted because this policy lets only
+/// members of emergencyOverride.groups set it.
 pub(crate) fn owner_override<'m>(
     meta: &'m Metadata,
+    request: &AdmissionRequest,
+    c: &Compiled,
     ctx: &Context<'_>,
-) -> Result<Option<OwnerOverride<'m>>, Vec<(String, String)>> {
-    let mut failed = Vec::new();
+) -> OwnerOverrides<'m> {
+    let mut found = OwnerOverrides::default();
     for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
         let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
             continue;
         };
+        let owner = kind.object(namespace, name);
         let object = context::ObjectRef {
             api_version: kind.api_version(),
             kind: kind.kind(),
             namespace,
             name,
         };
-        let annotation = match owner_override_annotation(ctx, &object) {
-            Ok(Some(annotation)) => annotation,
+        let view = match read_owner(ctx, &object) {
+            Ok(Some(view)) => view,
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
             Err(e) => {
-                failed.push((kind.object(namespace, name).describe(), e));
+                found.unchecked.push((owner.describe(), e));
                 continue;
             }
         };
-        let reason = annotation.as_deref().map(str::trim).unwrap_or_default();
-        if !reason.is_empty() {
-            return Ok(Some(OwnerOverride {
-                owner: kind.object(namespace, name),
-                reason: reason.to_string(),
-            }));
+        let reason = view.reason.as_deref().map(str::trim).unwrap_or_default();
+        if reason.is_empty() {
+            continue;
         }
+        let applier = writer::applier(kind, namespace, &view.service_account, c);
+        let manager = request.field_manager().unwrap_or_default();
+        let by_applier = request.user_info.username == applier
+            && (request.operation == Operation::Delete || manager == kind.field_manager());
+        if by_applier {
+            found.honoured = Some(OwnerOverride {
+                owner,
+                reason: reason.to_string(),
+            });
+            return found;
+        }
+        let sent = match manager.as_str() {
+            "" => identity::describe(&request.user_info),
+            m => format!(
+                "{} (field manager {m})",
+                identity::describe(&request.user_info)
+            ),
+        };
+        found.refused.push(format!(
+            "The emergency override on {} lets through only what its applier sends ({applier}, field manager {}); this request was sent by {sent}.",
+            owner.describe(),
+            kind.field_manager(),
+        ));
     }
-    if failed.is_empty() {
-        Ok(None)
-    } else {
-        Err(failed)
-    }
+    found
 }
 
-/// The owner's override annotation, if it has one; `None` when the owner
-/// does not exist.
-fn owner_override_annotation(
+/// What a Flux object says about overrides: the annotation's value and the
+/// service account its applies impersonate.
+struct OwnerView {
+    reason: Option<String>,
+    service_account: String,
+}
+
+/// The owner, if it exists.
+fn read_owner(
     ctx: &Context<'_>,
     object: &context::ObjectRef<'_>,
-) -> Result<Option<Option<String>>, String> {
+) -> Result<Option<OwnerView>, String> {
     let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    override_annotation(&raw).map(Some)
+    Ok(Some(OwnerView {
+        reason: override_annotation(&raw)?,
+        service_account: service_account_name(&raw)?,
+    }))
+}
+
+/// `spec.serviceAccountName`, empty when not set.
+fn service_account_name(raw: &RawValue) -> Result<String, String> {
+    #[derive(Deserialize)]
+    struct View {
+        #[serde(default)]
+        spec: Option<Spec>,
+    }
+    #[derive(Deserialize)]
+    struct Spec {
+        #[serde(default, rename = "serviceAccountName")]
+        service_account_name: Option<String>,
+    }
+    let view: View =
+        context::read(raw).map_err(|e| format!("unreadable: spec.serviceAccountName: {e}"))?;
+    Ok(view
+        .spec
+        .and_then(|s| s.service_account_name)
+        .unwrap_or_default())
 }
 
 fn override_annotation(raw: &RawValue) -> Result<Option<String>, String> {
@@ -248,6 +315,21 @@ mod tests {
                 Ok(vec![])
             }
         }
+        // Found, with an override: someone who copied the owner labels is
+        // told whose writes it covers; the applier's own write passes.
+        let v = eval(&req, &freeze(), &Owner);
+        assert!(!v.allowed);
+        assert!(v.message.unwrap().contains(
+            "The emergency override on Kustomization flux-system/apps lets through only what its \
+             applier sends (system:serviceaccount:flux-system:kustomize-controller, field manager \
+             kustomize-controller); this request was sent by bob."
+        ));
+        req.user_info.username = "system:serviceaccount:flux-system:kustomize-controller".into();
+        let v = eval(&req, &freeze(), &Owner);
+        assert!(!v.allowed, "no field manager: not the apply");
+        req.options = Some(raw(
+            &json!({"kind": "PatchOptions", "fieldManager": "kustomize-controller", "force": true}),
+        ));
         let v = eval(&req, &freeze(), &Owner);
         assert!(v.allowed, "{v:?}");
         assert!(

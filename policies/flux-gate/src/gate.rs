@@ -143,6 +143,11 @@ pub struct ObjectGate {
     pub window: SignedDuration,
     pub open_at: Option<Timestamp>,
     pub close_at: Option<Timestamp>,
+    /// How far ahead of the policy's clock a request may be and still count
+    /// as made now (`clockSkewTolerance`: a workstation clock running fast
+    /// writes a requestedAt slightly in the future, and the Gate write
+    /// accepts it, so it must take effect).
+    pub skew: SignedDuration,
 }
 
 /// Why a gate is in the state it is.
@@ -265,12 +270,13 @@ impl ObjectGate {
         )
     }
 
-    /// The request in effect: the latest one at or before `t` (a close wins a
-    /// tie), if its window still holds.
+    /// The request in effect: the latest one made by `t` (a close wins a
+    /// tie), if its window still holds. A request up to `skew` ahead of `t`
+    /// is made already; its window still runs from its own instant.
     pub fn state_at(&self, t: Timestamp) -> State<'static> {
         let mut latest: Option<(Timestamp, Action)> = None;
         for (at, action) in [(self.close_at, Action::Close), (self.open_at, Action::Open)] {
-            let Some(at) = at.filter(|a| *a <= t) else {
+            let Some(at) = at.filter(|a| self.takes_effect(*a) <= t) else {
                 continue;
             };
             if latest.is_none_or(|(l, _)| at > l) {
@@ -310,12 +316,17 @@ impl ObjectGate {
         }
     }
 
+    /// When a request made at `at` takes effect: `skew` earlier.
+    pub fn takes_effect(&self, at: Timestamp) -> Timestamp {
+        minus(at, self.skew).unwrap_or(Timestamp::MIN)
+    }
+
     /// The next instant after `t` at which a request takes or loses effect.
     pub fn next_change_after(&self, t: Timestamp) -> Option<Timestamp> {
         [self.open_at, self.close_at]
             .into_iter()
             .flatten()
-            .flat_map(|at| [Some(at), plus(at, self.window)])
+            .flat_map(|at| [Some(self.takes_effect(at)), plus(at, self.window)])
             .flatten()
             .filter(|x| *x > t)
             .min()
@@ -550,6 +561,7 @@ pub(crate) mod tests {
             window: SignedDuration::from_hours(1),
             open_at: Some(ts("2026-03-26T10:00:00Z")),
             close_at: None,
+            skew: SignedDuration::ZERO,
         };
         assert!(!g.state_at(ts("2026-03-26T09:59:59Z")).open);
         assert!(g.state_at(ts("2026-03-26T10:00:00Z")).open);
@@ -574,6 +586,7 @@ pub(crate) mod tests {
             window: SignedDuration::from_hours(24),
             open_at: None,
             close_at: Some(ts("2026-03-26T10:00:00Z")),
+            skew: SignedDuration::ZERO,
             ..g
         };
         assert!(!m.state_at(ts("2026-03-27T09:59:59Z")).open);

@@ -109,6 +109,7 @@ pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
         window,
         open_at: requested(OPEN_ANNOTATION)?,
         close_at: requested(CLOSE_ANNOTATION)?,
+        skew: SignedDuration::ZERO,
     })
 }
 
@@ -121,7 +122,8 @@ pub fn check_write(
     now: Timestamp,
     skew: SignedDuration,
 ) -> Result<ObjectGate, String> {
-    let gate = read(view, namespace)?;
+    let mut gate = read(view, namespace)?;
+    gate.skew = skew;
     let limit = now.checked_add(skew).unwrap_or(Timestamp::MAX);
     for (key, at) in [
         (OPEN_ANNOTATION, gate.open_at),
@@ -131,14 +133,16 @@ pub fn check_write(
             continue;
         };
         let ahead = at.duration_since(now);
+        // The clock that wrote it is off: the command carries the policy's
+        // instant rather than `$(date)`, which would read that clock again.
         return Err(format!(
             "annotation {key}: {} is {} ahead of the policy's clock ({}; tolerance {}); \
-             write the current time: {}",
+             check the clock that wrote it, or write the policy's time: `{}`",
             guard_core::rfc3339::format(at),
             duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
             guard_core::rfc3339::format(now),
             duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
-            message::request_now(&gate.object(), key),
+            message::request_at(&gate.object(), key, now),
         ));
     }
     Ok(gate)
@@ -307,14 +311,44 @@ mod tests {
                 json!({"open.gate.fluxcd.io/requestedAt": t}),
             )
         };
-        assert!(check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).is_ok());
+        let ahead = check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).unwrap();
+        // Made already: open now, for its window from its own instant.
+        let ahead = Gate::Object(ahead);
+        let state = ahead.state_at(now);
+        assert!(state.open);
+        assert_eq!(
+            state.why,
+            gate::Why::Request {
+                action: gate::Action::Open,
+                at: ts("2026-11-20T10:05:00Z"),
+                until: ts("2026-11-20T11:05:00Z")
+            }
+        );
+        // Offsets and fractions name the same instants: 10:04:59.5Z is
+        // within the tolerance, 11:00:00.000000001Z (as +01:00) beyond it,
+        // and a far-future instant is refused rather than overflowing.
+        let offset = check_write(&at("2026-11-20T11:04:59.5+01:00"), "flux-system", now, skew);
+        assert_eq!(
+            offset.map(|g| g.open_at),
+            Ok(Some(ts("2026-11-20T10:04:59.5Z")))
+        );
+        for beyond in [
+            "2026-11-20T11:05:00.000000001+01:00",
+            "9999-12-31T23:59:59Z",
+        ] {
+            assert!(
+                check_write(&at(beyond), "flux-system", now, skew).is_err(),
+                "{beyond}"
+            );
+        }
         let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
         assert_eq!(
             err,
             "annotation open.gate.fluxcd.io/requestedAt: 2026-11-20T12:00:00Z is 2h0m0s ahead of the \
-             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); write the current time: kubectl \
-             annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system --overwrite \
-             open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); check the clock that wrote it, \
+             or write the policy's time: `kubectl annotate gates.gating.toolkit.fluxcd.io \
+             sre-approval -n flux-system --overwrite \
+             open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z`"
         );
     }
 

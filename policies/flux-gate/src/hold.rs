@@ -2,6 +2,9 @@
 //! changes the desired state ([`crate::change`]) and a gate bound to it
 //! ([`crate::binding`]) is closed, unless a break-glass identity sends it or
 //! an emergency override ([`crate::emergency_override`]) lets it pass.
+//! Who wrote it ([`crate::writer`]) decides what counts as a change: the
+//! cluster's own controllers pass, metadata is held when Flux applies it
+//! from Git.
 
 use guard_core::identity;
 use guard_core::names::quote;
@@ -18,6 +21,7 @@ use crate::gate::Gate;
 use crate::gate_object::{self, LookupError};
 use crate::message;
 use crate::opening::{next_opening, Opening};
+use crate::writer;
 use crate::{AUDIT_KEY, GATES_ANNOTATION, GATE_API_VERSION, OPEN_ANNOTATION, OVERRIDE_ANNOTATION};
 
 /// Judges a write to any object but a Gate; `Err` is the refusal's text.
@@ -26,6 +30,13 @@ pub(crate) fn hold(
     c: &Compiled,
     ctx: &Context<'_>,
 ) -> Result<Verdict, String> {
+    // A freeze holds changes from Git and from people. Kubernetes' own
+    // controllers completing or maintaining an object (binding a claim,
+    // rolling out a ReplicaSet, the namespace controller emptying a
+    // Namespace whose deletion was judged at the Namespace) pass.
+    if writer::kube_controller(&request.user_info).is_some() {
+        return Ok(Verdict::allow());
+    }
     let new_meta = request.metadata(Which::Object)?;
     let old_meta = match request.operation {
         Operation::Create => None,
@@ -138,10 +149,10 @@ pub(crate) fn hold(
             Opening::At(t) => format!("until {}", message::instant(t, &zones)),
             _ => "until the gates are opened".into(),
         };
-        let kind = if change == Change::SuspendOnly {
-            "spec.suspend-only"
-        } else {
+        let kind = if change == Change::MetadataOnly {
             "metadata-only"
+        } else {
+            "spec.suspend-only"
         };
         return Ok(verdict.warn(format!(
             "this {kind} change passes although {} closed; changes to the desired state of {who} are held {until}",
@@ -181,21 +192,18 @@ pub(crate) fn hold(
         );
         return Ok(Verdict::allow()
             .warn(format!(
-                "{note}; remove the override when the emergency is over: {}",
+                "{note}; remove the override when the emergency is over: `{}`",
                 remove_override(&object)
             ))
             .audit(AUDIT_KEY, note));
     }
     let mut unchecked_overrides = Vec::new();
+    let mut refused_overrides = Vec::new();
     if !c.override_groups.is_empty() {
-        let found = match owner_override(meta, ctx) {
-            Ok(found) => found,
-            Err(failed) => {
-                unchecked_overrides = failed;
-                None
-            }
-        };
-        if let Some(OwnerOverride { owner, reason }) = found {
+        let found = owner_override(meta, request, c, ctx);
+        unchecked_overrides = found.unchecked;
+        refused_overrides = found.refused;
+        if let Some(OwnerOverride { owner, reason }) = found.honoured {
             let note = format!(
                 "emergency override on {} passed closed gate {} for {who} ({what}, sent by {username}): {}",
                 owner.describe(),
@@ -204,7 +212,7 @@ pub(crate) fn hold(
             );
             return Ok(Verdict::allow()
                 .warn(format!(
-                    "{note}; remove the override when the emergency is over: {}",
+                    "{note}; remove the override when the emergency is over: `{}`",
                     remove_override(&owner)
                 ))
                 .audit(AUDIT_KEY, note));
@@ -218,7 +226,7 @@ pub(crate) fn hold(
         parts.push(format!(
             "gate '{}' is closed: {}",
             g.label(),
-            message::why_closed(g, &state)
+            message::why_closed(g, &state, ctx.now)
         ));
     }
     if blocking_failures {
@@ -239,7 +247,7 @@ pub(crate) fn hold(
         for g in &closed {
             if let Gate::Object(o) = g {
                 text.push_str(&format!(
-                    " Open '{}' now: {}",
+                    " Open '{}' now: `{}`.",
                     o.label(),
                     message::request_now(&o.object(), OPEN_ANNOTATION)
                 ));
@@ -249,10 +257,16 @@ pub(crate) fn hold(
     // A dry run is judged like the real request: kustomize-controller's
     // server-side apply dry-run is what reports the gate in Ready.
     text.push_str(&format!(
-        " Held: {}{} of {who} ({what}); changes to metadata or spec.suspend alone pass.",
+        " Held: {}{} of {who} ({what}); suspending passes, and so do labels and annotations \
+         written by anyone but the Flux controller applying it from Git.",
         if request.dry_run { "dry-run " } else { "" },
         request.operation.as_str()
     ));
+    // An override found for someone else's writes says whose it is.
+    for sentence in &refused_overrides {
+        text.push(' ');
+        text.push_str(sentence);
+    }
     // A failed lookup honours no override (fail closed), and says so.
     for (owner, e) in &unchecked_overrides {
         text.push_str(&format!(
@@ -294,7 +308,10 @@ fn resolve<'a>(r: &GateRef, c: &'a Compiled, ctx: &Context<'_>) -> Resolved<'a> 
         },
         GateRef::Object { namespace, name } => Resolved {
             label: format!("{namespace}/{name}"),
-            gate: gate_object::lookup(ctx.cluster, namespace, name).map(Gate::Object),
+            gate: gate_object::lookup(ctx.cluster, namespace, name).map(|mut g| {
+                g.skew = c.clock_skew;
+                Gate::Object(g)
+            }),
         },
     }
 }
@@ -313,6 +330,20 @@ fn classify(
             (Some(old), Some(new), Some(om), Some(nm)) => {
                 match change::classify_update(old, new, om, nm)? {
                     Change::Held(field) => Change::Held(format!("changes {field}")),
+                    // A resumed Flux object's next applies are writes the
+                    // gates judge; anything else resumed (a Job, a CronJob)
+                    // runs at once (kubernetes/kubernetes
+                    // `pkg/controller/cronjob/cronjob_controllerv2.go`
+                    // `syncCronJob` stops only while suspended).
+                    Change::Resume if request.kind.group.ends_with(FLUX_GROUPS) => {
+                        from_git(request, om, nm, Change::SuspendOnly)?
+                    }
+                    Change::Resume => {
+                        Change::Held("resumes it: spec.suspend is no longer true".into())
+                    }
+                    // A suspend from Git may carry metadata from Git along.
+                    Change::SuspendOnly => from_git(request, om, nm, Change::SuspendOnly)?,
+                    Change::MetadataOnly => from_git(request, om, nm, Change::MetadataOnly)?,
                     other => other,
                 }
             }
@@ -324,6 +355,31 @@ fn classify(
         },
     })
 }
+
+/// Labels, annotations and finalizers written by the Flux applier come from
+/// Git (an Ingress's auth annotations, a Namespace's pod-security labels):
+/// desired state, also when they ride along with a suspend. Anyone else's
+/// pass, so no object is locked.
+fn from_git(
+    request: &AdmissionRequest,
+    old: &Metadata,
+    new: &Metadata,
+    otherwise: Change,
+) -> Result<Change, String> {
+    if writer::flux_field_manager(request)?.is_none() {
+        return Ok(otherwise);
+    }
+    Ok(match change::metadata_difference(old, new) {
+        Some(field) => Change::Held(format!(
+            "changes {field}, applied from Git by {}",
+            request.field_manager()?
+        )),
+        None => otherwise,
+    })
+}
+
+/// The API groups of Flux's own kinds.
+const FLUX_GROUPS: &str = ".toolkit.fluxcd.io";
 
 fn gate_list(closed: &[&Gate<'_>]) -> String {
     let names: Vec<String> = closed.iter().map(|g| format!("'{}'", g.label())).collect();

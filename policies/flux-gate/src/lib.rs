@@ -42,6 +42,7 @@ pub mod settings;
 mod test_support;
 #[cfg(test)]
 mod testrand;
+mod writer;
 mod zone_table;
 pub mod zones;
 

@@ -51,8 +51,8 @@ fn window(d: SignedDuration) -> String {
     duration::format(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// Why a closed gate is closed, after "gate 'x' is closed: ".
-pub fn why_closed(gate: &Gate<'_>, state: &State<'_>) -> String {
+/// Why a closed gate is closed at `now`, after "gate 'x' is closed: ".
+pub fn why_closed(gate: &Gate<'_>, state: &State<'_>, now: Timestamp) -> String {
     match (&state.why, gate) {
         (Why::Schedule { schedule, fired }, _) => format!(
             "schedule {:?} ({}) closed it at {} for {}",
@@ -83,18 +83,33 @@ pub fn why_closed(gate: &Gate<'_>, state: &State<'_>) -> String {
         }
         (Why::Default, Gate::Declared(_)) => "closed by default".into(),
         (Why::Default, Gate::Object(g)) => {
-            let expired = g
-                .open_at
-                .and_then(|at| Some((at, at.checked_add(g.window).ok()?)));
-            match expired {
-                Some((at, until)) => {
-                    format!(
+            let at = |t: Timestamp| guard_core::rfc3339::format(t);
+            match (g.open_at, g.close_at) {
+                (None, _) => "spec.default is closed and no open request is in effect".into(),
+                // Ahead of the clock by more than the tolerance: not made yet.
+                (Some(open), _) if g.takes_effect(open) > now => format!(
+                    "spec.default is closed; the open request of {} is {} ahead of the policy's \
+                     clock ({}) and takes effect at {} (clockSkewTolerance {})",
+                    at(open),
+                    window(open.duration_since(now)),
+                    at(now),
+                    at(g.takes_effect(open)),
+                    window(g.skew)
+                ),
+                // A later close replaced it; that close's window is over.
+                (Some(open), Some(close)) if close >= open => format!(
+                    "spec.default is closed; the close request of {} replaced the open request of {}",
+                    at(close),
+                    at(open)
+                ),
+                (Some(open), _) => match open.checked_add(g.window) {
+                    Ok(until) => format!(
                         "spec.default is closed; the open request of {} expired at {}",
-                        guard_core::rfc3339::format(at),
-                        guard_core::rfc3339::format(until)
-                    )
-                }
-                None => "spec.default is closed and no open request is in effect".into(),
+                        at(open),
+                        at(until)
+                    ),
+                    Err(_) => "spec.default is closed and no open request is in effect".into(),
+                },
             }
         }
     }
@@ -126,6 +141,18 @@ pub fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
         &[
             "--overwrite",
             &format!("{key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""),
+        ],
+    )
+}
+
+/// The same command with the instant `t` written out, for when the clock
+/// `$(date)` would read is the one at fault.
+pub fn request_at(gate: &ObjectName<'_>, key: &str, t: Timestamp) -> String {
+    gate.kubectl(
+        "annotate",
+        &[
+            "--overwrite",
+            &format!("{key}={}", guard_core::rfc3339::format(t)),
         ],
     )
 }
@@ -169,7 +196,7 @@ mod tests {
         let gate = Gate::Declared(&g);
         let s = gate.state_at(ts("2026-11-20T09:00:00Z"));
         assert_eq!(
-            why_closed(&gate, &s),
+            why_closed(&gate, &s, ts("2026-11-20T10:00:00Z")),
             "schedule \"0 0 * * FRI\" (America/Los_Angeles) closed it at 2026-11-20T08:00:00Z (Fri 00:00 PST) for 24h0m0s"
         );
         let o = ObjectGate {
@@ -179,12 +206,41 @@ mod tests {
             window: SignedDuration::from_hours(1),
             open_at: Some(ts("2026-11-20T08:00:00Z")),
             close_at: None,
+            skew: SignedDuration::ZERO,
         };
         let gate = Gate::Object(o.clone());
         let s = gate.state_at(ts("2026-11-20T10:00:00Z"));
         assert_eq!(
-            why_closed(&gate, &s),
+            why_closed(&gate, &s, ts("2026-11-20T10:00:00Z")),
             "spec.default is closed; the open request of 2026-11-20T08:00:00Z expired at 2026-11-20T09:00:00Z"
+        );
+        // Replaced by a later close whose window is over.
+        let replaced = Gate::Object(ObjectGate {
+            close_at: Some(ts("2026-11-20T08:10:00Z")),
+            window: SignedDuration::from_mins(30),
+            ..o.clone()
+        });
+        let now = ts("2026-11-20T08:50:00Z");
+        assert_eq!(
+            why_closed(&replaced, &replaced.state_at(now), now),
+            "spec.default is closed; the close request of 2026-11-20T08:10:00Z replaced the open request of 2026-11-20T08:00:00Z"
+        );
+        // Further ahead than the tolerance: not made yet, and said so.
+        let ahead = Gate::Object(ObjectGate {
+            open_at: Some(ts("2026-11-20T10:20:00Z")),
+            skew: SignedDuration::from_mins(5),
+            ..o.clone()
+        });
+        let now = ts("2026-11-20T10:00:00Z");
+        assert_eq!(
+            why_closed(&ahead, &ahead.state_at(now), now),
+            "spec.default is closed; the open request of 2026-11-20T10:20:00Z is 20m0s ahead of the policy's \
+             clock (2026-11-20T10:00:00Z) and takes effect at 2026-11-20T10:15:00Z (clockSkewTolerance 5m0s)"
+        );
+        assert_eq!(
+            request_at(&o.object(), crate::OPEN_ANNOTATION, now),
+            "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
+             --overwrite open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z"
         );
         assert_eq!(
             opening(Opening::Never, &[], false),

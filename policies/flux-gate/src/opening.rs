@@ -111,6 +111,7 @@ mod tests {
             window: SignedDuration::from_hours(1),
             open_at: Some(ts("2026-11-20T08:00:00Z")),
             close_at: None,
+            skew: SignedDuration::ZERO,
         };
         assert_eq!(
             next_opening(&[Gate::Object(closed)], ts("2026-11-20T10:00:00Z")),

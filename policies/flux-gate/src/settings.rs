@@ -42,6 +42,10 @@ pub struct Settings {
     pub emergency_override: OverrideSettings,
     /// How far in the future a Gate's requestedAt annotation may be.
     pub clock_skew_tolerance: GoDuration,
+    /// Namespace kustomize-controller and helm-controller run in.
+    pub flux_namespace: String,
+    /// The controllers' `--default-service-account`, when set.
+    pub default_service_account: String,
 }
 
 impl Default for Settings {
@@ -57,6 +61,8 @@ impl Default for Settings {
                 text: "5m".into(),
                 nanos: 300_000_000_000,
             },
+            flux_namespace: "flux-system".into(),
+            default_service_account: String::new(),
         }
     }
 }
@@ -284,6 +290,16 @@ impl Settings {
                 names::quote(&self.clock_skew_tolerance.text)
             ));
         }
+        names::check_dns1123_label(&self.flux_namespace)
+            .map_err(|e| format!("fluxNamespace: {} {e}", names::quote(&self.flux_namespace)))?;
+        if !self.default_service_account.is_empty() {
+            names::check_dns1123_subdomain(&self.default_service_account).map_err(|e| {
+                format!(
+                    "defaultServiceAccount: {} {e}",
+                    names::quote(&self.default_service_account)
+                )
+            })?;
+        }
         Ok(Compiled {
             gates,
             bindings,
@@ -292,6 +308,8 @@ impl Settings {
             clock_skew,
             break_glass: self.break_glass.clone(),
             override_groups: self.emergency_override.groups.clone(),
+            flux_namespace: self.flux_namespace.clone(),
+            default_service_account: self.default_service_account.clone(),
         })
     }
 }
@@ -364,6 +382,8 @@ mod tests {
             (r#"{"emergencyOverride":{"groups":[" "]}}"#.into(), "emergencyOverride.groups: entries must not be empty"),
             (r#"{"clockSkewTolerance":"5 min"}"#.into(), "clockSkewTolerance: invalid duration"),
             (r#"{"clockSkewTolerance":"48h"}"#.into(), "clockSkewTolerance: \"48h\" must be from 0s to 24h"),
+            (r#"{"fluxNamespace":"Flux"}"#.into(), "fluxNamespace: \"Flux\""),
+            (r#"{"defaultServiceAccount":"a b"}"#.into(), "defaultServiceAccount: \"a b\""),
         ];
         assert_errors(cases);
     }

@@ -55,6 +55,11 @@ impl<'a> ObjectName<'a> {
             group => format!("{plural}.{group}").into(),
         };
         let namespace = match meta {
+            // A Namespace is cluster-scoped, but its own requests carry its
+            // name as their namespace (k8s.io/apiserver
+            // `pkg/endpoints/request/requestinfo.go` `NewRequestInfo` reads
+            // it from the `namespaces/{name}` path).
+            _ if request.kind.group.is_empty() && request.kind.kind == "Namespace" => "",
             _ if !request.namespace.is_empty() => request.namespace.as_str(),
             Some(m) => m.namespace.as_str(),
             None => "",
@@ -145,6 +150,17 @@ mod tests {
             o.kubectl("annotate", &["team=payments", "--overwrite"]),
             "kubectl annotate deployments.apps web -n shop team=payments --overwrite"
         );
+    }
+
+    #[test]
+    fn a_namespace_request_names_a_cluster_scoped_object() {
+        let r = RequestBuilder::new("DELETE")
+            .kind("", "v1", "Namespace")
+            .resource("", "v1", "namespaces")
+            .name("payments")
+            .namespace("payments")
+            .build();
+        assert_eq!(ObjectName::of(&r, None).describe(), "Namespace payments");
     }
 
     #[test]
