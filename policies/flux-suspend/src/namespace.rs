@@ -174,10 +174,16 @@ mod tests {
     fn a_list_that_fails_is_refused_naming_the_failure() {
         let v = judged(&[recorded(None, Some("connection refused"))]);
         assert!(!v.allowed);
-        assert!(v
-            .message
-            .as_deref()
-            .unwrap_or("")
-            .ends_with("cannot be listed to see whether that would garbage-collect what they applied: connection refused"));
+        // The recorded cluster words the failure as policy-server hands it
+        // on (conformance `cluster.rs`); the refusal must carry it whole.
+        let m = v.message.as_deref().unwrap_or("");
+        assert!(
+            m.starts_with(
+                "Deleting Namespace tenant-a deletes the Kustomizations it holds, and they \
+                 cannot be listed to see whether that would garbage-collect what they applied: "
+            ),
+            "{m}"
+        );
+        assert!(m.contains("(500 connection refused)"), "{m}");
     }
 }
