@@ -140,6 +140,9 @@ pub fn check_validate_reply(
     input_shape: impl FnOnce() -> String,
 ) -> Option<Finding> {
     let op = Operation::Validate;
+    if is_no_answer(reply) {
+        return None;
+    }
     let parsed: ValidationResponse = match serde_json::from_slice(reply) {
         Ok(r) => r,
         Err(e) => return Some(invalid(op, reply, &e)),
@@ -217,6 +220,14 @@ pub fn check_validate_reply(
         }
     }
     None
+}
+
+/// The stand-in reply both engines give for a lookup policy-server never
+/// answers (`conformance::Reply::NoAnswer`, `{"noAnswer": why}`): the
+/// webhook's timeout and `failurePolicy` decide, which is no finding.
+fn is_no_answer(reply: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(reply)
+        .is_ok_and(|m| m.len() == 1 && m.contains_key(conformance::NO_ANSWER))
 }
 
 /// Checks a `validate_settings` reply.
@@ -324,6 +335,10 @@ mod tests {
             check_settings_reply(br#"{"valid":true,"message":null}"#, B, String::new),
             None
         );
+        // policy-server never answering a lookup is no finding; a reply
+        // that merely carries the member besides others is still judged.
+        assert_eq!(check(br#"{"noAnswer":"the LIST of v1/Secret"}"#), None);
+        assert!(check(br#"{"noAnswer":"x","message":"no"}"#).is_some());
     }
 
     #[test]
