@@ -29,22 +29,8 @@ fn check_in(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
     if !args.contains(&"--policies") {
         command.arg("--policies").arg(&policies);
     }
-    let mut child = command
-        .arg("--dist")
-        .arg(&dist)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    command.arg("--dist").arg(&dist).args(args);
+    common::run_with_stdin(&mut command, stdin)
 }
 
 fn check(args: &[&str]) -> (i32, String, String) {

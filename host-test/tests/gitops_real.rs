@@ -14,9 +14,8 @@
 
 mod common;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::root;
 
@@ -29,10 +28,12 @@ fn fixtures() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir.canonicalize().unwrap());
     }
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: {} is absent (the gitops-real fixtures live beside the checkout)",
-        dir.display()
+    common::skipped(
+        "the gitops-real fixtures",
+        &format!(
+            "{} is absent (they live beside the checkout)",
+            dir.display()
+        ),
     );
     None
 }
@@ -85,30 +86,20 @@ fn check(dir: &Path, policies: &str, args: &[&str], stdin: &str) -> Run {
         "team" => fixtures().unwrap().join("policies/team"),
         other => dir.join(other),
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-test"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_host-test"));
+    command
         .current_dir(dir)
         .arg("check")
         .arg("--dist")
         .arg(root().join("dist"))
         .arg("--policies")
         .arg(policies)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .args(args);
+    let (code, stdout, stderr) = common::run_with_stdin(&mut command, stdin);
     Run {
-        code: out.status.code().unwrap(),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
+        code,
+        stdout,
+        stderr,
     }
 }
 

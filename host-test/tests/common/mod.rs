@@ -52,6 +52,30 @@ pub fn engine(tool: &str, variable: &str, what: &str) -> Option<PathBuf> {
     }
 }
 
+/// Runs the command (spawned, not yet started) with `stdin` written to it:
+/// its exit code, stdout and stderr.
+pub fn run_with_stdin(command: &mut Command, stdin: &str) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// Says that a check was skipped and why, on the test process' own stderr:
 /// libtest captures `println!` and `eprintln!` of passing tests, and a skip
 /// must show in `make test`'s output.
