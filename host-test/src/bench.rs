@@ -209,17 +209,31 @@ pub fn evaluate_fresh(policy: &Policy, input: &Input, limits: &Limits) -> Result
         .granted
         .clone()
         .unwrap_or_else(|| policy.context_aware_resources());
-    let host = Box::new(Host::new(
-        Grants::all_capabilities(granted),
-        Source::Recorded(input.context.clone().into()),
-    ));
-    let (reply, peak_memory_bytes, _) = evaluate_once(policy, input, limits, host, &payload);
+    let (reply, peak_memory_bytes, _) = evaluate_once(
+        policy,
+        input,
+        limits,
+        recorded_host(input, &granted),
+        &payload,
+    );
     Ok(Fresh {
         outcome: outcome(&reply),
         answered: reply.is_ok(),
         peak_memory_bytes,
         payload_bytes: payload.len(),
     })
+}
+
+/// A host answering lookups of the `granted` kinds from the input's
+/// recorded cluster, as policy-server answers them from its caches.
+fn recorded_host(
+    input: &Input,
+    granted: &[crate::capabilities::ContextAwareResource],
+) -> Box<Host> {
+    Box::new(Host::new(
+        Grants::all_capabilities(granted.to_vec()),
+        Source::Recorded(input.context.clone().into()),
+    ))
 }
 
 /// One fresh instance, one `validate` call: the reply, the peak memory and
@@ -305,12 +319,7 @@ pub fn bench_policy(
             .filter_map(|r| r.object.as_ref())
             .map(|o| serde_json::to_vec(o).map_or(0, |v| v.len()))
             .sum();
-        let host = || {
-            Box::new(Host::new(
-                Grants::all_capabilities(allowed.clone()),
-                Source::Recorded(input.context.clone().into()),
-            ))
-        };
+        let host = || recorded_host(input, allowed);
         let (reply, peak_memory_bytes, lookups) =
             evaluate_once(&policy, input, &limits, host(), &payload);
         let answered = reply.is_ok();
@@ -468,12 +477,7 @@ pub fn read_floor_us(
         .collect();
     let settings = serde_json::json!({"policy": input.settings, "lookups": calls});
     let payload = conformance::validate_payload(&request, &settings);
-    let host = || {
-        Box::new(Host::new(
-            Grants::all_capabilities(granted.to_vec()),
-            Source::Recorded(input.context.clone().into()),
-        ))
-    };
+    let host = || recorded_host(input, granted);
     let (reply, _, made) = evaluate_once(floor, input, &Limits::default(), host(), &payload);
     reply.map_err(|e| anyhow::anyhow!("the read floor on {}: {e}", input.label))?;
     if made.len() != lookups.len() {
