@@ -46,7 +46,7 @@ pub fn official_policy() -> Result<Found, String> {
 
 /// The file a variable names; `None` when it is unset, an error when it
 /// names no file (a mistake to report, not a reason to skip).
-pub fn variable_file(variable: &str) -> Result<Option<PathBuf>, String> {
+fn variable_file(variable: &str) -> Result<Option<PathBuf>, String> {
     match std::env::var_os(variable) {
         None => Ok(None),
         Some(set) => {
