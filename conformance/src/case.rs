@@ -194,5 +194,8 @@ pub fn load_case(file: &Path) -> Result<Case, String> {
         .and_then(|s| s.to_str())
         .unwrap_or("");
     case.id = format!("{policy}/{stem}");
+    if let Some(problem) = crate::request::options_shape_problem(&case.admission_request()) {
+        return Err(format!("{}: {problem}", file.display()));
+    }
     Ok(case)
 }

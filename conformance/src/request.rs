@@ -56,6 +56,39 @@ pub fn as_policy_server_sends(request: &Value) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
+/// Why a recorded request's `options` could not have come from
+/// kube-apiserver, if it could not. Each handler hands admission the options
+/// of the operation it runs, whatever the client sent: a PATCH or an apply
+/// becomes `UpdateOptions`, or `CreateOptions` when it creates the object,
+/// with the client's `fieldManager` and without PatchOptions' `force`
+/// (kubernetes/apiserver 24a394e5, `pkg/endpoints/handlers/patch.go`
+/// `patchToUpdateOptions` and `patchToCreateOptions`; `create.go`,
+/// `update.go`, `delete.go`, each `admission.NewAttributesRecord` call). A
+/// request without `options` is allowed: Kubewarden's audit scanner sends
+/// none.
+pub fn options_shape_problem(request: &Value) -> Option<String> {
+    let operation = request.get("operation").and_then(Value::as_str)?;
+    let options = request.get("options").filter(|o| !o.is_null())?;
+    let expected = match operation {
+        "CREATE" => "CreateOptions",
+        "UPDATE" => "UpdateOptions",
+        "DELETE" => "DeleteOptions",
+        _ => return None,
+    };
+    let kind = options.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != expected {
+        return Some(format!(
+            "a {operation} reaches admission with options of kind {expected}, not {kind:?}"
+        ));
+    }
+    if expected != "DeleteOptions" && options.get("force").is_some() {
+        return Some(format!(
+            "{expected} has no `force`: it stays in PatchOptions"
+        ));
+    }
+    None
+}
+
 /// A member that is there and not `null` (serde reads `null` as `None`).
 fn present<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     map.get(key).filter(|v| !v.is_null())
@@ -174,5 +207,20 @@ mod tests {
         let mut r = request();
         r["name"] = json!(3);
         assert!(as_policy_server_sends(&r).is_err());
+    }
+
+    #[test]
+    fn options_must_be_those_of_the_operation() {
+        let mut r = request();
+        assert_eq!(options_shape_problem(&r), None);
+        r["options"] = json!({"kind": "PatchOptions", "fieldManager": "kubectl-patch"});
+        assert!(options_shape_problem(&r).is_some_and(|p| p.contains("UpdateOptions")));
+        r["options"] = json!({"kind": "UpdateOptions", "fieldManager": "flux", "force": true});
+        assert!(options_shape_problem(&r).is_some_and(|p| p.contains("force")));
+        r["operation"] = json!("DELETE");
+        r["options"] = json!({"kind": "DeleteOptions", "propagationPolicy": "Background"});
+        assert_eq!(options_shape_problem(&r), None);
+        r["options"] = Value::Null;
+        assert_eq!(options_shape_problem(&r), None);
     }
 }

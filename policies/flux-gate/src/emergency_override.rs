@@ -328,7 +328,7 @@ mod tests {
         let v = eval(&req, &freeze(), &Owner);
         assert!(!v.allowed, "no field manager: not the apply");
         req.options = Some(raw(
-            &json!({"kind": "PatchOptions", "fieldManager": "kustomize-controller", "force": true}),
+            &json!({"kind": "UpdateOptions", "fieldManager": "kustomize-controller"}),
         ));
         let v = eval(&req, &freeze(), &Owner);
         assert!(v.allowed, "{v:?}");

@@ -231,7 +231,7 @@ fn case() -> Value {
             "object": kustomization(8, &annotations, "v2"),
             "oldObject": kustomization(7, &annotations, "v1"),
             "dryRun": true,
-            "options": {"kind": "PatchOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kustomize-controller", "force": true}}},
+            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kustomize-controller"}}},
         "context": context,
         "expect": {"allowed": false, "code": 400,
             "message": "^Reconciliation is waiting approval, gate 'odd-minutes' is closed: .* They are not all open at once before 2026-11-2.* Held: dry-run UPDATE of Kustomization flux-system/apps \\(changes spec\\.postBuild\\)"},
