@@ -62,6 +62,22 @@ pub fn options(kind: &str, field_manager: Option<&str>) -> Value {
 }
 
 impl Sent {
+    /// The request's namespace. kube-apiserver takes it from the URL, so a
+    /// request to `/api/v1/namespaces/{name}` (an update or delete of a
+    /// Namespace) carries that Namespace's own name, and a create, posted to
+    /// the collection, none (k8s.io/apiserver
+    /// `pkg/endpoints/request/requestinfo.go` `NewRequestInfo`, commit
+    /// 24a394e5).
+    fn request_namespace(&self) -> &str {
+        let namespaces = self.resource.get("group").and_then(Value::as_str) == Some("")
+            && self.resource.get("resource").and_then(Value::as_str) == Some("namespaces");
+        if namespaces && self.operation != "CREATE" {
+            &self.name
+        } else {
+            &self.namespace
+        }
+    }
+
     /// The AdmissionRequest, as the corpus records it.
     pub fn admission_request(&self) -> Value {
         let subject = if self.object.is_null() {
@@ -77,7 +93,7 @@ impl Sent {
             "kind": gvk, "resource": self.resource, "requestKind": gvk,
             "requestResource": self.resource,
             "name": self.name,
-            "namespace": self.namespace,
+            "namespace": self.request_namespace(),
             "operation": self.operation,
             "userInfo": self.user,
             "object": self.object,
@@ -99,4 +115,40 @@ pub fn with_patch(mut object: Value, answer: &Value) -> Result<Value, String> {
         .map_err(|e| format!("unreadable patch: {e}"))?;
     json_patch::patch(&mut object, &ops).map_err(|e| format!("patch does not apply: {e}"))?;
     Ok(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn namespace_request(operation: &'static str) -> Value {
+        let namespace =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "payments"}});
+        let (object, old) = match operation {
+            "CREATE" => (namespace, Value::Null),
+            "DELETE" => (Value::Null, namespace),
+            _ => (namespace.clone(), namespace),
+        };
+        Sent {
+            uid: "u".into(),
+            operation,
+            resource: resource_of(&json!({"apiVersion": "v1", "kind": "Namespace"})),
+            name: "payments".into(),
+            namespace: String::new(),
+            sub_resource: None,
+            user: json!({"username": "alice@example.com"}),
+            object,
+            old,
+            options: options("DeleteOptions", None),
+            dry_run: false,
+        }
+        .admission_request()
+    }
+
+    #[test]
+    fn a_namespace_s_own_requests_carry_its_name_as_namespace() {
+        assert_eq!(namespace_request("DELETE")["namespace"], "payments");
+        assert_eq!(namespace_request("UPDATE")["namespace"], "payments");
+        assert_eq!(namespace_request("CREATE")["namespace"], "");
+    }
 }
