@@ -96,6 +96,25 @@ pub struct ApplyWrite {
     pub manifest: Value,
     #[serde(default = "kustomize_controller")]
     pub field_manager: String,
+    /// The client that sends it.
+    #[serde(default)]
+    pub client: ApplyClient,
+}
+
+/// Who sends a server-side apply, which decides the requests it takes.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ApplyClient {
+    /// fluxcd/pkg `ssa` `ResourceManager.Apply`, as kustomize-controller and
+    /// helm-controller (the HelmChart it generates) send it: a dry run, the
+    /// managedFields cleanup, then the apply when something changed.
+    #[default]
+    Flux,
+    /// Helm v4, as helm-controller installs and upgrades a chart's objects:
+    /// the apply alone (helm/helm 002ac784 `pkg/kube/client.go`
+    /// `Client.Update`, `patchResourceServerSide`: one `ApplyPatchType`
+    /// patch, no dry run before it, no cleanup).
+    Helm,
 }
 
 fn merge() -> PatchType {

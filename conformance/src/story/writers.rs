@@ -9,7 +9,7 @@ use guard_core::Timestamp;
 use serde_json::{json, Value};
 
 use super::cli::{self, Action, Command};
-use super::format::{Step, Target, Write};
+use super::format::{ApplyClient, Step, Target, Write};
 use super::managed_fields::record_manager;
 use super::owner_apply;
 use super::request::{options, resource_of, Sent};
@@ -251,17 +251,21 @@ pub fn plan(step: &Step, state: &State) -> Result<(Vec<Move>, bool), String> {
         }
         Write::Apply(a) => {
             let target = target_of(&a.manifest);
-            let moves = vec![
-                Move::DryRunApply {
-                    manifest: a.manifest.clone(),
-                    field_manager: a.field_manager.clone(),
-                },
-                Move::Cleanup(target),
-                Move::Apply {
-                    manifest: a.manifest.clone(),
-                    field_manager: a.field_manager.clone(),
-                },
-            ];
+            let apply = Move::Apply {
+                manifest: a.manifest.clone(),
+                field_manager: a.field_manager.clone(),
+            };
+            let moves = match a.client {
+                ApplyClient::Flux => vec![
+                    Move::DryRunApply {
+                        manifest: a.manifest.clone(),
+                        field_manager: a.field_manager.clone(),
+                    },
+                    Move::Cleanup(target),
+                    apply,
+                ],
+                ApplyClient::Helm => vec![apply],
+            };
             (moves, true)
         }
         Write::Create(c) => (
