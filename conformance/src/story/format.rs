@@ -101,20 +101,22 @@ pub struct ApplyWrite {
     pub client: ApplyClient,
 }
 
-/// Who sends a server-side apply, which decides the requests it takes.
+/// How a server-side apply is sent, which decides the requests it takes.
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ApplyClient {
     /// fluxcd/pkg `ssa` `ResourceManager.Apply`, as kustomize-controller and
     /// helm-controller (the HelmChart it generates) send it: a dry run, the
     /// managedFields cleanup, then the apply when something changed.
     #[default]
-    Flux,
-    /// Helm v4, as helm-controller installs and upgrades a chart's objects:
-    /// the apply alone (helm/helm 002ac784 `pkg/kube/client.go`
-    /// `Client.Update`, `patchResourceServerSide`: one `ApplyPatchType`
-    /// patch, no dry run before it, no cleanup).
-    Helm,
+    SsaManager,
+    /// One apply patch and nothing before it: Helm v4, as helm-controller
+    /// installs and upgrades a chart's objects (helm/helm 002ac784
+    /// `pkg/kube/client.go` `Client.Update`, `patchResourceServerSide`), and
+    /// source-watcher writing an ExternalArtifact (fluxcd/source-watcher
+    /// 825fa15b `internal/controller/artifactgenerator_controller.go`
+    /// `reconcileExternalArtifact`, `r.Patch(ctx, ea, client.Apply, …)`).
+    Single,
 }
 
 fn merge() -> PatchType {

@@ -256,7 +256,7 @@ pub fn plan(step: &Step, state: &State) -> Result<(Vec<Move>, bool), String> {
                 field_manager: a.field_manager.clone(),
             };
             let moves = match a.client {
-                ApplyClient::Flux => vec![
+                ApplyClient::SsaManager => vec![
                     Move::DryRunApply {
                         manifest: a.manifest.clone(),
                         field_manager: a.field_manager.clone(),
@@ -264,7 +264,7 @@ pub fn plan(step: &Step, state: &State) -> Result<(Vec<Move>, bool), String> {
                     Move::Cleanup(target),
                     apply,
                 ],
-                ApplyClient::Helm => vec![apply],
+                ApplyClient::Single => vec![apply],
             };
             (moves, true)
         }
