@@ -164,7 +164,7 @@ pub fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
     files.iter().map(|f| load_case(f)).collect()
 }
 
-fn collect(path: &Path, files: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+pub(crate) fn collect(path: &Path, files: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
     if path.is_file() {
         files.push(path.to_path_buf());
         return Ok(());
@@ -187,12 +187,17 @@ pub fn load_case(file: &Path) -> Result<Case, String> {
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let mut case: Case =
         serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    case.id = id_of(file);
+    Ok(case)
+}
+
+/// `<folder>/<file stem>`: a case's or story's name in reports.
+pub(crate) fn id_of(file: &Path) -> String {
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("case");
     let policy = file
         .parent()
         .and_then(Path::file_name)
         .and_then(|s| s.to_str())
         .unwrap_or("");
-    case.id = format!("{policy}/{stem}");
-    Ok(case)
+    format!("{policy}/{stem}")
 }

@@ -38,10 +38,14 @@
 use std::path::Path;
 
 use guard_core::{Entry, Timestamp};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::case::{load_cases, Case};
-use crate::response::{decoded_patch, PolicyMode};
+use crate::response::PolicyMode;
+use crate::story::cli::{self, Command};
+use crate::story::managed_fields::record_manager;
+use crate::story::owner_apply::{self, APPLIER, APPLIER_USER};
+use crate::story::request::{options, with_patch, Sent};
 
 /// Runs every case, then every command its response suggests. Returns how
 /// many commands were checked and one line per failing command.
@@ -111,58 +115,6 @@ pub fn commands_in(text: &str) -> Vec<String> {
     found
 }
 
-/// What a command does to one object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Command {
-    /// The resource word as typed (`kustomizations.kustomize.toolkit.fluxcd.io`, `gate`).
-    pub resource: String,
-    pub name: String,
-    pub namespace: Option<String>,
-    pub action: Action,
-    /// `--field-manager` when given; otherwise the client's default.
-    pub field_manager: Option<String>,
-}
-
-impl Command {
-    /// The field manager the client names (none for the flux CLI).
-    fn field_manager(&self) -> Option<&str> {
-        self.field_manager
-            .as_deref()
-            .or_else(|| self.action.default_field_manager())
-    }
-
-    /// The manager kube-apiserver records in managedFields: the client's
-    /// field manager, or the first word of its user agent, `flux`.
-    fn manager(&self) -> &str {
-        self.field_manager().unwrap_or("flux")
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    Annotate {
-        set: Vec<(String, String)>,
-        remove: Vec<String>,
-        overwrite: bool,
-    },
-    MergePatch(Value),
-    FluxSuspend,
-    FluxResume,
-}
-
-impl Action {
-    /// The field manager kubectl names by default (`--field-manager`'s
-    /// default, kubernetes/kubectl `pkg/cmd/annotate/annotate.go` and
-    /// `pkg/cmd/patch/patch.go`, commit dee3483a); none for the flux CLI.
-    fn default_field_manager(&self) -> Option<&'static str> {
-        match self {
-            Action::Annotate { .. } => Some("kubectl-annotate"),
-            Action::MergePatch(_) => Some("kubectl-patch"),
-            Action::FluxSuspend | Action::FluxResume => None,
-        }
-    }
-}
-
 /// Fills placeholders and the one shell substitution the policies use.
 fn fill(word: &str, now: Timestamp) -> Result<String, String> {
     let later = Timestamp::from_second(now.as_second().saturating_add(3600))
@@ -188,311 +140,14 @@ fn fill(word: &str, now: Timestamp) -> Result<String, String> {
     Ok(out)
 }
 
-/// Parses a command with POSIX shell quoting.
+/// Parses a suggested command with POSIX shell quoting, its placeholders filled.
 pub fn parse(command: &str, now: Timestamp) -> Result<Command, String> {
     let words = shlex::split(command).ok_or("unbalanced quotes")?;
     let words = words
         .iter()
         .map(|w| fill(w, now))
         .collect::<Result<Vec<_>, _>>()?;
-    match words.split_first() {
-        Some((tool, rest)) if tool == "kubectl" => kubectl(rest),
-        Some((tool, rest)) if tool == "flux" => flux(rest),
-        _ => Err("not a kubectl or flux command".to_string()),
-    }
-}
-
-fn kubectl(words: &[String]) -> Result<Command, String> {
-    let mut namespace = None;
-    let mut overwrite = false;
-    let mut patch_type = None;
-    let mut patch = None;
-    let mut field_manager = None;
-    let mut positional = Vec::new();
-    let mut it = words.iter();
-    while let Some(word) = it.next() {
-        let mut value = |flag: &str| -> Result<String, String> {
-            match word.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
-                Some(v) => Ok(v.to_string()),
-                None => it.next().cloned().ok_or(format!("{flag} needs a value")),
-            }
-        };
-        match word.as_str() {
-            w if w == "-n" || w.starts_with("--namespace") => {
-                namespace = Some(value(if w == "-n" { "-n" } else { "--namespace" })?)
-            }
-            "--overwrite" | "--overwrite=true" => overwrite = true,
-            w if w.starts_with("--type") => patch_type = Some(value("--type")?),
-            w if w == "-p" || w.starts_with("--patch") => {
-                patch = Some(value(if w == "-p" { "-p" } else { "--patch" })?)
-            }
-            w if w.starts_with("--field-manager") => {
-                field_manager = Some(value("--field-manager")?)
-            }
-            w if w.starts_with('-') => return Err(format!("unsupported flag {w}")),
-            _ => positional.push(word.clone()),
-        }
-    }
-    let Some((verb, args)) = positional.split_first() else {
-        return Err("no kubectl verb".to_string());
-    };
-    let (action, targets): (Action, Vec<&String>) = match verb.as_str() {
-        "annotate" => {
-            let (mut set, mut remove, mut targets) = (Vec::new(), Vec::new(), Vec::new());
-            for a in args {
-                if let Some((k, v)) = a.split_once('=') {
-                    set.push((k.to_string(), v.to_string()));
-                } else if let Some(k) = a.strip_suffix('-') {
-                    remove.push(k.to_string());
-                } else {
-                    targets.push(a);
-                }
-            }
-            if set.is_empty() && remove.is_empty() {
-                return Err("kubectl annotate needs at least one annotation".to_string());
-            }
-            let action = Action::Annotate {
-                set,
-                remove,
-                overwrite,
-            };
-            (action, targets)
-        }
-        "patch" => {
-            if !matches!(patch_type.as_deref(), Some("merge")) {
-                return Err(format!("only --type merge is applied, not {patch_type:?}"));
-            }
-            let text = patch.ok_or("kubectl patch needs -p")?;
-            let body =
-                serde_json::from_str(&text).map_err(|e| format!("patch is not JSON: {e}"))?;
-            (Action::MergePatch(body), args.iter().collect())
-        }
-        other => return Err(format!("unsupported kubectl verb {other}")),
-    };
-    let (resource, name) = resource_and_name(&targets)?;
-    Ok(Command {
-        resource,
-        name,
-        namespace,
-        action,
-        field_manager,
-    })
-}
-
-/// `TYPE NAME` or `TYPE/NAME`.
-fn resource_and_name(words: &[&String]) -> Result<(String, String), String> {
-    match words {
-        [one] => one
-            .split_once('/')
-            .map(|(t, n)| (t.to_string(), n.to_string()))
-            .ok_or(format!("{one} names no object")),
-        [kind, name] => Ok((kind.to_string(), name.to_string())),
-        _ => Err(format!("expected one object, found words {words:?}")),
-    }
-}
-
-/// `flux suspend|resume <kind> [<source kind>] NAME [-n NS]`. The flux CLI's
-/// namespace defaults to `flux-system`.
-fn flux(words: &[String]) -> Result<Command, String> {
-    let mut namespace = "flux-system".to_string();
-    let mut positional = Vec::new();
-    let mut it = words.iter();
-    while let Some(word) = it.next() {
-        match word.as_str() {
-            "-n" | "--namespace" => {
-                namespace = it.next().cloned().ok_or("-n needs a value")?;
-            }
-            w if w.starts_with("--namespace=") => {
-                namespace = w.trim_start_matches("--namespace=").to_string();
-            }
-            w if w.starts_with('-') => return Err(format!("unsupported flag {w}")),
-            _ => positional.push(word.as_str()),
-        }
-    }
-    let (action, rest) = match positional.split_first() {
-        Some((&"suspend", rest)) => (Action::FluxSuspend, rest),
-        Some((&"resume", rest)) => (Action::FluxResume, rest),
-        _ => return Err("only flux suspend and flux resume are applied".to_string()),
-    };
-    let (kind, name) = match rest {
-        ["source", sub, name] => (format!("source {sub}"), name),
-        ["image", sub, name] => (format!("image {sub}"), name),
-        [kind, name] => (kind.to_string(), name),
-        _ => return Err(format!("expected a kind and a name, found {rest:?}")),
-    };
-    let kind = match kind.as_str() {
-        "kustomization" | "ks" => "Kustomization",
-        "helmrelease" | "hr" => "HelmRelease",
-        "source git" => "GitRepository",
-        "source oci" => "OCIRepository",
-        "source bucket" => "Bucket",
-        "source helm" => "HelmRepository",
-        "source chart" => "HelmChart",
-        "image repository" => "ImageRepository",
-        "image policy" => "ImagePolicy",
-        "image update" => "ImageUpdateAutomation",
-        "alert" => "Alert",
-        "alert-provider" => "Provider",
-        "receiver" => "Receiver",
-        other => return Err(format!("flux has no {other} kind")),
-    };
-    Ok(Command {
-        resource: kind.to_lowercase(),
-        name: name.to_string(),
-        namespace: Some(namespace),
-        action,
-        field_manager: None,
-    })
-}
-
-/// The merge patch the client sends for `action` against `stored`.
-pub fn patch_for(action: &Action, stored: &Value) -> Result<Value, String> {
-    match action {
-        Action::Annotate {
-            set,
-            remove,
-            overwrite,
-        } => {
-            let current = stored.pointer("/metadata/annotations");
-            let mut annotations = Map::new();
-            for (k, v) in set {
-                let existing = current.and_then(|a| a.get(k)).and_then(Value::as_str);
-                if existing.is_some() && !overwrite {
-                    return Err(format!(
-                        "kubectl refuses: --overwrite is false but {k} is set"
-                    ));
-                }
-                if existing != Some(v.as_str()) {
-                    annotations.insert(k.clone(), json!(v));
-                }
-            }
-            for k in remove {
-                if current.and_then(|a| a.get(k)).is_some() {
-                    annotations.insert(k.clone(), Value::Null);
-                }
-            }
-            // kubectl's typed copy omits an emptied map: the patch nulls it.
-            let left = current.and_then(Value::as_object).map_or(0, |a| {
-                a.keys()
-                    .filter(|k| !matches!(annotations.get(*k), Some(Value::Null)))
-                    .count()
-            });
-            let added = set
-                .iter()
-                .filter(|(k, _)| current.and_then(|a| a.get(k)).is_none())
-                .count();
-            Ok(if annotations.is_empty() {
-                json!({})
-            } else if left + added == 0 {
-                json!({"metadata": {"annotations": null}})
-            } else {
-                json!({"metadata": {"annotations": annotations}})
-            })
-        }
-        Action::MergePatch(body) => Ok(body.clone()),
-        Action::FluxSuspend | Action::FluxResume => {
-            let suspended = stored.pointer("/spec/suspend") == Some(&Value::Bool(true));
-            Ok(match (action, suspended) {
-                (Action::FluxSuspend, false) => json!({"spec": {"suspend": true}}),
-                (Action::FluxResume, true) => json!({"spec": {"suspend": null}}),
-                _ => json!({}),
-            })
-        }
-    }
-}
-
-/// `fieldsV1` of the fields a merge patch sets (nulls remove, not set).
-fn fields_set(patch: &Value) -> Option<Value> {
-    let map = patch.as_object()?;
-    let mut fields = Map::new();
-    for (k, v) in map {
-        match v {
-            Value::Null => {}
-            Value::Object(_) => {
-                if let Some(inner) = fields_set(v) {
-                    fields.insert(format!("f:{k}"), inner);
-                }
-            }
-            _ => {
-                fields.insert(format!("f:{k}"), json!({}));
-            }
-        }
-    }
-    (!fields.is_empty()).then_some(Value::Object(fields))
-}
-
-/// Removes from a `fieldsV1` set the fields a merge patch removes.
-fn drop_removed(fields: &mut Value, patch: &Value) {
-    let (Some(fields), Some(patch)) = (fields.as_object_mut(), patch.as_object()) else {
-        return;
-    };
-    for (k, v) in patch {
-        let key = format!("f:{k}");
-        match v {
-            Value::Null => {
-                fields.remove(&key);
-            }
-            Value::Object(_) => {
-                if let Some(inner) = fields.get_mut(&key) {
-                    drop_removed(inner, v);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn merge_fields(into: &mut Value, from: &Value) {
-    if let (Some(into), Some(from)) = (into.as_object_mut(), from.as_object()) {
-        for (k, v) in from {
-            match into.get_mut(k) {
-                Some(existing) => merge_fields(existing, v),
-                None => {
-                    into.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
-}
-
-/// managedFields after an Update by `manager`: its entry gains the fields
-/// set, every entry loses the fields removed.
-fn record_manager(object: &mut Value, manager: &str, patch: &Value, now: Timestamp) {
-    let api_version = object.get("apiVersion").cloned().unwrap_or(Value::Null);
-    let Some(entries) = object
-        .pointer_mut("/metadata/managedFields")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for entry in entries.iter_mut() {
-        if let Some(fields) = entry.get_mut("fieldsV1") {
-            drop_removed(fields, patch);
-        }
-    }
-    let Some(set) = fields_set(patch) else {
-        return;
-    };
-    let time = json!(guard_core::rfc3339::format(now));
-    let mine = entries.iter_mut().find(|e| {
-        e.get("manager").and_then(Value::as_str) == Some(manager)
-            && e.get("operation").and_then(Value::as_str) == Some("Update")
-            && e.get("subresource").is_none()
-    });
-    match mine {
-        Some(entry) => {
-            if let Some(fields) = entry.get_mut("fieldsV1") {
-                merge_fields(fields, &set);
-            }
-            if let Some(t) = entry.get_mut("time") {
-                *t = time;
-            }
-        }
-        None => entries.push(json!({
-            "manager": manager, "operation": "Update", "apiVersion": api_version,
-            "time": time, "fieldsType": "FieldsV1", "fieldsV1": set,
-        })),
-    }
+    cli::parse_words(&words)
 }
 
 /// The object stored after the case's request: the request's object with the
@@ -590,7 +245,7 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
     let command = parse(text, case.now)?;
     let request = case.admission_request();
     let (object, own) = target(case, &request, response, &command)?;
-    let patch = patch_for(&command.action, &object)?;
+    let patch = cli::patch_for(&command.action, &object)?;
     let mut patched = object.clone();
     json_patch::merge(&mut patched, &patch);
     record_manager(&mut patched, command.manager(), &patch, case.now);
@@ -651,7 +306,7 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
         Some(sent) if own && response.get("allowed") == Some(&Value::Bool(true)) => sent,
         _ => &object,
     };
-    owner_apply::survives(entry, case, &write, &object, owners_values, stored)
+    survives(entry, case, &write, &object, owners_values, stored)
 }
 
 /// One write to judge: who sends it, for which object, under which manager.
@@ -672,48 +327,34 @@ fn judge_write(
     object: Value,
     old: Value,
 ) -> Result<Value, String> {
-    let (operation, options) = if old.is_null() {
+    let (operation, kind) = if old.is_null() {
         ("CREATE", "CreateOptions")
     } else {
         ("UPDATE", "UpdateOptions")
     };
-    let mut opts = json!({"kind": options, "apiVersion": "meta.k8s.io/v1"});
-    if let (Some(manager), Some(map)) = (write.field_manager, opts.as_object_mut()) {
-        map.insert("fieldManager".into(), json!(manager));
-    }
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = json!({"group": group, "version": version, "kind": object.get("kind").cloned().unwrap_or(Value::Null)});
     let request = case.admission_request();
     let uid = request.get("uid").and_then(Value::as_str).unwrap_or("");
-    let follow = json!({
-        "uid": format!("{uid}-follow-up"),
-        "kind": gvk, "resource": write.resource, "requestKind": gvk,
-        "requestResource": write.resource,
-        "name": write.name,
-        "namespace": object.pointer("/metadata/namespace").cloned().unwrap_or(json!("")),
-        "operation": operation,
-        "userInfo": write.user,
-        "object": object,
-        "oldObject": old,
-        "dryRun": false,
-        "options": opts,
-    });
+    let follow = Sent {
+        uid: format!("{uid}-follow-up"),
+        operation,
+        resource: write.resource.clone(),
+        name: write.name.to_string(),
+        namespace: object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        sub_resource: None,
+        user: write.user.clone(),
+        object,
+        old,
+        options: options(kind, write.field_manager),
+        dry_run: false,
+    };
     let mut next = case.clone();
-    next.request = follow;
+    next.request = follow.admission_request();
     next.policy_mode = PolicyMode::Protect;
     crate::evaluate_native(entry, &next)
-}
-
-/// `object` with the policy's patch from `answer` applied: what is stored.
-fn with_patch(mut object: Value, answer: &Value) -> Result<Value, String> {
-    let ops: json_patch::Patch = serde_json::from_value(Value::Array(decoded_patch(answer)?))
-        .map_err(|e| format!("unreadable patch: {e}"))?;
-    json_patch::patch(&mut object, &ops).map_err(|e| format!("patch does not apply: {e}"))?;
-    Ok(object)
 }
 
 /// The next apply of the Kustomization that owns an object, simulated on the
@@ -738,340 +379,78 @@ fn with_patch(mut object: Value, answer: &Value) -> Result<Value, String> {
 ///
 /// The manifest in Git is taken to be what the owner's `Apply` entry owned
 /// before the command, with the values they had then.
-mod owner_apply {
-    use super::{judge_write, merge_fields, with_patch, Write};
-    use crate::case::Case;
-    use guard_core::Entry;
-    use serde_json::{json, Map, Value};
-
-    const OWNER_LABEL: &str = "kustomize.toolkit.fluxcd.io/name";
-    const SSA_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/ssa";
-    const APPLIER: &str = "kustomize-controller";
-    const APPLIER_USER: &str = "system:serviceaccount:flux-system:kustomize-controller";
-
-    /// Does the object's owner apply it (and the command need survive that)?
-    fn owned(object: &Value) -> bool {
-        object
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get(OWNER_LABEL))
-            .is_some()
+/// The next apply of the Kustomization that owns an object, simulated on the
+/// object a suggested command left: the command's effect must survive it
+/// (kustomize-controller's cleanup and apply: [`owner_apply`]). The manifest
+/// in Git is taken to be what the owner's `Apply` entry owned before the
+/// command, with the values they had then.
+fn refused(answer: &Value, what: &str) -> Result<(), String> {
+    if answer.get("allowed") == Some(&Value::Bool(true)) {
+        return Ok(());
     }
+    let message = answer
+        .pointer("/status/message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Err(format!("{what} is refused: {message}"))
+}
 
-    /// Objects annotated `ssa: Merge` skip the managedFields cleanup.
-    fn merge_only(object: &Value) -> bool {
-        ["labels", "annotations"].iter().any(|map| {
-            object
-                .pointer(&format!("/metadata/{map}"))
-                .and_then(|m| m.get(SSA_ANNOTATION))
-                .and_then(Value::as_str)
-                .is_some_and(|v| v.eq_ignore_ascii_case("merge"))
-        })
+/// Runs the owner's next reconcile over `stored` (what the command left
+/// of `before`; `git` holds the values the owners last set) through the
+/// policy; `Err` says what it undoes or refuses.
+fn survives(
+    entry: &Entry,
+    case: &Case,
+    write: &Write<'_>,
+    before: &Value,
+    git: &Value,
+    stored: Value,
+) -> Result<(), String> {
+    if !owner_apply::owned(before) {
+        return Ok(());
     }
-
-    fn text<'a>(entry: &'a Value, key: &str) -> &'a str {
-        entry.get(key).and_then(Value::as_str).unwrap_or("")
+    let applier = Write {
+        name: write.name,
+        resource: write.resource.clone(),
+        user: json!({"username": APPLIER_USER, "groups": [
+            "system:serviceaccounts", "system:serviceaccounts:flux-system",
+            "system:authenticated"]}),
+        field_manager: Some(APPLIER),
+    };
+    let mut current = stored.clone();
+    let cleanup = if owner_apply::merge_only(before) {
+        None
+    } else {
+        owner_apply::cleanup(&stored)
+    };
+    if let Some(cleaned) = cleanup {
+        let answer = judge_write(entry, case, &applier, cleaned.clone(), stored.clone())?;
+        refused(&answer, "the owner's managedFields cleanup")?;
+        current = with_patch(cleaned, &answer)?;
     }
-
-    /// An entry whose fields the cleanup hands to the owner's apply.
-    fn taken_over(entry: &Value) -> bool {
-        let manager = text(entry, "manager");
-        text(entry, "subresource").is_empty()
-            && match text(entry, "operation") {
-                "Apply" => manager.starts_with("kubectl"),
-                "Update" => {
-                    manager.starts_with("kubectl")
-                        || manager.starts_with("before-first-apply")
-                        || manager.starts_with(APPLIER)
-                }
-                _ => false,
-            }
-    }
-
-    fn is_applier(entry: &Value) -> bool {
-        text(entry, "manager") == APPLIER
-            && text(entry, "operation") == "Apply"
-            && text(entry, "subresource").is_empty()
-    }
-
-    fn entries(object: &Value) -> Vec<Value> {
-        object
-            .pointer("/metadata/managedFields")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    /// The fields the owner's apply entry holds (`{}` when it has none).
-    fn applier_fields(object: &Value) -> Value {
-        entries(object)
-            .iter()
-            .find(|e| is_applier(e))
-            .and_then(|e| e.get("fieldsV1").cloned())
-            .unwrap_or_else(|| json!({}))
-    }
-
-    /// Replaces the managedFields entries.
-    fn set_entries(object: &mut Value, list: Vec<Value>) {
-        if let Some(slot) = object.pointer_mut("/metadata/managedFields") {
-            *slot = Value::Array(list);
+    let time = guard_core::rfc3339::format(case.now);
+    let applied = owner_apply::apply(&current, git, &owner_apply::applier_fields(before), &time);
+    let answer = judge_write(entry, case, &applier, applied.clone(), current)?;
+    refused(&answer, "the owner's next apply")?;
+    let after = with_patch(applied, &answer)?;
+    for path in ["/metadata/annotations", "/metadata/labels", "/spec"] {
+        let (was, is) = (stored.pointer(path), after.pointer(path));
+        if was != is {
+            return Err(format!(
+                "the owner's next apply undoes it: {path} is {} after the command and {} after \
+                 the apply",
+                was.map_or("absent".to_string(), Value::to_string),
+                is.map_or("absent".to_string(), Value::to_string)
+            ));
         }
     }
-
-    /// The cleanup: entries taken over merge into the owner's apply entry.
-    fn take_over(object: &mut Value) -> bool {
-        let all = entries(object);
-        if !all.iter().any(taken_over) {
-            return false;
-        }
-        let mut fields = applier_fields(object);
-        let mut kept = Vec::new();
-        let mut applier = None;
-        for entry in all {
-            if taken_over(&entry) {
-                if let Some(f) = entry.get("fieldsV1") {
-                    merge_fields(&mut fields, f);
-                }
-                if applier.is_none() {
-                    applier = Some(entry);
-                }
-            } else if is_applier(&entry) {
-                applier = Some(entry);
-            } else {
-                kept.push(entry);
-            }
-        }
-        let mut applier = applier.unwrap_or_else(|| json!({}));
-        if let Some(map) = applier.as_object_mut() {
-            map.insert("manager".into(), json!(APPLIER));
-            map.insert("operation".into(), json!("Apply"));
-            map.insert("fieldsV1".into(), fields);
-        }
-        kept.push(applier);
-        set_entries(object, kept);
-        true
-    }
-
-    /// The field paths a `fieldsV1` set holds, by member name. A member
-    /// keyed by list item or value (`k:`, `v:`, `i:`) is taken whole.
-    fn leaves(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-        let children: Vec<(&String, &Value)> = fields
-            .as_object()
-            .map(|m| m.iter().filter(|(k, _)| k.as_str() != ".").collect())
-            .unwrap_or_default();
-        let named = children.iter().all(|(k, _)| k.starts_with("f:"));
-        if children.is_empty() || !named {
-            if !prefix.is_empty() {
-                out.push(prefix.clone());
-            }
-            return;
-        }
-        for (k, v) in children {
-            prefix.push(k.trim_start_matches("f:").to_string());
-            leaves(v, prefix, out);
-            prefix.pop();
-        }
-    }
-
-    fn paths(fields: &Value) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        leaves(fields, &mut Vec::new(), &mut out);
-        out
-    }
-
-    fn get<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
-        path.iter().try_fold(object, |v, k| v.get(k))
-    }
-
-    fn remove(object: &mut Value, path: &[String]) {
-        let Some((last, parents)) = path.split_last() else {
-            return;
-        };
-        let mut at = object;
-        for k in parents {
-            match at.get_mut(k) {
-                Some(next) => at = next,
-                None => return,
-            }
-        }
-        if let Some(map) = at.as_object_mut() {
-            map.remove(last);
-        }
-    }
-
-    fn set(object: &mut Value, path: &[String], value: Value) {
-        let Some((last, parents)) = path.split_last() else {
-            return;
-        };
-        let mut at = object;
-        for k in parents {
-            let Some(map) = at.as_object_mut() else {
-                return;
-            };
-            at = map
-                .entry(k.clone())
-                .or_insert_with(|| Value::Object(Map::new()));
-        }
-        if let Some(map) = at.as_object_mut() {
-            map.insert(last.clone(), value);
-        }
-    }
-
-    /// The owner's server-side apply of `git` (its manifest: `manifest`
-    /// fields with their values in `git`) over `current`.
-    fn apply(current: &Value, git: &Value, manifest: &Value) -> Value {
-        let mut object = current.clone();
-        let wanted = paths(manifest);
-        let mut others = json!({});
-        for entry in entries(current) {
-            if !is_applier(&entry) && text(&entry, "subresource").is_empty() {
-                if let Some(f) = entry.get("fieldsV1") {
-                    merge_fields(&mut others, f);
-                }
-            }
-        }
-        let other_paths = paths(&others);
-        for path in paths(&applier_fields(current)) {
-            let stated = wanted
-                .iter()
-                .any(|w| path.starts_with(w) || w.starts_with(&path));
-            let shared = other_paths
-                .iter()
-                .any(|o| path.starts_with(o) || o.starts_with(&path));
-            if !stated && !shared {
-                remove(&mut object, &path);
-            }
-        }
-        for path in &wanted {
-            if let Some(value) = get(git, path) {
-                set(&mut object, path, value.clone());
-            }
-        }
-        let mut list: Vec<Value> = entries(current)
-            .into_iter()
-            .filter(|e| !is_applier(e))
-            .collect();
-        list.push(
-            json!({"manager": APPLIER, "operation": "Apply", "fieldsType": "FieldsV1",
-                         "apiVersion": current.get("apiVersion").cloned().unwrap_or(Value::Null),
-                         "fieldsV1": manifest}),
-        );
-        set_entries(&mut object, list);
-        object
-    }
-
-    fn refused(answer: &Value, what: &str) -> Result<(), String> {
-        if answer.get("allowed") == Some(&Value::Bool(true)) {
-            return Ok(());
-        }
-        let message = answer
-            .pointer("/status/message")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        Err(format!("{what} is refused: {message}"))
-    }
-
-    /// Runs the owner's next reconcile over `stored` (what the command left
-    /// of `before`; `git` holds the values the owners last set) through the
-    /// policy; `Err` says what it undoes or refuses.
-    pub(super) fn survives(
-        entry: &Entry,
-        case: &Case,
-        write: &Write<'_>,
-        before: &Value,
-        git: &Value,
-        stored: Value,
-    ) -> Result<(), String> {
-        if !owned(before) {
-            return Ok(());
-        }
-        let applier = Write {
-            name: write.name,
-            resource: write.resource.clone(),
-            user: json!({"username": APPLIER_USER, "groups": [
-                "system:serviceaccounts", "system:serviceaccounts:flux-system",
-                "system:authenticated"]}),
-            field_manager: Some(APPLIER),
-        };
-        let mut current = stored.clone();
-        let mut cleaned = stored.clone();
-        if !merge_only(before) && !merge_only(&stored) && take_over(&mut cleaned) {
-            let answer = judge_write(entry, case, &applier, cleaned.clone(), stored.clone())?;
-            refused(&answer, "the owner's managedFields cleanup")?;
-            current = with_patch(cleaned, &answer)?;
-        }
-        let applied = apply(&current, git, &applier_fields(before));
-        let answer = judge_write(entry, case, &applier, applied.clone(), current)?;
-        refused(&answer, "the owner's next apply")?;
-        let after = with_patch(applied, &answer)?;
-        for path in ["/metadata/annotations", "/metadata/labels", "/spec"] {
-            let (was, is) = (stored.pointer(path), after.pointer(path));
-            if was != is {
-                return Err(format!(
-                    "the owner's next apply undoes it: {path} is {} after the command and {} after \
-                     the apply",
-                    was.map_or("absent".to_string(), Value::to_string),
-                    is.map_or("absent".to_string(), Value::to_string)
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        fn object(managed: Value) -> Value {
-            json!({"apiVersion": "v1", "metadata": {
-                "labels": {OWNER_LABEL: "apps"},
-                "annotations": {"a": "git", "b": "kubectl", "c": "mine"},
-                "managedFields": managed}, "spec": {"x": 1}})
-        }
-
-        #[test]
-        fn kubectl_fields_are_taken_over_and_dropped_others_stay() {
-            let managed = json!([
-                {"manager": APPLIER, "operation": "Apply",
-                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:a": {}}}, "f:spec": {"f:x": {}}}},
-                {"manager": "kubectl-annotate", "operation": "Update",
-                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:b": {}}}}},
-                {"manager": "flux-suspend", "operation": "Update",
-                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:c": {}}}}}
-            ]);
-            let before = object(managed);
-            let mut cleaned = before.clone();
-            assert!(take_over(&mut cleaned));
-            let applied = apply(&cleaned, &before, &applier_fields(&before));
-            assert_eq!(
-                applied.pointer("/metadata/annotations").unwrap(),
-                &json!({"a": "git", "c": "mine"})
-            );
-            assert_eq!(applied.pointer("/spec").unwrap(), &json!({"x": 1}));
-            assert_eq!(entries(&applied).len(), 2);
-        }
-
-        #[test]
-        fn the_manifest_restores_its_values_and_merge_objects_are_left_alone() {
-            let managed = json!([
-                {"manager": APPLIER, "operation": "Apply",
-                 "fieldsV1": {"f:spec": {"f:x": {}}}}
-            ]);
-            let before = object(managed);
-            let mut changed = before.clone();
-            changed["spec"]["x"] = json!(2);
-            let applied = apply(&changed, &before, &applier_fields(&before));
-            assert_eq!(applied.pointer("/spec/x"), Some(&json!(1)));
-            let mut merge = before.clone();
-            merge["metadata"]["annotations"][SSA_ANNOTATION] = json!("merge");
-            assert!(merge_only(&merge));
-            assert!(!merge_only(&before));
-        }
-    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::story::cli::{patch_for, Action};
 
     fn now() -> Timestamp {
         "2026-11-20T10:00:00Z".parse().unwrap()

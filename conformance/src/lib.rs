@@ -15,6 +15,7 @@ pub mod deployment;
 pub mod expect;
 pub mod request;
 pub mod response;
+pub mod story;
 pub mod worst_case;
 
 use cluster::Recorded;

@@ -1,0 +1,12 @@
+//! The policy's stories (`tests/stories/flux-event-metadata`, none yet), judged by the
+//! native evaluator as policy-server would, each write shaped as its writer
+//! sends it.
+
+#[test]
+fn stories_hold_natively() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/stories/flux-event-metadata");
+    let (_count, failures) =
+        conformance::story::check_native(&flux_event_metadata::ENTRY, &dir).unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
