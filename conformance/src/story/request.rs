@@ -62,6 +62,20 @@ pub fn options(kind: &str, field_manager: Option<&str>) -> Value {
 }
 
 impl Sent {
+    /// The request's namespace: a Namespace's own requests
+    /// (`/api/v1/namespaces/<name>`) carry its name there (k8s.io/apiserver
+    /// `pkg/endpoints/request/requestinfo.go` `RequestInfoFactory.NewRequestInfo`,
+    /// kubernetes/kubernetes 01bb682e).
+    fn request_namespace(&self) -> &str {
+        let namespaces = self.resource.get("group").and_then(Value::as_str) == Some("")
+            && self.resource.get("resource").and_then(Value::as_str) == Some("namespaces");
+        if namespaces {
+            &self.name
+        } else {
+            &self.namespace
+        }
+    }
+
     /// The AdmissionRequest, as the corpus records it.
     pub fn admission_request(&self) -> Value {
         let subject = if self.object.is_null() {
@@ -77,7 +91,7 @@ impl Sent {
             "kind": gvk, "resource": self.resource, "requestKind": gvk,
             "requestResource": self.resource,
             "name": self.name,
-            "namespace": self.namespace,
+            "namespace": self.request_namespace(),
             "operation": self.operation,
             "userInfo": self.user,
             "object": self.object,

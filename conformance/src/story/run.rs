@@ -465,6 +465,30 @@ end:
     }
 
     #[test]
+    fn an_annotation_of_a_terminating_namespace_keeps_it() {
+        let s = story(
+            r#"steps:
+  - name: delete the namespace
+    kubectl: delete namespace apps
+    expect: {allowed: true}
+  - name: annotate it while it waits for its content
+    kubectl: annotate namespaces apps x=y
+    expect: {allowed: true}
+end:
+  - target: {apiVersion: v1, kind: Namespace, name: apps}
+    path: /metadata/annotations/x
+    equals: y
+"#,
+        );
+        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        assert!(run.passed(), "{}", run.failures().join("\n"));
+        // A Namespace's requests carry its name as their namespace.
+        let deleted = &run.steps[0].requests[0].request;
+        assert_eq!(deleted["namespace"], "apps");
+        assert_eq!(deleted["name"], "apps");
+    }
+
+    #[test]
     fn a_failure_names_the_step_and_shows_the_request_and_state() {
         let s = story(
             r#"steps:
