@@ -139,6 +139,7 @@ native-tests: build test-setup worst-cases
 
 replay: build
 	$(HOST_TEST) replay tests/cases
+	$(HOST_TEST) stories tests/stories
 
 # Every case through the real kwctl and policy-server where they are installed
 # (KWCTL and POLICY_SERVER, then PATH), compared with the harness; an engine

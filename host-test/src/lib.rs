@@ -14,3 +14,4 @@ pub mod replay;
 pub mod sbom;
 pub mod signing;
 pub mod sizes;
+pub mod stories;

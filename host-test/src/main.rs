@@ -172,6 +172,17 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         repeat: usize,
     },
+    /// Run stories (`tests/stories`) with every request judged by the built
+    /// module and natively; see tests/stories/README.md.
+    Stories {
+        /// Story files or folders (default tests/stories).
+        paths: Vec<PathBuf>,
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
+        /// Print every step: the state before it, the request and the reply.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Run corpus cases through the real kwctl and policy-server and compare
     /// their AdmissionResponses with the harness's, field by field.
     Conformance {
@@ -637,6 +648,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             table,
             repeat,
         } => replay_cmd(paths, &dist, table, repeat),
+        Command::Stories {
+            paths,
+            dist,
+            verbose,
+        } => stories_cmd(paths, &dist, verbose),
         Command::Conformance {
             paths,
             dist,
@@ -987,6 +1003,42 @@ fn replay_cmd(paths: Vec<PathBuf>, dist: &Path, table: bool, repeat: usize) -> R
     }
     let failed = outcomes.iter().filter(|o| !o.passed()).count();
     println!("{} passed, {} failed", outcomes.len() - failed, failed);
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn stories_cmd(paths: Vec<PathBuf>, dist: &Path, verbose: bool) -> Result<ExitCode> {
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("tests/stories")]
+    } else {
+        paths
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for path in &paths {
+        for (id, run) in host_test::stories::run(path, dist).map_err(anyhow::Error::msg)? {
+            let failures = match &run {
+                Ok(done) => done.failures(),
+                Err(e) => vec![e.clone()],
+            };
+            if failures.is_empty() {
+                passed += 1;
+                println!("ok   {id}");
+            } else {
+                failed += 1;
+                println!("FAIL {id}");
+                for f in &failures {
+                    println!("      {}", f.replace('\n', "\n      "));
+                }
+            }
+            if let (true, Ok(done)) = (verbose, &run) {
+                print!("{}", done.narrate());
+            }
+        }
+    }
+    println!("{passed} stories passed, {failed} failed");
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -84,27 +84,37 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
         response: Value::Null,
         micros: Vec::new(),
     };
-    let policy = match modules.get(&policy_name) {
-        Ok(p) => p,
-        Err(e) => {
-            outcome.problems.push(format!("{e:#}"));
+    match evaluate(modules, case, repeat, limits, &mut outcome.micros) {
+        Ok(response) => outcome.response = response,
+        Err(problem) => {
+            outcome.problems.push(problem);
             return outcome;
         }
-    };
+    }
+    outcome.problems = expect::check(&case.expect, &outcome.response);
+    outcome
+        .problems
+        .extend(native_disagreement(case, &outcome.response));
+    outcome
+}
+
+/// The reply of the case's policy module, evaluated `repeat` times on fresh
+/// instances (each time pushed to `micros`), as policy-server would give it.
+pub fn evaluate(
+    modules: &mut Modules,
+    case: &Case,
+    repeat: usize,
+    limits: &Limits,
+    micros: &mut Vec<f64>,
+) -> Result<Value, String> {
+    let policy_name = policy_of(case);
+    let policy = modules.get(&policy_name).map_err(|e| format!("{e:#}"))?;
     // policy-server validates settings before serving; a case that records
     // invalid settings still gets the policy's own refusal from `validate`.
     let _ = policy.validate_settings(&case.settings, case.now);
     let request = case.admission_request();
-    let options = case
-        .server_options(&policy_name)
-        .and_then(|server| Ok((server, case.granted_resources(&policy_name)?)));
-    let (server, granted) = match options {
-        Ok(o) => o,
-        Err(e) => {
-            outcome.problems.push(e);
-            return outcome;
-        }
-    };
+    let server = case.server_options(&policy_name)?;
+    let granted = case.granted_resources(&policy_name)?;
     let eval = Evaluation {
         now: case.now,
         limits: limits.clone(),
@@ -112,34 +122,30 @@ pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limi
         grants: Grants::all_capabilities(granted),
         server,
     };
+    let mut last = Value::Null;
     for _ in 0..repeat.max(1) {
         let start = Instant::now();
         let (response, _) = policy.evaluate(&request, &case.settings, &eval);
-        outcome.micros.push(start.elapsed().as_secs_f64() * 1e6);
-        match response {
-            Ok(r) => outcome.response = r,
-            Err(failure) => {
-                outcome.problems.push(failure.to_string());
-                return outcome;
-            }
-        }
+        micros.push(start.elapsed().as_secs_f64() * 1e6);
+        last = response.map_err(|failure| failure.to_string())?;
     }
-    outcome.problems = expect::check(&case.expect, &outcome.response);
+    Ok(last)
+}
+
+/// How the native evaluation of the case differs from the module's reply.
+pub fn native_disagreement(case: &Case, response: &Value) -> Option<String> {
+    let policy_name = policy_of(case);
     match catalog::entry(&policy_name) {
         Some(entry) => {
             let native = conformance::evaluate_native(entry, case).unwrap_or_else(Value::String);
-            if native != outcome.response {
-                outcome.problems.push(format!(
-                    "wasm and native disagree:\n      wasm:   {}\n      native: {native}",
-                    outcome.response
-                ));
-            }
+            (native != *response).then(|| {
+                format!(
+                    "wasm and native disagree:\n      wasm:   {response}\n      native: {native}"
+                )
+            })
         }
-        None => outcome
-            .problems
-            .push(format!("no native evaluator named {policy_name}")),
+        None => Some(format!("no native evaluator named {policy_name}")),
     }
-    outcome
 }
 
 pub fn median(values: &[f64]) -> f64 {

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod format;
 pub mod managed_fields;
+pub mod narrate;
 pub mod owner_apply;
 pub mod request;
 pub mod run;
