@@ -49,6 +49,10 @@ fn main() {
         "cargo:rerun-if-changed={}",
         root.join("tests/cases").display()
     );
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("tests/stories").display()
+    );
 
     // The policies are the folders with a metadata.yml, as the Makefile finds
     // them; `catalogue()` puts them in the catalog crate's order.
@@ -142,6 +146,7 @@ fn policy(root: &Path, name: &str) -> Value {
 
     let examples = examples(&root.join("tests/cases").join(name));
     let default_example = default_example(name, &examples);
+    let stories = stories(&root.join("tests/stories").join(name));
 
     json!({
         "name": name,
@@ -154,7 +159,23 @@ fn policy(root: &Path, name: &str) -> Value {
         "defaultSettings": default_settings,
         "defaultExample": default_example,
         "examples": examples,
+        "stories": stories,
     })
+}
+
+/// The policy's stories, as their text (the page runs them with `story()`).
+fn stories(dir: &Path) -> Vec<Value> {
+    yaml_files(dir)
+        .iter()
+        .filter_map(|file| {
+            let text = read(file)?;
+            let description = yaml(&text)
+                .and_then(|s| s.get("description").cloned())
+                .unwrap_or(Value::Null);
+            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("story");
+            Some(json!({"id": stem, "description": description, "text": text}))
+        })
+        .collect()
 }
 
 /// The settings every question's default gives, as YAML with the question
@@ -235,7 +256,8 @@ fn section(markdown: &str, title: &str) -> Value {
 
 /// Every case of the policy's corpus, as the page loads it: the request,
 /// settings and context as YAML text, the rest as data.
-fn examples(dir: &Path) -> Vec<Value> {
+/// The YAML files of a folder, sorted; none when it does not exist.
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -244,8 +266,12 @@ fn examples(dir: &Path) -> Vec<Value> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
+    files
+}
+
+fn examples(dir: &Path) -> Vec<Value> {
     let mut out = Vec::new();
-    for file in files {
+    for file in yaml_files(dir) {
         let Some(text) = read(&file) else { continue };
         let Some(case) = yaml(&text) else {
             println!("cargo:warning=unreadable corpus case {}", file.display());

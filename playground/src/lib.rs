@@ -267,3 +267,20 @@ mod tests {
         assert!(time_zones().contains("Europe/Berlin"));
     }
 }
+
+/// `story(id, text)`: runs a story (`tests/stories/<policy>/<story>.yaml`,
+/// `id` is `<policy>/<story>`) with the policy compiled into the page, as
+/// the native tests and `host-test stories` run it: every step with the state
+/// before it, the request sent and the verdict, then the end state, as JSON
+/// (`conformance::story::narrate::to_json`). An unreadable story throws.
+#[wasm_bindgen]
+pub fn story(id: &str, text: &str) -> Result<String, JsError> {
+    let story = conformance::story::parse_story(text, id).map_err(|e| JsError::new(&e))?;
+    let policy = id.split('/').next().unwrap_or("");
+    let entry =
+        engine::entry(policy).ok_or_else(|| JsError::new(&format!("no policy named {policy}")))?;
+    let mut evaluate = |case: &conformance::Case| conformance::evaluate_native(entry, case);
+    let run =
+        conformance::story::run(&story, policy, &mut evaluate).map_err(|e| JsError::new(&e))?;
+    Ok(conformance::story::narrate::to_json(&run).to_string())
+}

@@ -140,6 +140,43 @@ test('every corpus case gives the reference AdmissionResponse in the page', asyn
   assert.deepEqual(page.errors, []);
 });
 
+test('every story runs in the page exactly as natively, and passes', async (t) => {
+  const profile = process.env.PLAYGROUND_DUMP_PROFILE || 'host';
+  const dump = execFileSync('cargo', ['run', '-q', '--profile', profile, '-p', 'playground', '--example', 'story_dump', '--', 'tests/stories'],
+    { cwd: ROOT, maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] });
+  const reference = JSON.parse(dump);
+  const failures = [];
+  let stories = 0;
+  for (const policy of catalogue.policies) {
+    for (const story of policy.stories || []) {
+      const id = `${policy.name}/${story.id}`;
+      stories++;
+      const got = await page.evaluate(([p, i]) => {
+        const run = window.playground.showStory(p, i);
+        return {
+          run,
+          shown: document.getElementById('story-steps').querySelectorAll(':scope > li').length,
+          requests: document.getElementById('story-steps').querySelectorAll('details').length,
+        };
+      }, [policy.name, story.id]);
+      const problems = [];
+      if (!got.run) problems.push('the page could not run it');
+      else {
+        if (!isDeepStrictEqual(got.run, reference[id])) problems.push('differs from the native run');
+        if (!got.run.passed) problems.push(...got.run.failures);
+        if (got.shown !== got.run.steps.length) problems.push(`${got.shown} steps shown of ${got.run.steps.length}`);
+        const sent = got.run.steps.reduce((n, s) => n + s.requests.length, 0);
+        if (got.requests !== sent) problems.push(`${got.requests} requests shown of ${sent}`);
+      }
+      if (problems.length) failures.push(`${id}:\n    ${problems.join('\n    ')}`);
+    }
+  }
+  t.diagnostic(`${stories} stories run in the page and compared with the native run`);
+  assert.equal(Object.keys(reference).length, stories, 'the catalogue and tests/stories differ in stories');
+  assert.deepEqual(failures, []);
+  assert.deepEqual(page.errors, []);
+});
+
 function isDeepStrictEqual(a, b) {
   try {
     assert.deepStrictEqual(a, b);

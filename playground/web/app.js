@@ -356,6 +356,7 @@ function fillPolicy(loadDefaults) {
   $('settings-readme').hidden = !info.settingsReadme;
   const aware = (info.contextAwareResources || []).map((r) => `${r.kind} (${r.apiVersion})`);
   $('context-aware').textContent = aware.length ? `This policy looks up: ${aware.join(', ')}.` : 'This policy looks nothing up.';
+  fillStories(info);
   if (loadDefaults) {
     const first = info.examples.find((e) => e.id === info.defaultExample) || info.examples[0];
     if (first) loadExample(first);
@@ -364,6 +365,64 @@ function fillPolicy(loadDefaults) {
       $('settings').value = info.defaultSettings;
     }
   }
+}
+
+// The policy's stories: the select, and the chosen one told step by step.
+function fillStories(info) {
+  const select = $('story');
+  clear(select);
+  const stories = info.stories || [];
+  select.appendChild(option('', stories.length ? '(choose a story)' : '(no stories yet)'));
+  for (const s of stories) select.appendChild(option(s.id, s.id));
+  clear($('story-steps'));
+  $('story-description').textContent = '';
+  $('story-verdict').textContent = '';
+}
+
+function yamlOf(value) {
+  return wasm.to_yaml(JSON.stringify(value));
+}
+
+function subjectBefore(r) {
+  const o = r.request.object || r.request.oldObject || {};
+  const same = (x) => x.kind === o.kind && (x.metadata || {}).name === (o.metadata || {}).name
+    && ((x.metadata || {}).namespace || '') === ((o.metadata || {}).namespace || '');
+  return r.state.find(same);
+}
+
+function showStory(policy, id) {
+  const s = (policyInfo(policy).stories || []).find((x) => x.id === id);
+  const steps = $('story-steps');
+  clear(steps);
+  if (!s) return null;
+  $('story-description').textContent = s.description || '';
+  let run;
+  try {
+    run = JSON.parse(wasm.story(`${policy}/${id}`, s.text));
+  } catch (e) {
+    $('story-verdict').textContent = `The story cannot run: ${e && e.message ? e.message : String(e)}`;
+    return null;
+  }
+  $('story-verdict').textContent = run.passed ? 'Every step as expected.' : `Failed: ${run.failures.length} problem(s).`;
+  $('story-verdict').dataset.passed = String(run.passed);
+  for (const step of run.steps) {
+    const li = el('li', `${step.name} (${step.now})`);
+    if (step.error) li.appendChild(el('p', `Cannot be carried out: ${step.error}`, 'error'));
+    for (const r of step.requests) {
+      const d = document.createElement('details');
+      d.appendChild(el('summary', `${r.summary} → ${r.verdict}`));
+      const before = subjectBefore(r);
+      d.appendChild(el('p', 'Stored before the request:', 'muted'));
+      d.appendChild(el('pre', before ? yamlOf(before) : '(absent)', 'block'));
+      d.appendChild(el('p', 'The AdmissionRequest:', 'muted'));
+      d.appendChild(el('pre', yamlOf(r.request), 'block'));
+      for (const p of r.problems) d.appendChild(el('p', p, 'error'));
+      li.appendChild(d);
+    }
+    steps.appendChild(li);
+  }
+  for (const p of run.endProblems) steps.appendChild(el('p', `End: ${p}`, 'error'));
+  return run;
 }
 
 function showExampleDescription() {
@@ -421,6 +480,7 @@ function showMode() {
 // ---- wiring ---------------------------------------------------------------------
 
 function wire() {
+  $('story').addEventListener('change', () => showStory($('policy').value, $('story').value));
   $('policy').addEventListener('change', () => { fillPolicy(true); evaluate(); });
   $('example').addEventListener('change', () => {
     const info = policyInfo($('policy').value);
@@ -520,6 +580,12 @@ window.playground = {
   },
   catalogue: () => catalogue,
   run: (text) => wasm.run(text),
+  showStory(policy, id) {
+    $('policy').value = policy;
+    fillPolicy(false);
+    $('story').value = id;
+    return showStory(policy, id);
+  },
 };
 
 main().then(() => { document.body.dataset.ready = 'true'; }).catch((e) => {

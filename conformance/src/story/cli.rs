@@ -311,3 +311,32 @@ pub fn patch_for(action: &Action, stored: &Value) -> Result<Value, String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_delete_cascades_in_the_background_unless_told() {
+        let c = parse("kubectl delete kustomization apps -n flux-system").unwrap();
+        assert_eq!(
+            c.action,
+            Action::Delete {
+                propagation: "Background".into()
+            }
+        );
+        assert_eq!(
+            (c.name.as_str(), c.namespace.as_deref()),
+            ("apps", Some("flux-system"))
+        );
+        let c = parse("kubectl delete ns/apps --cascade=foreground").unwrap();
+        assert_eq!(
+            c.action,
+            Action::Delete {
+                propagation: "Foreground".into()
+            }
+        );
+        assert!(parse("kubectl delete ns/apps --cascade=sideways").is_err());
+        assert!(patch_for(&c.action, &serde_json::json!({})).is_err());
+    }
+}

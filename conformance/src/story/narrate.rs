@@ -116,3 +116,31 @@ impl StoryRun {
         out
     }
 }
+
+/// The run as JSON, for the playground and its parity test: per step its
+/// name, clock, error and requests (state before, request, reply, verdict
+/// line, problems), then the end state, the end problems and `passed`.
+pub fn to_json(run: &StoryRun) -> Value {
+    let steps: Vec<Value> = run
+        .steps
+        .iter()
+        .map(|s| {
+            let requests: Vec<Value> = s
+                .requests
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "state": r.state, "request": r.request, "response": r.response,
+                        "allowed": r.allowed, "problems": r.problems,
+                        "summary": request_line(&r.request), "verdict": verdict_line(r),
+                    })
+                })
+                .collect();
+            serde_json::json!({"name": s.name, "now": guard_core::rfc3339::format(s.now),
+                               "error": s.error, "requests": requests})
+        })
+        .collect();
+    serde_json::json!({"id": run.id, "steps": steps, "state": run.state,
+                       "endProblems": run.end_problems, "failures": run.failures(),
+                       "passed": run.passed()})
+}

@@ -465,6 +465,30 @@ end:
     }
 
     #[test]
+    fn an_annotation_of_a_terminating_namespace_keeps_it() {
+        let s = story(
+            r#"steps:
+  - name: delete the namespace
+    kubectl: delete namespace apps
+    expect: {allowed: true}
+  - name: annotate it while it waits for its content
+    kubectl: annotate namespaces apps x=y
+    expect: {allowed: true}
+end:
+  - target: {apiVersion: v1, kind: Namespace, name: apps}
+    path: /metadata/annotations/x
+    equals: y
+"#,
+        );
+        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        assert!(run.passed(), "{}", run.failures().join("\n"));
+        // A Namespace's requests carry its name as their namespace.
+        let deleted = &run.steps[0].requests[0].request;
+        assert_eq!(deleted["namespace"], "apps");
+        assert_eq!(deleted["name"], "apps");
+    }
+
+    #[test]
     fn a_failure_names_the_step_and_shows_the_request_and_state() {
         let s = story(
             r#"steps:
@@ -480,5 +504,66 @@ end:
         assert!(text.starts_with("test/story: step 1 \"the step\", request 1: allowed is true"));
         assert!(text.contains("request sent:") && text.contains("kubectl-annotate"));
         assert!(text.contains("state before it:") && text.contains("resourceVersion: '12'"));
+    }
+
+    #[test]
+    fn the_garbage_collector_deletes_the_dependents_of_an_owner_that_is_gone() {
+        let text = r#"description: test
+now: '2026-11-20T10:00:00Z'
+cluster:
+  - apiVersion: helm.toolkit.fluxcd.io/v2
+    kind: HelmRelease
+    metadata: {name: r, namespace: apps, uid: h1, resourceVersion: '5', generation: 2,
+               ownerReferences: [{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, name: gone, uid: k9}]}
+    spec: {interval: 5m}
+steps:
+  - name: collect
+    collect: {owner: {apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, namespace: apps, name: gone}}
+    each: {allowed: true}
+end:
+  - target: {apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, namespace: apps, name: r}
+    exists: false
+"#;
+        let s = super::super::parse_story(text, "test/collect").unwrap();
+        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        assert!(run.passed(), "{}", run.failures().join("\n"));
+        let sent = &run.steps[0].requests[0].request;
+        assert_eq!(sent["name"], "r");
+        assert_eq!(sent["options"]["preconditions"]["uid"], "h1");
+        assert_eq!(sent["options"]["propagationPolicy"], "Background");
+        assert_eq!(
+            sent["userInfo"]["username"],
+            "system:serviceaccount:kube-system:generic-garbage-collector"
+        );
+    }
+
+    #[test]
+    fn a_validating_policy_sees_the_object_the_store_completed() {
+        let s = story(
+            r#"steps:
+  - name: create
+    create:
+      object: {apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization,
+               metadata: {name: b, namespace: apps}, spec: {prune: true}}
+      fieldManager: kubectl-create
+    expect: {allowed: true}
+  - name: change
+    kubectl: patch kustomization b -n apps --type merge -p '{"spec":{"prune":false}}'
+    expect: {allowed: true}
+"#,
+        );
+        // flux-gate is deployed as a validating policy, flux-suspend as a mutating one.
+        let validating = run(&s, "flux-gate", &mut judge).unwrap();
+        let created = &validating.steps[0].requests[0].request["object"];
+        assert_eq!(created["metadata"]["generation"], 1);
+        assert!(created["metadata"]["uid"].is_string());
+        let changed = &validating.steps[1].requests[0].request["object"];
+        assert_eq!(changed["metadata"]["generation"], 2);
+        let mutating = run(&s, "flux-suspend", &mut judge).unwrap();
+        let created = &mutating.steps[0].requests[0].request["object"];
+        assert!(created["metadata"].get("uid").is_none());
+        let changed = &mutating.steps[1].requests[0].request["object"];
+        assert_eq!(changed["metadata"]["generation"], 1);
+        assert_eq!(changed["metadata"]["resourceVersion"], "13");
     }
 }

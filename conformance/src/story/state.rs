@@ -20,7 +20,11 @@
 //!   `deletionFinalizersForGarbageCollection`); without finalizers it is
 //!   gone;
 //! - an UPDATE that leaves a deleting object without finalizers deletes it
-//!   (`ShouldDeleteDuringUpdate`);
+//!   (`ShouldDeleteDuringUpdate`), except a Namespace whose `spec.finalizers`
+//!   remain: only the namespace controller's finalize ends it
+//!   (kubernetes/kubernetes 94341df3 `pkg/registry/core/namespace/storage/storage.go`
+//!   `ShouldDeleteNamespaceDuringUpdate`), so an annotation of a terminating
+//!   Namespace keeps it;
 //! - a Namespace DELETE leaves it `Terminating` until the namespace
 //!   controller has emptied it (kubernetes/kubernetes
 //!   `pkg/registry/core/namespace/storage/storage.go` `REST.Delete`, the stored version read
@@ -78,6 +82,16 @@ fn finalizers(object: &Value) -> usize {
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .map_or(0, Vec::len)
+}
+
+/// A Namespace still waiting for its `spec.finalizers` (the namespace
+/// controller's `kubernetes`).
+fn awaits_namespace_finalizers(object: &Value) -> bool {
+    is_namespace(object)
+        && object
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|list| !list.is_empty())
 }
 
 fn is_namespace(object: &Value) -> bool {
@@ -176,7 +190,7 @@ impl State {
         let deleting = self
             .get(&target)
             .is_some_and(|old| old.pointer("/metadata/deletionTimestamp").is_some());
-        if deleting && finalizers(&object) == 0 {
+        if deleting && finalizers(&object) == 0 && !awaits_namespace_finalizers(&object) {
             self.remove(&target);
         } else {
             self.put(object);

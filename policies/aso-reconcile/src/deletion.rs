@@ -420,10 +420,10 @@ mod tests {
              serviceoperator.azure.com/reconcile-policy is manage (the operator default). To keep \
              the Azure resource, detach it first: `kubectl annotate \
              flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
-             serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite`. To delete it \
+             serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite --field-manager=aso-reconcile`. To delete it \
              in Azure too, confirm with the object's name: `kubectl annotate \
              flexibleservers.dbforpostgresql.azure.com orders-db -n shop \
-             reconcile-guard.io/confirm-delete=orders-db --overwrite`. Then delete again."
+             reconcile-guard.io/confirm-delete=orders-db --overwrite --field-manager=aso-reconcile`. Then delete again."
         );
     }
 

@@ -329,7 +329,7 @@ mod tests {
         let e = resolve(None, "team-a", &settings(), &ns(Some("Skip"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert!(
-            e.notes[0].contains("`kubectl annotate namespaces team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite`"),
+            e.notes[0].contains("`kubectl annotate namespaces team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite --field-manager=aso-reconcile`"),
             "{:?}",
             e.notes
         );

@@ -181,7 +181,7 @@ mod tests {
              serviceoperator.azure.com/reconcile-policy is manage: FlexibleServer \"orders-db\". \
              Their own deletes would be refused and the Namespace left in Terminating. To delete \
              them in Azure too, confirm with the Namespace's name: `kubectl annotate namespaces \
-             shop reconcile-guard.io/confirm-delete=shop --overwrite`. To keep them, set \
+             shop reconcile-guard.io/confirm-delete=shop --overwrite --field-manager=aso-reconcile`. To keep them, set \
              serviceoperator.azure.com/reconcile-policy=detach-on-delete on each first. Then \
              delete again."
         );

@@ -655,7 +655,7 @@ mod tests {
             w.contains("changed from \"skip\" to \"detach-on-delete\""),
             "{w}"
         );
-        assert!(w.contains("`kubectl annotate flexibleservers.dbforpostgresql.azure.com orders-db -n shop serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite`"), "{w}");
+        assert!(w.contains("`kubectl annotate flexibleservers.dbforpostgresql.azure.com orders-db -n shop serviceoperator.azure.com/reconcile-policy=detach-on-delete --overwrite --field-manager=aso-reconcile`"), "{w}");
         // With the finalizer set, if-exists no longer decides anything.
         assert_eq!(v.audit_annotations[AUDIT_KEY], "manage");
         let v = eval(

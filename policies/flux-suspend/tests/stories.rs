@@ -11,4 +11,4 @@ fn stories_hold_natively() {
 }
 
 /// The stories this policy has so far; raise it as stories are added.
-const MIN_STORIES: usize = 13;
+const MIN_STORIES: usize = 14;
