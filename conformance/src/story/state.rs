@@ -7,9 +7,12 @@
 //!   `rest.FillObjectMetaSystemFields`), after mutating admission (which the
 //!   handler runs first, `pkg/endpoints/handlers/create.go`) and before
 //!   validating admission (`createValidation`); custom resources start at
-//!   `generation: 1` (apiextensions-apiserver `customResourceStrategy.PrepareForCreate`);
-//! - an UPDATE's `generation` increases when anything but `metadata` and
-//!   `status` changed (`customResourceStrategy.PrepareForUpdate`), in
+//!   `generation: 1` (kubernetes/kubernetes f9cfc9d9
+//!   `staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/strategy.go`
+//!   `customResourceStrategy.PrepareForCreate`);
+//! - an UPDATE keeps the stored `status` (with the status subresource) and
+//!   its `generation` increases when anything but `metadata` and `status`
+//!   changed (`customResourceStrategy.PrepareForUpdate`), in
 //!   `rest.BeforeUpdate`, after mutating and before validating admission;
 //! - every write stores a new `resourceVersion`;
 //! - a DELETE of an object with finalizers (or one that the propagation
@@ -300,6 +303,13 @@ pub fn prepare_update(object: &mut Value, old: &Value) {
                     meta.remove(key);
                 }
             }
+        }
+    }
+    // A custom resource with the status subresource keeps its stored status
+    // on a main-resource write (every guarded Flux kind but Alert and Provider).
+    if has_generation(old) {
+        if let (Some(status), Some(map)) = (old.get("status").cloned(), object.as_object_mut()) {
+            map.insert("status".into(), status);
         }
     }
     let generation = old.pointer("/metadata/generation").and_then(Value::as_i64);
