@@ -4,9 +4,11 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
+use conformance::cluster::Recorded;
 use conformance::{Case, RecordedCluster};
 use guard_core::{Context, Timestamp};
 use serde::Serialize;
@@ -23,7 +25,8 @@ pub struct Input {
     pub request: Value,
     pub settings: Value,
     pub now: Timestamp,
-    pub context: Vec<conformance::cluster::Recorded>,
+    /// Shared, so that each evaluation's host holds it without a copy.
+    pub context: Arc<[Recorded]>,
     /// The kinds the policy may read, when the case says (by default those
     /// the module's metadata lists).
     pub granted: Option<Vec<crate::capabilities::ContextAwareResource>>,
@@ -38,7 +41,7 @@ impl Input {
             request: case.admission_request(),
             settings: case.settings.clone(),
             now: case.now,
-            context: case.context.clone(),
+            context: case.context.clone().into(),
             granted: case.context_aware_resources.clone(),
             with_floor: false,
         }
@@ -226,19 +229,19 @@ pub fn evaluate_fresh(policy: &Policy, input: &Input, limits: &Limits) -> Result
 
 /// A host answering lookups of the `granted` kinds from the input's
 /// recorded cluster, as policy-server answers them from its caches.
-fn recorded_host(
+pub(crate) fn recorded_host(
     input: &Input,
     granted: &[crate::capabilities::ContextAwareResource],
 ) -> Box<Host> {
     Box::new(Host::new(
         Grants::all_capabilities(granted.to_vec()),
-        Source::Recorded(input.context.clone().into()),
+        Source::Recorded(Arc::clone(&input.context)),
     ))
 }
 
 /// One fresh instance, one `validate` call: the reply, the peak memory and
 /// the lookups the guest made.
-fn evaluate_once(
+pub(crate) fn evaluate_once(
     policy: &Policy,
     input: &Input,
     limits: &Limits,
@@ -433,7 +436,7 @@ pub fn floor_fresh_us(
 /// Fresh evaluations of `payload`, each on a new instance with a new host
 /// (made untimed: policy-server serves lookups from caches it keeps): the
 /// times and the host's share of each, in microseconds.
-fn time_fresh(
+pub(crate) fn time_fresh(
     policy: &Policy,
     input: &Input,
     payload: &[u8],
@@ -452,7 +455,7 @@ fn time_fresh(
 }
 
 /// Each evaluation's time less its host share.
-fn own_times(fresh: &[f64], host: &[f64]) -> Vec<f64> {
+pub(crate) fn own_times(fresh: &[f64], host: &[f64]) -> Vec<f64> {
     fresh.iter().zip(host).map(|(f, h)| f - h).collect()
 }
 
