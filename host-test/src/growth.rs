@@ -34,6 +34,9 @@ pub struct Scenario {
     /// Merged into the case's settings (a JSON merge patch).
     pub settings: Value,
     pub label: &'static str,
+    /// Its lookups ask only for what can change the verdict, so what they
+    /// hand the module does not grow with the padding.
+    pub narrowed: bool,
     /// Cuts a padding object loose from the request (its `i`).
     detach: fn(&mut Value, usize),
 }
@@ -93,6 +96,7 @@ pub fn scenarios() -> Vec<Scenario> {
                 "developer-may-not-delete-a-namespace-holding-a-suspension-when-resumers-are-listed",
             settings: json!({}),
             label: "Namespace DELETE",
+            narrowed: true,
             detach: nothing,
         },
         Scenario {
@@ -100,6 +104,7 @@ pub fn scenarios() -> Vec<Scenario> {
             case: "create-with-closed-gate",
             settings: json!({}),
             label: "CREATE under a Gate",
+            narrowed: true,
             detach: nothing,
         },
         Scenario {
@@ -107,6 +112,7 @@ pub fn scenarios() -> Vec<Scenario> {
             case: "delete-resource-group-owning-server-in-another-namespace-refused",
             settings: json!({}),
             label: "owner DELETE",
+            narrowed: false,
             detach: aso_in_its_own_resource_group,
         },
         Scenario {
@@ -114,6 +120,7 @@ pub fn scenarios() -> Vec<Scenario> {
             case: "delete-resource-group-owning-server-in-another-namespace-refused",
             settings: json!({"deletionProtection": {"namespaces": ["shop"]}}),
             label: "owner DELETE, namespaces [shop]",
+            narrowed: true,
             detach: aso_in_its_own_resource_group,
         },
         Scenario {
@@ -121,6 +128,7 @@ pub fn scenarios() -> Vec<Scenario> {
             case: "alert-conflict-selected-by-name",
             settings: json!({}),
             label: "annotation added",
+            narrowed: false,
             detach: alert_watches_its_own_namespace,
         },
         Scenario {
@@ -128,6 +136,7 @@ pub fn scenarios() -> Vec<Scenario> {
             case: "alert-conflict-selected-by-name",
             settings: json!({"noCrossNamespaceRefs": true}),
             label: "annotation added, noCrossNamespaceRefs",
+            narrowed: true,
             detach: alert_watches_its_own_namespace,
         },
     ]
@@ -239,20 +248,29 @@ fn describe(call: Option<(&'static str, Value)>) -> String {
     format!("{operation} {}{place}", field("kind"))
 }
 
-/// Times every scenario of the policies in `only` (all when empty) at every
-/// size, with the modules in `dist` and the cases under `cases`.
-pub fn run(
-    cases: &Path,
-    dist: &Path,
-    only: &[String],
-    iterations: usize,
-) -> Result<Vec<GrowthRow>> {
-    let limits = Limits::default();
-    let mut rows = Vec::new();
-    for scenario in scenarios() {
-        if !only.is_empty() && !only.iter().any(|p| p == scenario.policy) {
-            continue;
-        }
+/// A scenario ready to evaluate: its module, case, grants and payload, and
+/// the reply on the case's own cluster.
+pub struct Prepared<'s> {
+    pub scenario: &'s Scenario,
+    policy: Policy,
+    case: conformance::Case,
+    granted: Vec<crate::capabilities::ContextAwareResource>,
+    settings: Value,
+    payload: Vec<u8>,
+    case_reply: Vec<u8>,
+}
+
+/// One evaluation at one cluster size: the lookups made, the bytes they
+/// handed the module, and whether the reply is the case's.
+pub struct Judged {
+    pub lookups: Vec<String>,
+    pub handed_bytes: usize,
+    pub same_reply_as_case: bool,
+}
+
+impl<'s> Prepared<'s> {
+    /// The scenario's case under `cases`, its module in `dist`.
+    pub fn new(scenario: &'s Scenario, cases: &Path, dist: &Path) -> Result<Self> {
         let file = cases
             .join(scenario.policy)
             .join(format!("{}.yaml", scenario.case));
@@ -271,39 +289,95 @@ pub fn run(
         let request = conformance::as_policy_server_sends(&input.request)
             .map_err(|e| anyhow::anyhow!("{}: {e}", scenario.case))?;
         let payload = conformance::validate_payload(&request, &input.settings);
-        let (case_reply, _, _) = evaluate_once(
-            &policy,
-            &input,
-            &limits,
-            recorded_host(&input, &granted),
-            &payload,
-        );
+        let host = recorded_host(&input, &granted);
+        let (case_reply, _, _) = evaluate_once(&policy, &input, &Limits::default(), host, &payload);
         let case_reply = case_reply.map_err(|e| anyhow::anyhow!("{}: {e}", scenario.case))?;
+        Ok(Self {
+            scenario,
+            policy,
+            granted,
+            settings: input.settings,
+            payload,
+            case_reply,
+            case,
+        })
+    }
+
+    /// The input with the case's cluster padded to `size` objects.
+    fn input(&self, size: usize) -> Input {
+        Input {
+            context: padded(
+                &self.case.context,
+                &self.granted,
+                size,
+                self.scenario.detach,
+            )
+            .into(),
+            settings: self.settings.clone(),
+            ..Input::from_case(&self.case)
+        }
+    }
+
+    /// One evaluation with the cluster padded to `size` objects.
+    pub fn judge(&self, size: usize) -> Judged {
+        let input = self.input(size);
+        let host = recorded_host(&input, &self.granted);
+        let (reply, _, lookups) = evaluate_once(
+            &self.policy,
+            &input,
+            &Limits::default(),
+            host,
+            &self.payload,
+        );
+        Judged {
+            lookups: lookups.iter().map(|e| describe(e.call())).collect(),
+            handed_bytes: lookups.iter().map(|e| e.handed_bytes()).sum(),
+            same_reply_as_case: reply.as_ref().is_ok_and(|r| *r == self.case_reply),
+        }
+    }
+}
+
+/// Times every scenario of the policies in `only` (all when empty) at every
+/// size, with the modules in `dist` and the cases under `cases`.
+pub fn run(
+    cases: &Path,
+    dist: &Path,
+    only: &[String],
+    iterations: usize,
+) -> Result<Vec<GrowthRow>> {
+    let mut rows = Vec::new();
+    for scenario in &scenarios() {
+        if !only.is_empty() && !only.iter().any(|p| p == scenario.policy) {
+            continue;
+        }
+        let prepared = Prepared::new(scenario, cases, dist)?;
         eprintln!(
             "growth: {} ({}) at {SIZES:?} objects",
             scenario.policy, scenario.label
         );
         for size in SIZES {
-            let padded = Input {
-                context: padded(&case.context, &granted, size, scenario.detach).into(),
-                settings: input.settings.clone(),
-                ..Input::from_case(&case)
-            };
-            let host = || recorded_host(&padded, &granted);
-            let (reply, _, lookups) = evaluate_once(&policy, &padded, &limits, host(), &payload);
-            let (fresh, host_times) = time_fresh(&policy, &padded, &payload, iterations, host);
+            let judged = prepared.judge(size);
+            let input = prepared.input(size);
+            let host = || recorded_host(&input, &prepared.granted);
+            let (fresh, host_times) = time_fresh(
+                &prepared.policy,
+                &input,
+                &prepared.payload,
+                iterations,
+                host,
+            );
             rows.push(GrowthRow {
                 policy: scenario.policy.into(),
                 scenario: scenario.label.into(),
                 case: scenario.case.into(),
                 objects: size,
-                lookups: lookups.iter().map(|e| describe(e.call())).collect(),
-                handed_bytes: lookups.iter().map(|e| e.handed_bytes()).sum(),
+                lookups: judged.lookups,
+                handed_bytes: judged.handed_bytes,
                 fresh_median_us: median(&fresh),
                 own_median_us: median(&own_times(&fresh, &host_times)),
                 host_median_us: median(&host_times),
                 samples: fresh.len(),
-                same_reply_as_case: reply.as_ref().is_ok_and(|r| *r == case_reply),
+                same_reply_as_case: judged.same_reply_as_case,
             });
         }
     }
