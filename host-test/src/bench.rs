@@ -4,9 +4,11 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
+use conformance::cluster::Recorded;
 use conformance::{Case, RecordedCluster};
 use guard_core::{Context, Timestamp};
 use serde::Serialize;
@@ -23,7 +25,8 @@ pub struct Input {
     pub request: Value,
     pub settings: Value,
     pub now: Timestamp,
-    pub context: Vec<conformance::cluster::Recorded>,
+    /// Shared, so that each evaluation's host holds it without a copy.
+    pub context: Arc<[Recorded]>,
     /// The kinds the policy may read, when the case says (by default those
     /// the module's metadata lists).
     pub granted: Option<Vec<crate::capabilities::ContextAwareResource>>,
@@ -38,7 +41,7 @@ impl Input {
             request: case.admission_request(),
             settings: case.settings.clone(),
             now: case.now,
-            context: case.context.clone(),
+            context: case.context.clone().into(),
             granted: case.context_aware_resources.clone(),
             with_floor: false,
         }
@@ -122,7 +125,12 @@ pub struct Row {
     /// cases only.
     pub read_floor_own_median_us: Option<f64>,
     pub read_floor_host_median_us: Option<f64>,
-    /// `fresh_own_median_us / read_floor_own_median_us`.
+    /// For a policy that mutated, the floor that also writes the object back
+    /// whole (the protocol hands back a whole `mutated_object`, never a
+    /// patch): its own fresh median. The budget is then held to it.
+    pub write_floor_own_median_us: Option<f64>,
+    /// `fresh_own_median_us` over the write floor where there is one, else
+    /// over the read floor.
     pub own_over_read_floor: Option<f64>,
     /// An answer, peak memory under [`BUDGET_MEMORY_BYTES`] and, where the
     /// read floor was measured, the own time within
@@ -169,14 +177,22 @@ fn time_after<S, T: FnMut() -> S, F: FnMut(S)>(
     samples
 }
 
+/// Whether the guest's reply carries a `mutated_object`.
+fn mutated(reply: &Result<Vec<u8>, CallError>) -> bool {
+    reply
+        .as_ref()
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(bytes).ok())
+        .is_some_and(|v| v.get("mutated_object").is_some_and(|m| !m.is_null()))
+}
+
 /// How the guest answered, in a word or two.
 fn outcome(reply: &Result<Vec<u8>, CallError>) -> String {
     match reply {
         Ok(bytes) => match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => {
                 let accepted = v.get("accepted").and_then(Value::as_bool) == Some(true);
-                let mutated = v.get("mutated_object").is_some_and(|m| !m.is_null());
-                match (accepted, mutated) {
+                match (accepted, mutated(reply)) {
                     (true, true) => "accepted, mutated".into(),
                     (true, false) => "accepted".into(),
                     (false, _) => "rejected".into(),
@@ -226,19 +242,19 @@ pub fn evaluate_fresh(policy: &Policy, input: &Input, limits: &Limits) -> Result
 
 /// A host answering lookups of the `granted` kinds from the input's
 /// recorded cluster, as policy-server answers them from its caches.
-fn recorded_host(
+pub(crate) fn recorded_host(
     input: &Input,
     granted: &[crate::capabilities::ContextAwareResource],
 ) -> Box<Host> {
     Box::new(Host::new(
         Grants::all_capabilities(granted.to_vec()),
-        Source::Recorded(input.context.clone().into()),
+        Source::Recorded(Arc::clone(&input.context)),
     ))
 }
 
 /// One fresh instance, one `validate` call: the reply, the peak memory and
 /// the lookups the guest made.
-fn evaluate_once(
+pub(crate) fn evaluate_once(
     policy: &Policy,
     input: &Input,
     limits: &Limits,
@@ -327,14 +343,20 @@ pub fn bench_policy(
         // policy-server serves lookups from caches it keeps.
         let (fresh, host_times) = time_fresh(&policy, input, &payload, iterations, host);
         let own = own_times(&fresh, &host_times);
-        let read_floor = if input.with_floor {
+        // (own median, host median) of the floor, reading only or also
+        // writing the object back.
+        let floor_of = |write_back: bool| -> Result<(f64, f64)> {
             let (floor, floor_host) =
-                read_floor_us(read_floor, input, &lookups, allowed, iterations)?;
-            Some((median(&own_times(&floor, &floor_host)), median(&floor_host)))
-        } else {
-            None
+                read_floor_us(read_floor, input, &lookups, allowed, write_back, iterations)?;
+            Ok((median(&own_times(&floor, &floor_host)), median(&floor_host)))
         };
-        let own_over_read_floor = read_floor
+        let read_floor = input.with_floor.then(|| floor_of(false)).transpose()?;
+        let write_floor = (input.with_floor && mutated(&reply))
+            .then(|| floor_of(true))
+            .transpose()?;
+        // A policy that mutated is held to the floor that writes back too.
+        let own_over_read_floor = write_floor
+            .or(read_floor)
             .filter(|(floor, _)| *floor > 0.0)
             .map(|(floor, _)| median(&own) / floor);
         let (warm, native) = if answered {
@@ -386,6 +408,7 @@ pub fn bench_policy(
             fresh_own_median_us: median(&own),
             read_floor_own_median_us: read_floor.map(|(own, _)| own),
             read_floor_host_median_us: read_floor.map(|(_, host)| host),
+            write_floor_own_median_us: write_floor.map(|(own, _)| own),
             own_over_read_floor,
             within_budget: answered
                 && peak_memory_bytes <= BUDGET_MEMORY_BYTES
@@ -433,7 +456,7 @@ pub fn floor_fresh_us(
 /// Fresh evaluations of `payload`, each on a new instance with a new host
 /// (made untimed: policy-server serves lookups from caches it keeps): the
 /// times and the host's share of each, in microseconds.
-fn time_fresh(
+pub(crate) fn time_fresh(
     policy: &Policy,
     input: &Input,
     payload: &[u8],
@@ -452,20 +475,22 @@ fn time_fresh(
 }
 
 /// Each evaluation's time less its host share.
-fn own_times(fresh: &[f64], host: &[f64]) -> Vec<f64> {
+pub(crate) fn own_times(fresh: &[f64], host: &[f64]) -> Vec<f64> {
     fresh.iter().zip(host).map(|(f, h)| f - h).collect()
 }
 
 /// The read floor under an input (`host-test/read-floor`): a module that
 /// parses the same request and the policy's settings strictly, makes the
 /// same lookups (`lookups`, those the policy made) against the same
-/// recorded cluster and parses each answer, keeping nothing, then allows.
+/// recorded cluster and parses each answer, keeping nothing, then allows;
+/// with `write_back` (the policy mutated) it hands the object back whole.
 /// Its fresh times and their host shares, in microseconds.
 pub fn read_floor_us(
     floor: &Policy,
     input: &Input,
     lookups: &[Exchange],
     granted: &[crate::capabilities::ContextAwareResource],
+    write_back: bool,
     iterations: usize,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let request = conformance::as_policy_server_sends(&input.request)
@@ -475,7 +500,8 @@ pub fn read_floor_us(
         .filter_map(Exchange::call)
         .map(|(operation, payload)| serde_json::json!({"operation": operation, "payload": payload}))
         .collect();
-    let settings = serde_json::json!({"policy": input.settings, "lookups": calls});
+    let settings =
+        serde_json::json!({"policy": input.settings, "lookups": calls, "writeBack": write_back});
     let payload = conformance::validate_payload(&request, &settings);
     let host = || recorded_host(input, granted);
     let (reply, _, made) = evaluate_once(floor, input, &Limits::default(), host(), &payload);
@@ -543,7 +569,9 @@ pub fn print_budget(rows: &[Row]) {
     println!(
         "\nAgainst the budget: on a worst case, the module's own fresh-instance time (its host \
          share taken out) at most {BUDGET_READ_FLOOR_MULTIPLE:.0}x the read floor's own time on \
-         the same request, settings and lookup answers; linear memory under {} MiB. official: \
+         the same request, settings and lookup answers (w: for a policy that mutated, the floor \
+         that also writes the object back whole; bench.json has both); linear memory under {} \
+         MiB. official: \
          Kubewarden's annotations policy on the same request (OFFICIAL_POLICY).",
         BUDGET_MEMORY_BYTES >> 20
     );
@@ -577,7 +605,10 @@ pub fn print_budget(rows: &[Row]) {
             ms(r.fresh_max_us),
             ms(r.fresh_own_median_us),
             ms(r.fresh_host_median_us),
-            opt(r.read_floor_own_median_us.map(ms), 2),
+            match r.write_floor_own_median_us {
+                Some(w) => format!("{:.2}w", ms(w)),
+                None => opt(r.read_floor_own_median_us.map(ms), 2),
+            },
             opt(r.read_floor_host_median_us.map(ms), 2),
             opt(r.own_over_read_floor, 1),
             opt(r.floor_fresh_median_us.map(ms), 2),

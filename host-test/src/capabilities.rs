@@ -375,6 +375,15 @@ impl Exchange {
         Some((operation, serde_norway::from_str(body).ok()?))
     }
 
+    /// The bytes this call handed the guest: the reply, or the error text.
+    pub fn handed_bytes(&self) -> usize {
+        let Exchange::Exchange { response, .. } = self;
+        match response {
+            ExchangeResponse::Success { payload } => payload.len(),
+            ExchangeResponse::Error { message } => message.len(),
+        }
+    }
+
     /// Checks that the policy asks what was recorded, then answers as recorded.
     fn answer(&self, operation: &str, request: &Value) -> Result<Vec<u8>, String> {
         let Exchange::Exchange {

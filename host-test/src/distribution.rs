@@ -295,9 +295,15 @@ pub struct ServerPolicy {
     pub host_capabilities: Vec<&'static str>,
 }
 
-/// The host capabilities a context-aware policy needs by default: the two
-/// Kubernetes calls guard-core's adapter makes for `get` and `list_all`.
-const CLUSTER_LOOKUPS: [&str; 2] = ["kubernetes/get_resource", "kubernetes/list_resources_all"];
+/// The host capabilities a context-aware policy needs by default: the
+/// Kubernetes calls guard-core's adapter makes for `get`, `list_all` and a
+/// namespace's `list` (flux-suspend lists a deleted Namespace's
+/// Kustomizations, flux-event-metadata one namespace's Alerts).
+const CLUSTER_LOOKUPS: [&str; 3] = [
+    "kubernetes/get_resource",
+    "kubernetes/list_resources_all",
+    "kubernetes/list_resources_by_namespace",
+];
 
 /// The kinds and host capabilities a policy reads with the manifests' settings
 /// (`{}`). aso-reconcile says which from its settings, so that the manifests

@@ -6,6 +6,7 @@ pub mod capabilities;
 pub mod check;
 pub mod distribution;
 pub mod engines;
+pub mod growth;
 pub mod harness;
 pub mod host;
 pub mod metadata;

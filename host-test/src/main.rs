@@ -246,6 +246,9 @@ enum Command {
         /// kwctl bench's --measurement-time, per benchmark (whole seconds).
         #[arg(long, default_value_t = 3)]
         kwctl_measurement: u64,
+        /// Only the growth table (`make bench` prints it after the others).
+        #[arg(long)]
+        growth_only: bool,
         /// Only these policies (default: every module in --dist).
         policies: Vec<String>,
     },
@@ -674,6 +677,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             official_settings,
             kwctl_warm_up,
             kwctl_measurement,
+            growth_only,
             policies,
         } => {
             let official = match official {
@@ -693,6 +697,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 &json,
                 policies,
                 &read_floor,
+                growth_only,
                 bench::Official::load(&official, &official_settings)?,
                 engine.map(|bench::Engine::Kwctl| bench::KwctlCompare {
                     official,
@@ -1078,6 +1083,16 @@ fn print_summary(outcomes: &[replay::Outcome], modules: &mut Modules) {
     );
 }
 
+/// Writes `bench`'s JSON report and says where.
+fn write_report(json_out: &Path, report: &Value) -> Result<()> {
+    if let Some(parent) = json_out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(json_out, serde_json::to_vec_pretty(report)?)?;
+    println!("\nJSON report: {}", json_out.display());
+    Ok(())
+}
+
 #[expect(clippy::too_many_arguments, reason = "one argument per bench option")]
 fn bench_cmd(
     dist: &Path,
@@ -1088,9 +1103,16 @@ fn bench_cmd(
     json_out: &Path,
     only: Vec<String>,
     read_floor: &Path,
+    growth_only: bool,
     official: Option<bench::Official>,
     compare: Option<bench::KwctlCompare>,
 ) -> Result<ExitCode> {
+    if growth_only {
+        let growth = host_test::growth::run(cases_dir, dist, &only, iterations)?;
+        host_test::growth::print_table(&growth);
+        return write_report(json_out, &serde_json::json!({ "growth": growth }))
+            .map(|()| ExitCode::SUCCESS);
+    }
     let read_floor = Policy::load(read_floor)
         .with_context(|| format!("the read floor {}: run `make build`", read_floor.display()))?;
     let typical_request = unwrap_review(&read_document(&typical.to_string_lossy())?);
@@ -1106,7 +1128,7 @@ fn bench_cmd(
             request: typical_request.clone(),
             settings: Value::Object(Default::default()),
             now,
-            context: Vec::new(),
+            context: Vec::new().into(),
             granted: None,
             with_floor: false,
         }];
@@ -1129,13 +1151,14 @@ fn bench_cmd(
             official.as_ref(),
         )?);
     }
+    let growth = host_test::growth::run(cases_dir, dist, &only, iterations)?;
     bench::print_table(&rows);
     bench::print_budget(&rows);
-    if let Some(parent) = json_out.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(json_out, serde_json::to_vec_pretty(&rows)?)?;
-    println!("\nJSON report: {}", json_out.display());
+    host_test::growth::print_table(&growth);
+    write_report(
+        json_out,
+        &serde_json::json!({"inputs": rows, "growth": growth}),
+    )?;
     let Some(compare) = compare else {
         return Ok(ExitCode::SUCCESS);
     };

@@ -6,6 +6,12 @@
 //! answer the same way, then allows. `make bench` times it on each policy's
 //! worst case beside the policy, so that a policy's own time reads as a
 //! multiple of the cost of reading its bytes.
+//!
+//! With `settings.writeBack` (the measured policy mutated) it also writes
+//! the request's object back whole as its `mutated_object`: the protocol
+//! has a mutating policy hand back the whole object, never a patch
+//! (policy-server diffs the two itself), so that is the floor of a
+//! mutation.
 
 use kubewarden_policy_sdk::wapc_guest::{self as guest, CallResult};
 use serde::de::IgnoredAny;
@@ -27,10 +33,17 @@ pub extern "C" fn wapc_init() {
 
 #[derive(Deserialize)]
 struct Payload<'a> {
-    #[serde(rename = "request")]
-    _request: IgnoredAny,
+    #[serde(borrow)]
+    request: Request<'a>,
     #[serde(borrow)]
     settings: Settings<'a>,
+}
+
+/// The request, every member read; the object is kept as its text.
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(default, borrow)]
+    object: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +53,8 @@ struct Settings<'a> {
     _policy: IgnoredAny,
     #[serde(default, borrow)]
     lookups: Vec<Lookup<'a>>,
+    #[serde(default, rename = "writeBack")]
+    write_back: bool,
 }
 
 /// One `kubernetes` host call: its operation and its payload as sent.
@@ -63,5 +78,15 @@ fn validate(payload: &[u8]) -> CallResult {
             serde_json::from_slice::<IgnoredAny>(&answer)?;
         }
     }
-    Ok(br#"{"accepted":true}"#.to_vec())
+    match input.request.object.filter(|_| input.settings.write_back) {
+        Some(object) => {
+            const HEAD: &[u8] = br#"{"accepted":true,"mutated_object":"#;
+            let mut reply = Vec::with_capacity(HEAD.len() + object.get().len() + 1);
+            reply.extend_from_slice(HEAD);
+            reply.extend_from_slice(object.get().as_bytes());
+            reply.push(b'}');
+            Ok(reply)
+        }
+        None => Ok(br#"{"accepted":true}"#.to_vec()),
+    }
 }

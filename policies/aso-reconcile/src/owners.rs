@@ -22,7 +22,7 @@ use guard_core::{context, Cluster, ClusterObject, StringMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::settings::{DeletionProtection, ProtectedKind};
+use crate::settings::{DeletionProtection, ProtectedKind, MAX_LISTED_KINDS};
 use crate::values::RESOURCE_ID;
 
 /// A protected object inside the deleted one.
@@ -124,9 +124,7 @@ pub fn needed(p: &DeletionProtection) -> bool {
 }
 
 /// The objects of each protected kind with a version in `namespace`, or in
-/// every namespace: one list per kind either way (a list per protected
-/// namespace would cost as many lists as the setting names namespaces).
-/// `Err` names the lookup that failed.
+/// every namespace: one list per kind. `Err` names the lookup that failed.
 pub(crate) fn list<'p>(
     p: &'p DeletionProtection,
     namespace: Option<&str>,
@@ -176,14 +174,14 @@ pub fn protected_inside(
     cluster: &dyn Cluster,
 ) -> Result<Vec<Child>, String> {
     const WHY: &str = "the protected resources inside it";
-    let lists = list(p, None, WHY, cluster)?;
+    let lists = lists_that_can_hold(p, WHY, cluster)?;
     let mut nodes = Vec::new();
     let mut seen = BTreeSet::new();
-    for (k, items) in &lists {
+    for (k, scope, items) in &lists {
         for raw in items {
             // kube-apiserver stored it past its schema; an object that does
             // not read is a broken reply, and what it is inside stays unknown.
-            let listed: Listed<'_> = context::read(raw).map_err(|e| cannot(k, None, WHY, &e))?;
+            let listed: Listed<'_> = context::read(raw).map_err(|e| cannot(k, *scope, WHY, &e))?;
             // The same object listed twice (two versions of one kind) counts once.
             let uid = listed.metadata.uid.clone();
             if !uid.is_empty() && !seen.insert(uid) {
@@ -208,6 +206,44 @@ pub fn protected_inside(
         }
     }
     Ok(children)
+}
+
+/// The lists that can hold a protected object inside the deleted one: each
+/// protected kind in every namespace, or, when `namespaces` narrows the
+/// protection, in each of those. That leaves out no protected object inside:
+/// one in another namespace than the deleted object is inside it by ARM id
+/// alone, judged against the deleted object's id, and a chain of owner
+/// references or owner names stays within one namespace (the garbage
+/// collector looks a namespaced owner up in the dependent's own namespace:
+/// kubernetes/kubernetes 02830ed2, `pkg/controller/garbagecollector/garbagecollector.go`,
+/// `isDangling`; ASO resolves `spec.owner.name` there too), so it never
+/// passes through a namespace that is not protected. Per namespace only
+/// while that takes no more lists than one per kind may (`MAX_LISTED_KINDS`):
+/// each distinct list is a watch policy-server starts and keeps
+/// (kubewarden/kubewarden-controller 3460bb71,
+/// `crates/policy-evaluator/src/callback_handler/kubernetes/client.rs`,
+/// `list_resources_from_reflector`; the reflector's id includes the namespace).
+#[expect(clippy::type_complexity, reason = "kind, scope, objects")]
+fn lists_that_can_hold<'p>(
+    p: &'p DeletionProtection,
+    why: &str,
+    cluster: &dyn Cluster,
+) -> Result<Vec<(&'p ProtectedKind, Option<&'p str>, Vec<ClusterObject>)>, String> {
+    let kinds = p.kinds.iter().filter(|k| k.api_version().is_some()).count();
+    let per_namespace =
+        !p.namespaces.is_empty() && kinds.saturating_mul(p.namespaces.len()) <= MAX_LISTED_KINDS;
+    let scopes: Vec<Option<&str>> = if per_namespace {
+        p.namespaces.iter().map(|n| Some(n.as_str())).collect()
+    } else {
+        vec![None]
+    };
+    let mut lists = Vec::new();
+    for scope in scopes {
+        for (k, items) in list(p, scope, why, cluster)? {
+            lists.push((k, scope, items));
+        }
+    }
+    Ok(lists)
 }
 
 /// Marks the nodes inside `owner`: by ARM id first, then along owner
@@ -508,7 +544,34 @@ mod tests {
             ),
         ]);
         assert_eq!(names(&protected_inside(&RG, &p, &c).unwrap()), ["data/d"]);
-        assert_eq!(c.asked.borrow().len(), 1);
+        // Listed in the protected namespaces only: app's server is not handed over.
+        assert_eq!(
+            c.asked.borrow().as_slice(),
+            [
+                (FS.to_string(), Some("prod".to_string())),
+                (FS.to_string(), Some("data".to_string()))
+            ]
+        );
+    }
+
+    #[test]
+    fn more_namespaces_than_lists_allowed_are_listed_at_once() {
+        let namespaces: Vec<String> = (0..17).map(|i| format!("team-{i}")).collect();
+        let p = protection(json!({"kinds": [
+            {"group": "dbforpostgresql.azure.com", "kind": FS, "version": "v1"},
+            {"group": "dbforpostgresql.azure.com", "kind": DB, "version": "v1"}],
+            "namespaces": namespaces}));
+        let id = "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/d";
+        let c = cluster(vec![with_id(object(FS, "team-16", "d", "s1"), id)]);
+        assert_eq!(
+            names(&protected_inside(&RG, &p, &c).unwrap()),
+            ["team-16/d"]
+        );
+        // 2 kinds x 17 namespaces is more than MAX_LISTED_KINDS lists.
+        assert_eq!(
+            c.asked.borrow().as_slice(),
+            [(FS.to_string(), None), (DB.to_string(), None)]
+        );
     }
 
     #[test]

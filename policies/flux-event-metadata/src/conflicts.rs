@@ -30,14 +30,20 @@ pub fn check(
     if settings.alert_conflicts == Action::Ignore || entries.iter().all(|e| e.unchanged) {
         return;
     }
-    let alerts = match cluster.list_all(ALERT_API_VERSION, "Alert") {
+    let target = &subject.target;
+    // With noCrossNamespaceRefs only the Alerts of the object's own namespace
+    // ever receive its events (notification-controller discards the rest,
+    // `getNotificationParams`, see `Alert::selects`), so only they are asked
+    // for: the answer no longer grows with the Alerts of other namespaces.
+    let scope = (settings.no_cross_namespace_refs && !target.namespace.is_empty())
+        .then_some(target.namespace);
+    let alerts = match cluster.list(ALERT_API_VERSION, "Alert", scope) {
         Ok(alerts) => alerts,
         Err(e) => {
             lookup_failed(settings.alert_lookup_failure, &e.to_string(), findings);
             return;
         }
     };
-    let target = &subject.target;
     // One binary search per Alert key, not a scan of the object's
     // annotations: `entries` come in key order (annotations::entries).
     let by_key = |key: &str| {
@@ -139,7 +145,12 @@ mod tests {
     use guard_core::Metadata;
     use serde_json::{json, Value};
 
-    struct Alerts(Result<Vec<Value>, ClusterError>);
+    /// The Alerts of the cluster, and the namespaces they were listed in
+    /// (`None`: all of them).
+    struct Alerts(
+        Result<Vec<Value>, ClusterError>,
+        std::cell::RefCell<Vec<Option<String>>>,
+    );
 
     impl Cluster for Alerts {
         fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
@@ -156,6 +167,22 @@ mod tests {
                 .map(|items| items.iter().map(guard_core::testing::raw).collect())
                 .map_err(Clone::clone)
         }
+        fn list(
+            &self,
+            api_version: &str,
+            kind: &str,
+            namespace: Option<&str>,
+        ) -> Result<Vec<ClusterObject>, ClusterError> {
+            self.1.borrow_mut().push(namespace.map(str::to_string));
+            let all = self.list_all(api_version, kind)?;
+            Ok(all
+                .into_iter()
+                .filter(|raw| {
+                    let alert: Value = serde_json::from_str(raw.get()).unwrap();
+                    namespace.is_none_or(|ns| alert["metadata"]["namespace"] == ns)
+                })
+                .collect())
+        }
     }
 
     fn slack(spec: Value) -> Value {
@@ -168,6 +195,15 @@ mod tests {
         alerts: Result<Vec<Value>, ClusterError>,
         old_env: Option<&str>,
     ) -> guard_core::Verdict {
+        run_listing(settings, alerts, old_env).0
+    }
+
+    /// [`run`], and the namespaces the Alerts were listed in.
+    fn run_listing(
+        settings: &str,
+        alerts: Result<Vec<Value>, ClusterError>,
+        old_env: Option<&str>,
+    ) -> (guard_core::Verdict, Vec<Option<String>>) {
         let settings = guard_core::settings::parse::<Settings>(settings.as_bytes()).unwrap();
         let mut meta = Metadata::default();
         meta.annotations
@@ -194,14 +230,9 @@ mod tests {
         let entries: Vec<Entry<'_>> =
             crate::annotations::entries(subject.meta, subject.old).collect();
         let mut findings = Findings::default();
-        check(
-            &subject,
-            &entries,
-            &settings,
-            &Alerts(alerts),
-            &mut findings,
-        );
-        findings.into_verdict(&subject.target)
+        let cluster = Alerts(alerts, Default::default());
+        check(&subject, &entries, &settings, &cluster, &mut findings);
+        (findings.into_verdict(&subject.target), cluster.1.take())
     }
 
     #[test]
@@ -280,9 +311,12 @@ mod tests {
         );
         elsewhere["metadata"]["namespace"] = json!("monitoring");
         let alerts = vec![elsewhere];
-        assert_eq!(run("{}", Ok(alerts.clone()), None).warnings.len(), 1);
-        assert!(run(r#"{"noCrossNamespaceRefs":true}"#, Ok(alerts), None)
-            .warnings
-            .is_empty());
+        let (v, asked) = run_listing("{}", Ok(alerts.clone()), None);
+        assert_eq!((v.warnings.len(), asked), (1, vec![None]));
+        // Only the object's namespace is listed: the Alert elsewhere is
+        // neither read nor handed to the policy.
+        let (v, asked) = run_listing(r#"{"noCrossNamespaceRefs":true}"#, Ok(alerts), None);
+        assert!(v.warnings.is_empty());
+        assert_eq!(asked, [Some("flux-system".to_string())]);
     }
 }
