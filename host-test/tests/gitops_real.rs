@@ -133,55 +133,68 @@ fn f1_a_cluster_folder_is_built_not_read_as_objects() {
     );
 }
 
-/// F2: a strategic-merge patch is no object of its own once the folder that
-/// uses it is built. The fixture leaves out the example's kustomization
-/// files, which name the patch; they are written here (our own, the same
-/// shape). Without them, Flux would build the folder as it finds it.
+/// F2: the fixture as given has no kustomization file (the example's name
+/// the patch; the excerpt left them out), so Flux builds each folder with
+/// the kustomization fluxcd/pkg's generator writes: every YAML file under it
+/// is a resource (`scanManifests`). A Kustomization of `apps/production`
+/// applies the patch file as it is, a HelmRelease of the patch's fields
+/// only (the CRD's schema, which check does not read, refuses it before
+/// admission); one of `apps` as a whole fails where kustomize meets the
+/// same HelmRelease twice.
 #[test]
-fn f2_a_patch_is_merged_by_the_kustomization_that_names_it() {
+fn f2_a_folder_without_kustomization_lists_every_file() {
     let Some(f) = fixtures() else { return };
-    let from = f.join("flux2-kustomize-helm-example/patch-as-object/apps");
-    let dir = common::scratch("gitops-real", "f2");
-    for file in [
-        "base/podinfo/namespace.yaml",
-        "base/podinfo/release.yaml",
-        "base/podinfo/repository.yaml",
-        "production/podinfo-values.yaml",
-    ] {
-        let to = dir.join("apps").join(file);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(file), to).unwrap();
-    }
-    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
-    std::fs::write(
-        dir.join("apps/base/podinfo/kustomization.yaml"),
-        format!("{kustomization}resources:\n- namespace.yaml\n- repository.yaml\n- release.yaml\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("apps/production/kustomization.yaml"),
-        format!("{kustomization}resources:\n- ../base/podinfo\npatches:\n- path: podinfo-values.yaml\n  target:\n    kind: HelmRelease\n"),
-    )
-    .unwrap();
-    let cases = dir.join("cases");
+    let apps = f.join("flux2-kustomize-helm-example/patch-as-object/apps");
+    // `apps` holds no YAML of its own: `base` and `production` are judged
+    // on their own, the one HelmRelease in each.
+    let run = check(apps.parent().unwrap(), "deploy", &["apps"], "");
+    verdict(&run, 0, &[("objects", 4), ("refused", 0)]);
+    let cases = common::scratch("gitops-real", "f2-cases");
     let args = ["--save-cases", cases.to_str().unwrap(), "apps/production"];
-    let run = check(&dir, "deploy", &args, "");
-    // Namespace, HelmRepository and the one HelmRelease, patched.
-    verdict(&run, 0, &[("objects", 3), ("refused", 0)]);
+    let run = check(apps.parent().unwrap(), "deploy", &args, "");
+    verdict(&run, 0, &[("objects", 1), ("refused", 0)]);
     let case = conformance::case::load_case(
         &cases.join("flux-suspend/create-helmrelease-podinfo-podinfo.yaml"),
     )
     .unwrap();
-    let object = &case.admission_request()["object"];
+    let spec = &case.admission_request()["object"]["spec"];
     assert_eq!(
-        object["spec"]["values"]["httpRoute"]["hostnames"],
+        spec["values"]["httpRoute"]["hostnames"],
         serde_json::json!(["podinfo.production"])
     );
-    assert_eq!(object["spec"]["chart"]["spec"]["chart"], "podinfo");
-    assert_eq!(
-        object["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
-        "flux-system"
-    );
+    assert_eq!(spec["chart"]["spec"]["chart"], serde_json::Value::Null);
+    // A cluster whose Kustomization applies `./apps` from this repository
+    // (our own entry point beside the fixture's files, unchanged).
+    let repo = common::scratch("gitops-real", "f2-repo");
+    std::fs::create_dir_all(repo.join("clusters/c")).unwrap();
+    copy_tree(&apps, &repo.join("apps"));
+    std::fs::write(
+        repo.join("clusters/c/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 1h\n  path: ./apps\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let run = check(&repo, "deploy", &["clusters/c"], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    for said in [
+        "kustomize build of apps failed",
+        "may not add resource with an already registered id: HelmRelease.v2.helm.toolkit.fluxcd.io/podinfo.podinfo",
+    ] {
+        assert!(run.stderr.contains(said), "{said}: {run:?}");
+    }
+}
+
+/// Copies a folder's files (the fixtures are read-only; copies are not).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::write(&target, std::fs::read(&path).unwrap()).unwrap();
+        }
+    }
 }
 
 /// F3: `check clusters` judges each cluster on its own.
