@@ -606,6 +606,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             check::report::error(format, &format!("{error:#}")),
                         );
                     }
+                    if format == check::report::Format::Github {
+                        let _ = append_step_summary(&format!(
+                            "### reconcile-guard check\n\nCould not run:\n\n```text\n{error:#}\n```\n"
+                        ));
+                    }
                     return Err(error);
                 }
             };
@@ -619,6 +624,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if format != check::report::Format::Text || output.is_some() {
                 eprintln!("{}", check::report::summary(&report));
+            }
+            if format == check::report::Format::Github {
+                append_step_summary(&check::report::step_summary(&report, warnings_as_errors))?;
             }
             Ok(if check::report::fails(&report, warnings_as_errors) {
                 ExitCode::FAILURE
@@ -1099,4 +1107,20 @@ fn bench_cmd(
             ExitCode::FAILURE
         },
     )
+}
+
+/// Appends Markdown to the step summary GitHub Actions shows on the run's
+/// page, where `$GITHUB_STEP_SUMMARY` names its file (github/docs,
+/// `workflow-commands.md`, "Adding a job summary"); elsewhere nothing.
+fn append_step_summary(markdown: &str) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Ok(());
+    };
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(markdown.as_bytes()))
+        .with_context(|| format!("cannot write the step summary {}", path.to_string_lossy()))
 }

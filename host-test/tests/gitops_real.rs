@@ -359,7 +359,8 @@ fn s1_scope_comes_from_the_group_not_the_kind_name() {
     }
 }
 
-/// S2: the prune of a protected servicebus Namespace is refused.
+/// S2: the prune of a protected servicebus Namespace is refused; beside a
+/// core Namespace, its kind is printed with its group.
 #[test]
 fn s2_a_protected_servicebus_namespace_prune_is_refused() {
     let folder = "sds-flux-config/servicebus-namespace-kind/delete";
@@ -367,7 +368,8 @@ fn s2_a_protected_servicebus_namespace_prune_is_refused() {
         return;
     };
     verdict(&run, 1, &[("refused", 1)]);
-    let line = "Namespace opal/opal-servicebus-dev: DELETE refused by aso-reconcile";
+    let line =
+        "Namespace.servicebus.azure.com opal/opal-servicebus-dev: DELETE refused by aso-reconcile";
     assert_eq!(run.lines(line).len(), 1, "{run:?}");
 }
 

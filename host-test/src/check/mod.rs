@@ -16,7 +16,7 @@ pub mod revision;
 pub mod selector;
 pub mod varsub;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
@@ -110,6 +110,9 @@ pub struct Checked {
     pub operation: Operation,
     pub policy: String,
     pub findings: Vec<Finding>,
+    /// An UPDATE of an object the change leaves as it was (with a base):
+    /// its findings are the cluster's already, counted but not repeated.
+    pub unchanged: bool,
 }
 
 #[derive(Debug, Default)]
@@ -119,6 +122,9 @@ pub struct Report {
     pub objects: usize,
     /// The policies, in the order they ran.
     pub policies: Vec<report::PolicyInfo>,
+    /// The groups of each kind read, so that a kind two groups share is
+    /// printed with its group.
+    pub kinds: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Report {
@@ -126,6 +132,9 @@ impl Report {
     pub fn merge(&mut self, other: Report) {
         self.checked.extend(other.checked);
         self.objects += other.objects;
+        for (kind, groups) in other.kinds {
+            self.kinds.entry(kind).or_default().extend(groups);
+        }
         if self.policies.is_empty() {
             self.policies = other.policies;
         }
@@ -222,16 +231,24 @@ pub fn check(
             .collect(),
         ..Report::default()
     };
+    for revision in std::iter::once(&head_revision).chain(base_revision.as_ref()) {
+        for (_, id, _) in &revision.objects {
+            let groups = report.kinds.entry(id.kind.clone()).or_default();
+            groups.insert(id.group.clone());
+        }
+    }
     let checker = Checker {
         policies: loaded,
         options,
         save_cases: options.save_cases.as_deref(),
     };
     for (origin, id, object) in &head_revision.objects {
-        let old = base_revision.as_ref().and_then(|b| {
-            let (_, other, object) = b.objects.get(*b.index.get(&id.key())?)?;
-            Some(checker.stored(b, other, object))
+        let before = base_revision.as_ref().and_then(|b| {
+            let (_, other, before) = b.objects.get(*b.index.get(&id.key())?)?;
+            Some((b, other, before))
         });
+        let unchanged = before.is_some_and(|(_, _, before)| same_but_version(before, object));
+        let old = before.map(|(b, other, before)| checker.stored(b, other, before));
         let (operation, old, object) = match old {
             Some(mut old) => {
                 // A webhook gets the object and the old object converted to
@@ -268,7 +285,9 @@ pub fn check(
             Some(&object),
             old.as_ref(),
         )?;
-        report.checked.extend(checked);
+        report
+            .checked
+            .extend(checked.into_iter().map(|c| Checked { unchanged, ..c }));
     }
     if let (Some(b), true) = (&base_revision, options.prune) {
         for (origin, id, object) in &b.objects {
@@ -400,6 +419,19 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
 }
 
 const FLUX_KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+
+/// Whether two revisions of an object are the same but for `apiVersion`
+/// (which the API server converts away before admission).
+fn same_but_version(before: &Value, after: &Value) -> bool {
+    let strip = |o: &Value| {
+        let mut o = o.clone();
+        if let Some(map) = o.as_object_mut() {
+            map.remove("apiVersion");
+        }
+        o
+    };
+    strip(before) == strip(after)
+}
 
 /// The metadata a stored object has and an apply keeps.
 const STORED_FIELDS: [&str; 4] = ["uid", "resourceVersion", "generation", "creationTimestamp"];
@@ -586,6 +618,7 @@ impl Checker<'_> {
                 operation,
                 policy: policy.config.name.clone(),
                 findings,
+                unchanged: false,
             });
         }
         Ok((current, checked))
