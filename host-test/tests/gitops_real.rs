@@ -126,9 +126,10 @@ fn f1_a_cluster_folder_is_built_not_read_as_objects() {
         return;
     };
     verdict(&run, 0, &[("objects", 4), ("refused", 0), ("warnings", 0)]);
+    // The note names the folder the ArtifactGenerator copies, and how to
+    // check it.
     assert!(
-        run.stderr
-            .contains("Kustomization flux-system/apps builds from ExternalArtifact apps"),
+        run.stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact apps, not from this repository: its objects are not checked; ArtifactGenerator flux-system/flux-system copies its path from this repository's apps/production: check that with `check --kustomization flux-system/apps apps/production`"),
         "{run:?}"
     );
 }
@@ -391,6 +392,22 @@ fn s3_s4_what_the_api_server_receives() {
         return;
     };
     verdict(&run, 0, &[("refused", 0)]);
+    // Derived: the value re-encrypted, as `sops rotate` re-encrypts every
+    // value under a new data key. check cannot decrypt it: no change is
+    // judged, and a note says so.
+    let f = fixtures().unwrap().join("sds-flux-config/sops-updatekeys");
+    let dir = common::scratch("gitops-real", "s3-rotate");
+    copy_tree(&f, &dir);
+    let head = dir.join("head/postgres.enc.yaml");
+    let text = std::fs::read_to_string(&head).unwrap();
+    let from = text.find("ENC[AES256_GCM,data:").unwrap() + "ENC[AES256_GCM,data:".len();
+    std::fs::write(&head, format!("{}A{}", &text[..from], &text[from + 1..])).unwrap();
+    let run = check(&dir, "team", &args, "");
+    verdict(&run, 0, &[("refused", 0)]);
+    assert!(
+        run.stderr.contains("note: Secret toffee/postgres (head/postgres.enc.yaml:1 (document 1)) is SOPS-encrypted and its ciphertext changed"),
+        "{run:?}"
+    );
     let label = ["namespace.rendered.yaml"];
     let Some(run) = fixture("sds-flux-config/null-label", "deploy", &label) else {
         return;

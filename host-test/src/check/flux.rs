@@ -216,15 +216,19 @@ impl Workspace {
         let mut out = Manifests::default();
         let first = self.build(&entry, None)?;
         // The Kustomization that applies the cluster's folder is the one
-        // whose path is that folder (flux bootstrap writes it there): its
-        // source is the repository, and the folder is built as it says
-        // (its patches, its postBuild variables).
+        // whose path is that folder in a GitRepository (flux bootstrap
+        // writes it there): its source is the repository, and the folder is
+        // built as it says (its patches, its postBuild variables). The same
+        // path in another source (an ExternalArtifact's `./production`) is
+        // another folder.
         let applier = first
             .iter()
             .map(|m| &m.object)
             .find(|o| {
-                flux_kustomization(o)
-                    .is_some_and(|(_, _, spec)| spec_path(spec).ok().as_ref() == Some(&entry))
+                flux_kustomization(o).is_some_and(|(_, _, spec)| {
+                    spec.pointer("/sourceRef/kind") == Some(&json!("GitRepository"))
+                        && spec_path(spec).ok().as_ref() == Some(&entry)
+                })
             })
             .cloned();
         let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
@@ -241,6 +245,7 @@ impl Workspace {
         };
         let mut built: BTreeSet<(String, String)> = BTreeSet::new();
         built.insert(owner.clone());
+        let mut elsewhere: Vec<(String, String, Value)> = Vec::new();
         let mut queue = vec![(owner, first)];
         while let Some((owner, objects)) = queue.pop() {
             for mut m in objects {
@@ -249,14 +254,9 @@ impl Workspace {
                     let key = (ns.clone(), name.clone());
                     let from = spec.pointer("/sourceRef/kind").and_then(Value::as_str);
                     if from != Some("GitRepository") || source_of(&ns, spec) != source {
-                        // Said once, for the head, not again for the base.
-                        if notes {
-                            eprintln!(
-                                "note: Kustomization {ns}/{name} builds from {} {}, not from this repository: its objects are not checked",
-                                from.unwrap_or("?"),
-                                spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
-                            );
-                        }
+                        // Named once all objects are read (an
+                        // ArtifactGenerator may come later).
+                        elsewhere.push((ns, name, spec.clone()));
                     } else if spec.get("kubeConfig").is_some() {
                         // It applies to another cluster, which is judged on
                         // its own.
@@ -277,6 +277,12 @@ impl Workspace {
                     }
                 }
                 out.objects.push(m);
+            }
+        }
+        // Said once, for the head, not again for the base.
+        if notes {
+            for (ns, name, spec) in &elsewhere {
+                eprintln!("{}", not_followed(ns, name, spec, &out, &source));
             }
         }
         out.objects.sort_by(|a, b| {
@@ -623,6 +629,102 @@ fn scan(base: &Path, dir: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// The note for a Kustomization that builds from another source than the
+/// cluster's repository. Where that source is an ExternalArtifact an
+/// ArtifactGenerator of the cluster makes from this repository by copying a
+/// folder's contents (`@alias/DIR/**` to `@artifact/DEST/`: "dir/**
+/// patterns strip the directory prefix", fluxcd/source-watcher 825fa15,
+/// `internal/builder/builder.go`, `calculateGlobDestination`;
+/// `api/v1beta1/artifactgenerator_types.go`, `CopyOperation`), the note names
+/// the repository's folder its path comes from and the command that checks it.
+fn not_followed(
+    ns: &str,
+    name: &str,
+    spec: &Value,
+    cluster: &Manifests,
+    repository: &(String, String),
+) -> String {
+    let kind = text_at(spec, "/sourceRef/kind").unwrap_or("?");
+    let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
+    let head = format!("note: Kustomization {ns}/{name} builds from {kind} {artifact}, not from this repository: its objects are not checked");
+    if kind != "ExternalArtifact" {
+        return head;
+    }
+    let artifact_ns = text_at(spec, "/sourceRef/namespace").unwrap_or(ns);
+    let path = spec_path(spec).unwrap_or_default();
+    for generator in cluster.objects.iter().map(|m| &m.object) {
+        let group = text_at(generator, "/apiVersion").unwrap_or("");
+        let gen_ns = text_at(generator, "/metadata/namespace").unwrap_or("default");
+        if !group.starts_with("source.extensions.fluxcd.io/")
+            || generator.get("kind") != Some(&json!("ArtifactGenerator"))
+            || gen_ns != artifact_ns
+        {
+            continue;
+        }
+        // The aliases that name this repository's GitRepository.
+        let ours: Vec<&str> = generator
+            .pointer("/spec/sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|s| {
+                s.get("kind") == Some(&json!("GitRepository"))
+                    && text_at(s, "/name") == Some(repository.1.as_str())
+                    && text_at(s, "/namespace").unwrap_or(gen_ns) == repository.0
+            })
+            .filter_map(|s| text_at(s, "/alias"))
+            .collect();
+        let outputs = generator
+            .pointer("/spec/artifacts")
+            .and_then(Value::as_array);
+        let Some(output) = outputs
+            .into_iter()
+            .flatten()
+            .find(|a| text_at(a, "/name") == Some(artifact))
+        else {
+            continue;
+        };
+        for copy in output
+            .get("copy")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(from), Some(to)) = (text_at(copy, "/from"), text_at(copy, "/to")) else {
+                continue;
+            };
+            let Some((alias, dir)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
+                continue;
+            };
+            let (Some(dir), Some(dest)) = (dir.strip_suffix("/**"), to.strip_prefix("@artifact/"))
+            else {
+                continue;
+            };
+            let dest = relative(Path::new(dest)).unwrap_or_default();
+            let within = if dest == "." {
+                Some(path.as_str())
+            } else if path == dest {
+                Some(".")
+            } else {
+                path.strip_prefix(&format!("{dest}/"))
+            };
+            if let (true, Some(within)) = (ours.contains(&alias), within) {
+                let folder = relative(&Path::new(dir).join(within)).unwrap_or_default();
+                return format!(
+                    "{head}; ArtifactGenerator {gen_ns}/{} copies its path from this repository's {folder}: check that with `check --kustomization {ns}/{name} {folder}`",
+                    text_at(generator, "/metadata/name").unwrap_or("?"),
+                );
+            }
+        }
+    }
+    head
+}
+
+/// The string at a JSON pointer.
+fn text_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
 }
 
 /// `(namespace, name, spec)` when `object` is a Flux Kustomization.

@@ -153,6 +153,8 @@ struct Revision {
     objects: Vec<(Origin, Identity, Value)>,
     /// Where each object is in `objects`.
     index: HashMap<identity::Key, usize>,
+    /// The values SOPS encrypted in each object that has them, in order.
+    ciphertext: HashMap<identity::Key, Vec<String>>,
     /// What lookups see: these objects, then the recorded context.
     known: std::sync::Arc<[Recorded]>,
     namespace_labels: HashMap<String, StringMap>,
@@ -248,6 +250,14 @@ pub fn check(
             Some((b, other, before))
         });
         let unchanged = before.is_some_and(|(_, _, before)| same_but_version(before, object));
+        let resealed = base_revision
+            .as_ref()
+            .and_then(|b| b.ciphertext.get(&id.key()));
+        if resealed.is_some_and(|b| Some(b) != head_revision.ciphertext.get(&id.key())) {
+            eprintln!(
+                "note: {id} ({origin}) is SOPS-encrypted and its ciphertext changed: check cannot decrypt it, so its encrypted values are judged as unchanged (a re-key changes nothing the cluster sees; an edited value would)"
+            );
+        }
         let old = before.map(|(b, other, before)| checker.stored(b, other, before));
         let (operation, old, object) = match old {
             Some(mut old) => {
@@ -312,6 +322,7 @@ pub fn check(
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
     let mut index = HashMap::new();
+    let mut ciphertext = HashMap::new();
     let scopes = identity::Scopes::of(
         manifests
             .objects
@@ -326,7 +337,10 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
             bail!("{}: {id} is already written at {first}", m.origin);
         }
         index.insert(id.key(), objects.len());
-        let mut object = as_the_api_server_reads(&m.object);
+        let (mut object, encrypted) = as_the_api_server_reads(&m.object);
+        if !encrypted.is_empty() {
+            ciphertext.insert(id.key(), encrypted);
+        }
         // Identity::of read metadata.name, so metadata is an object.
         if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             if let Some(namespace) = &id.namespace {
@@ -413,6 +427,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     Ok(Revision {
         objects,
         index,
+        ciphertext,
         known: known.into(),
         namespace_labels,
     })
@@ -436,22 +451,33 @@ fn same_but_version(before: &Value, after: &Value) -> bool {
 /// The metadata a stored object has and an apply keeps.
 const STORED_FIELDS: [&str; 4] = ["uid", "resourceVersion", "generation", "creationTimestamp"];
 
+/// What a value SOPS encrypted is read as: check holds no key to decrypt
+/// it, and its ciphertext changes where the plaintext does not (a new data
+/// key, `sops rotate`, re-encrypts every value; getsops/sops 0486373c,
+/// `aes/cipher.go`, `Cipher.Encrypt`, a random IV unless the same plaintext
+/// was decrypted with the same key), so every one is the same.
+const ENCRYPTED: &str = "ENC[encrypted]";
+
 /// The object as admission sees it once kustomize-controller and
-/// kube-apiserver have read it:
+/// kube-apiserver have read it, and the values SOPS encrypted in it:
 /// - a SOPS-encrypted object is decrypted before the apply and its `sops`
 ///   block never reaches the API server (fluxcd/kustomize-controller
 ///   186fb3b2, `internal/decryptor/decryptor.go`, `DecryptResource`,
-///   `isSOPSEncryptedResource`: a `sops` field with a `mac`). The values stay
-///   encrypted here, which compares the same way: equal ciphertext under the
-///   same data key is equal plaintext.
+///   `isSOPSEncryptedResource`: a `sops` field with a `mac`). The values
+///   stay encrypted here, each read as [`ENCRYPTED`], so re-keying is no
+///   change; the caller says where the ciphertext changed.
 /// - a label or annotation written without a value (YAML null) is the empty
 ///   string: kube-apiserver decodes `metadata` into its typed `ObjectMeta`
 ///   (a `map[string]string`) before admission, so webhooks never see null.
-fn as_the_api_server_reads(object: &Value) -> Value {
+fn as_the_api_server_reads(object: &Value) -> (Value, Vec<String>) {
     let mut object = object.clone();
+    let mut encrypted = Vec::new();
     if let Some(map) = object.as_object_mut() {
         if map.get("sops").and_then(|s| s.get("mac")).is_some() {
             map.remove("sops");
+            for value in map.values_mut() {
+                unseal(value, &mut encrypted);
+            }
         }
     }
     for field in ["labels", "annotations"] {
@@ -467,7 +493,20 @@ fn as_the_api_server_reads(object: &Value) -> Value {
             }
         }
     }
-    object
+    (object, encrypted)
+}
+
+/// Replaces every SOPS-encrypted string (`ENC[AES256_GCM,…]`, getsops/sops
+/// `aes/cipher.go`) under `value` with [`ENCRYPTED`], collecting them.
+fn unseal(value: &mut Value, found: &mut Vec<String>) {
+    match value {
+        Value::String(s) if s.starts_with("ENC[AES256_GCM,") && s.ends_with(']') => {
+            found.push(std::mem::replace(s, ENCRYPTED.to_string()));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| unseal(v, found)),
+        Value::Object(map) => map.values_mut().for_each(|v| unseal(v, found)),
+        _ => {}
+    }
 }
 
 /// The object member `key` of `map`, made empty when missing; `None` when
