@@ -580,6 +580,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     (ns.to_string(), name.to_string())
                 });
                 let judged = check::input::read(&paths, base, &applier, &options.context)?;
+                if judged.is_empty() {
+                    bail!("no object read: every folder given is left out of the repository's artifact");
+                }
                 if let Some(empty) = judged.iter().find(|j| j.head.objects.is_empty()) {
                     bail!(
                         "no object read from {}: an empty input (a failed build upstream?) is not a pass",

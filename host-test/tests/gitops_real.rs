@@ -442,8 +442,9 @@ fn s5_s6_toffee_cleanup() {
 }
 
 /// P1-P3: podinfo's kustomize folder is built; a Helm chart template is no
-/// manifest (Flux's own build of such a folder fails the same way); an
-/// empty input fails, and the requested report is still written.
+/// manifest (Flux's own build of such a folder fails the same way) unless a
+/// `.sourceignore` leaves it out; an empty input fails, and the requested
+/// report is still written.
 #[test]
 fn p_podinfo_and_empty_input() {
     let Some(run) = fixture("podinfo", "deploy", &["kustomize"]) else {
@@ -462,6 +463,21 @@ fn p_podinfo_and_empty_input() {
     assert!(
         run.stderr
             .contains("failed to decode Kubernetes YAML from ./certificate.yaml"),
+        "{run:?}"
+    );
+    // The repository as a whole fails the same way; a `.sourceignore` (our
+    // own, beside a copy) leaves the chart out of the artifact, as
+    // source-controller does, and the rest is built.
+    let dir = common::scratch("gitops-real", "p2");
+    copy_tree(&fixtures().unwrap().join("podinfo"), &dir);
+    let run = check(&dir, "deploy", &["."], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    std::fs::write(dir.join(".sourceignore"), "# Helm chart\nchart-template/\n").unwrap();
+    let run = check(&dir, "deploy", &["."], "");
+    verdict(&run, 0, &[("objects", 3)]);
+    assert!(
+        run.stderr
+            .contains("note: ./chart-template is left out of the repository's artifact"),
         "{run:?}"
     );
     let out = common::scratch("gitops-real", "p3").join("check.sarif");

@@ -78,8 +78,8 @@ pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
 /// written.
 pub struct Workspace {
     root: PathBuf,
-    /// A scratch folder this workspace removes when dropped.
-    _owned: Option<Scratch>,
+    /// The scratch folders this workspace removes when dropped.
+    _owned: Vec<Scratch>,
     /// The git revision it holds, when not the working tree.
     revision: Option<String>,
     /// kubectl's kustomize version, for messages.
@@ -133,10 +133,12 @@ impl Workspace {
     /// The working tree; `root` is the repository's root (spec.path is
     /// relative to it).
     pub fn working_tree(root: &Path) -> Result<Self> {
+        let root = std::fs::canonicalize(root)
+            .with_context(|| format!("cannot read {}", root.display()))?;
+        let (root, owned) = without_ignored(root)?;
         Ok(Self {
-            root: std::fs::canonicalize(root)
-                .with_context(|| format!("cannot read {}", root.display()))?,
-            _owned: None,
+            root,
+            _owned: owned.into_iter().collect(),
             revision: None,
             kubectl: kubectl_version()?,
         })
@@ -164,9 +166,10 @@ impl Workspace {
         if !tar.wait().context("tar")?.success() {
             bail!("tar could not extract {rev}");
         }
+        let (root, owned) = without_ignored(dir.0.clone())?;
         Ok(Self {
-            root: dir.0.clone(),
-            _owned: Some(dir),
+            root,
+            _owned: std::iter::once(dir).chain(owned).collect(),
             revision: Some(rev.to_string()),
             kubectl,
         })
@@ -470,6 +473,120 @@ impl Workspace {
             .unwrap_or(joined);
         normalize(&inside)
     }
+}
+
+/// What source-controller leaves out of the artifact it makes of a
+/// repository (fluxcd/source-controller 39b711b1,
+/// `internal/controller/gitrepository_controller.go`, `reconcileArtifact`:
+/// `sourceignore.LoadIgnorePatterns`; fluxcd/pkg e2cfd1a2,
+/// `artifact/storage/archive.go`, `SourceIgnoreFilter`): the patterns of
+/// every `.sourceignore` file (gitignore syntax, each scoped to its folder),
+/// or, where the repository has none, the default patterns
+/// (`sourceignore/sourceignore.go`, `ExcludeExt`, `ExcludeCI`,
+/// `ExcludeExtra`). Matched here by git itself (`git ls-files --ignored`
+/// with a scratch git folder); kustomize-controller never sees these paths.
+/// Paths relative to `root`, a folder's with a trailing `/`.
+fn ignored(root: &Path) -> Result<Vec<String>> {
+    let git_dir = Scratch::new()?;
+    let git = |args: &[&str]| -> Result<Vec<String>> {
+        let out = Command::new("git")
+            .arg(format!("--git-dir={}", git_dir.0.display()))
+            .arg(format!("--work-tree={}", root.display()))
+            .args(args)
+            .output()
+            .context("reading .sourceignore needs git on PATH")?;
+        if !out.status.success() {
+            bail!(
+                "git ls-files in {}: {}",
+                root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    };
+    let init = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&git_dir.0)
+        .status()
+        .context("reading .sourceignore needs git on PATH")?;
+    if !init.success() {
+        bail!("git init of a scratch folder failed");
+    }
+    let own = git(&["ls-files", "--others", "--", "*.sourceignore"])?
+        .iter()
+        .any(|f| f == ".sourceignore" || f.ends_with("/.sourceignore"));
+    let mut args = vec![
+        "ls-files".to_string(),
+        "--others".into(),
+        "--ignored".into(),
+        "--directory".into(),
+        "--exclude-per-directory=.sourceignore".into(),
+    ];
+    if !own {
+        args.extend(DEFAULT_IGNORED.iter().map(|p| format!("--exclude={p}")));
+    }
+    git(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// fluxcd/pkg `sourceignore.go`'s `ExcludeExt`, `ExcludeCI` and `ExcludeExtra`.
+const DEFAULT_IGNORED: [&str; 20] = [
+    "*.jpg",
+    "*.jpeg",
+    "*.gif",
+    "*.png",
+    "*.wmv",
+    "*.flv",
+    "*.tar.gz",
+    "*.zip",
+    ".github/",
+    ".circleci/",
+    ".travis.yml",
+    ".gitlab-ci.yml",
+    "appveyor.yml",
+    ".drone.yml",
+    "cloudbuild.yaml",
+    "codeship-services.yml",
+    "codeship-steps.yml",
+    "**/.goreleaser.yml",
+    "**/.sops.yaml",
+    "**/.flux.yaml",
+];
+
+/// `root` as the artifact holds it: itself where nothing is ignored, else a
+/// scratch mirror of links without the ignored paths.
+fn without_ignored(root: PathBuf) -> Result<(PathBuf, Option<Scratch>)> {
+    let ignored = ignored(&root)?;
+    if ignored.is_empty() {
+        return Ok((root, None));
+    }
+    let mirror = Scratch::new()?;
+    mirror_entries(&root, &mirror.0, "", &ignored)?;
+    Ok((mirror.0.clone(), Some(mirror)))
+}
+
+/// Links the entries of `from` (at `rel` in the repository) into `to`, but
+/// the ignored ones; a folder holding an ignored path is mirrored in turn.
+fn mirror_entries(from: &Path, to: &Path, rel: &str, ignored: &[String]) -> Result<()> {
+    for entry in manifests::entries(from)? {
+        let name = name_of(&entry);
+        let path = format!("{rel}{name}");
+        let folder = format!("{path}/");
+        if ignored.iter().any(|i| *i == path || *i == folder) {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.is_dir() && ignored.iter().any(|i| i.starts_with(&folder)) {
+            std::fs::create_dir_all(&target)
+                .with_context(|| format!("cannot create {}", target.display()))?;
+            mirror_entries(&entry, &target, &folder, ignored)?;
+        } else {
+            symlink(&entry, &target).with_context(|| format!("cannot link {}", entry.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// `path` with `.` and `..` resolved by name.
