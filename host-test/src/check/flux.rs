@@ -78,6 +78,9 @@ pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
 /// written.
 pub struct Workspace {
     root: PathBuf,
+    /// The folder `root` mirrors without the ignored paths (itself where
+    /// none is): kustomize follows the links into it.
+    linked: PathBuf,
     /// The scratch folders this workspace removes when dropped.
     _owned: Vec<Scratch>,
     /// The git revision it holds, when not the working tree.
@@ -135,9 +138,10 @@ impl Workspace {
     pub fn working_tree(root: &Path) -> Result<Self> {
         let root = std::fs::canonicalize(root)
             .with_context(|| format!("cannot read {}", root.display()))?;
-        let (root, owned) = without_ignored(root)?;
+        let (mirror, owned) = without_ignored(root.clone())?;
         Ok(Self {
-            root,
+            root: mirror,
+            linked: root,
             _owned: owned.into_iter().collect(),
             revision: None,
             kubectl: kubectl_version()?,
@@ -169,6 +173,7 @@ impl Workspace {
         let (root, owned) = without_ignored(dir.0.clone())?;
         Ok(Self {
             root,
+            linked: dir.0.clone(),
             _owned: std::iter::once(dir).chain(owned).collect(),
             revision: Some(rev.to_string()),
             kubectl,
@@ -412,7 +417,8 @@ impl Workspace {
             let err = String::from_utf8_lossy(&out.stderr);
             let err = err
                 .replace(&format!("{}/", stage.0.display()), "")
-                .replace(&format!("{}/", self.root.display()), "");
+                .replace(&format!("{}/", self.root.display()), "")
+                .replace(&format!("{}/", self.linked.display()), "");
             bail!(
                 "kustomize build of {path} failed (kubectl kustomize {}): {}",
                 self.kubectl,
