@@ -594,6 +594,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     (ns.to_string(), name.to_string())
                 });
                 let judged = check::input::read(&paths, base, &applier, &options.context)?;
+                if judged.is_empty() {
+                    bail!("no object read: every folder given is left out of the repository's artifact");
+                }
                 if let Some(empty) = judged.iter().find(|j| j.head.objects.is_empty()) {
                     bail!(
                         "no object read from {}: an empty input (a failed build upstream?) is not a pass",
@@ -620,6 +623,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             check::report::error(format, &format!("{error:#}")),
                         );
                     }
+                    if format == check::report::Format::Github {
+                        let _ = append_step_summary(&format!(
+                            "### reconcile-guard check\n\nCould not run:\n\n```text\n{error:#}\n```\n"
+                        ));
+                    }
                     return Err(error);
                 }
             };
@@ -633,6 +641,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if format != check::report::Format::Text || output.is_some() {
                 eprintln!("{}", check::report::summary(&report));
+            }
+            if format == check::report::Format::Github {
+                append_step_summary(&check::report::step_summary(&report, warnings_as_errors))?;
             }
             Ok(if check::report::fails(&report, warnings_as_errors) {
                 ExitCode::FAILURE
@@ -1174,4 +1185,20 @@ fn bench_cmd(
             ExitCode::FAILURE
         },
     )
+}
+
+/// Appends Markdown to the step summary GitHub Actions shows on the run's
+/// page, where `$GITHUB_STEP_SUMMARY` names its file (github/docs,
+/// `workflow-commands.md`, "Adding a job summary"); elsewhere nothing.
+fn append_step_summary(markdown: &str) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Ok(());
+    };
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(markdown.as_bytes()))
+        .with_context(|| format!("cannot write the step summary {}", path.to_string_lossy()))
 }

@@ -21,16 +21,24 @@ use common::root;
 
 /// Runs `check` in `dir` with the fixture's policies and the built modules.
 fn check_in(dir: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    common::run_with_stdin(&mut command_in(dir, args), stdin)
+}
+
+/// The `check` command in `dir`, outside any GitHub Actions step summary.
+fn command_in(dir: &Path, args: &[&str]) -> Command {
     let root = root();
     let policies = root.join("tests/check/policies.yaml");
     let dist = root.join("dist");
     let mut command = Command::new(env!("CARGO_BIN_EXE_host-test"));
-    command.current_dir(dir).args(["check", "--now", NOW]);
+    command
+        .current_dir(dir)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["check", "--now", NOW]);
     if !args.contains(&"--policies") {
         command.arg("--policies").arg(&policies);
     }
     command.arg("--dist").arg(&dist).args(args);
-    common::run_with_stdin(&mut command, stdin)
+    command
 }
 
 fn check(args: &[&str]) -> (i32, String, String) {
@@ -115,6 +123,30 @@ fn a_git_revision_is_the_same_base_as_its_files() {
     assert_eq!(
         findings_without_origin(&from_git),
         findings_without_origin(&from_files)
+    );
+    // In GitHub's format the DELETE points at the file that held the object
+    // in the base; the unchanged HelmRelease's warning is counted, not
+    // annotated; the step summary repeats every annotation.
+    let summary = dir.join("step-summary.md");
+    let args = ["--format", "github", "--base-revision", "HEAD~1", "gitops"];
+    let mut command = command_in(&dir, &args);
+    command.env("GITHUB_STEP_SUMMARY", &summary);
+    let (code, annotations, stderr) = common::run_with_stdin(&mut command, "");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        annotations.contains("::error file=gitops/infra/shop.yaml,line=26,title=aso-reconcile refused DELETE%3A FlexibleServer shop/reports-db::"),
+        "{annotations}"
+    );
+    assert!(!annotations.contains("podinfo"), "{annotations}");
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(
+        markdown.matches("\n- **").count(),
+        annotations.lines().count(),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("1 warnings, 0 changed (1 on objects this change leaves as they were, not repeated) (failed)"),
+        "{markdown}"
     );
 }
 

@@ -126,62 +126,76 @@ fn f1_a_cluster_folder_is_built_not_read_as_objects() {
         return;
     };
     verdict(&run, 0, &[("objects", 4), ("refused", 0), ("warnings", 0)]);
+    // The note names the folder the ArtifactGenerator copies, and how to
+    // check it.
     assert!(
-        run.stderr
-            .contains("Kustomization flux-system/apps builds from ExternalArtifact apps"),
+        run.stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact apps, not from this repository: its objects are not checked; ArtifactGenerator flux-system/flux-system copies its path from this repository's apps/production: check that with `check --kustomization flux-system/apps apps/production`"),
         "{run:?}"
     );
 }
 
-/// F2: a strategic-merge patch is no object of its own once the folder that
-/// uses it is built. The fixture leaves out the example's kustomization
-/// files, which name the patch; they are written here (our own, the same
-/// shape). Without them, Flux would build the folder as it finds it.
+/// F2: the fixture as given has no kustomization file (the example's name
+/// the patch; the excerpt left them out), so Flux builds each folder with
+/// the kustomization fluxcd/pkg's generator writes: every YAML file under it
+/// is a resource (`scanManifests`). A Kustomization of `apps/production`
+/// applies the patch file as it is, a HelmRelease of the patch's fields
+/// only (the CRD's schema, which check does not read, refuses it before
+/// admission); one of `apps` as a whole fails where kustomize meets the
+/// same HelmRelease twice.
 #[test]
-fn f2_a_patch_is_merged_by_the_kustomization_that_names_it() {
+fn f2_a_folder_without_kustomization_lists_every_file() {
     let Some(f) = fixtures() else { return };
-    let from = f.join("flux2-kustomize-helm-example/patch-as-object/apps");
-    let dir = common::scratch("gitops-real", "f2");
-    for file in [
-        "base/podinfo/namespace.yaml",
-        "base/podinfo/release.yaml",
-        "base/podinfo/repository.yaml",
-        "production/podinfo-values.yaml",
-    ] {
-        let to = dir.join("apps").join(file);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(file), to).unwrap();
-    }
-    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
-    std::fs::write(
-        dir.join("apps/base/podinfo/kustomization.yaml"),
-        format!("{kustomization}resources:\n- namespace.yaml\n- repository.yaml\n- release.yaml\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("apps/production/kustomization.yaml"),
-        format!("{kustomization}resources:\n- ../base/podinfo\npatches:\n- path: podinfo-values.yaml\n  target:\n    kind: HelmRelease\n"),
-    )
-    .unwrap();
-    let cases = dir.join("cases");
+    let apps = f.join("flux2-kustomize-helm-example/patch-as-object/apps");
+    // `apps` holds no YAML of its own: `base` and `production` are judged
+    // on their own, the one HelmRelease in each.
+    let run = check(apps.parent().unwrap(), "deploy", &["apps"], "");
+    verdict(&run, 0, &[("objects", 4), ("refused", 0)]);
+    let cases = common::scratch("gitops-real", "f2-cases");
     let args = ["--save-cases", cases.to_str().unwrap(), "apps/production"];
-    let run = check(&dir, "deploy", &args, "");
-    // Namespace, HelmRepository and the one HelmRelease, patched.
-    verdict(&run, 0, &[("objects", 3), ("refused", 0)]);
+    let run = check(apps.parent().unwrap(), "deploy", &args, "");
+    verdict(&run, 0, &[("objects", 1), ("refused", 0)]);
     let case = conformance::case::load_case(
         &cases.join("flux-suspend/create-helmrelease-podinfo-podinfo.yaml"),
     )
     .unwrap();
-    let object = &case.admission_request()["object"];
+    let spec = &case.admission_request()["object"]["spec"];
     assert_eq!(
-        object["spec"]["values"]["httpRoute"]["hostnames"],
+        spec["values"]["httpRoute"]["hostnames"],
         serde_json::json!(["podinfo.production"])
     );
-    assert_eq!(object["spec"]["chart"]["spec"]["chart"], "podinfo");
-    assert_eq!(
-        object["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
-        "flux-system"
-    );
+    assert_eq!(spec["chart"]["spec"]["chart"], serde_json::Value::Null);
+    // A cluster whose Kustomization applies `./apps` from this repository
+    // (our own entry point beside the fixture's files, unchanged).
+    let repo = common::scratch("gitops-real", "f2-repo");
+    std::fs::create_dir_all(repo.join("clusters/c")).unwrap();
+    copy_tree(&apps, &repo.join("apps"));
+    std::fs::write(
+        repo.join("clusters/c/apps.yaml"),
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 1h\n  path: ./apps\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let run = check(&repo, "deploy", &["clusters/c"], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    for said in [
+        "kustomize build of apps failed",
+        "may not add resource with an already registered id: HelmRelease.v2.helm.toolkit.fluxcd.io/podinfo.podinfo",
+    ] {
+        assert!(run.stderr.contains(said), "{said}: {run:?}");
+    }
+}
+
+/// Copies a folder's files (the fixtures are read-only; copies are not).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::write(&target, std::fs::read(&path).unwrap()).unwrap();
+        }
+    }
 }
 
 /// F3: `check clusters` judges each cluster on its own.
@@ -346,7 +360,8 @@ fn s1_scope_comes_from_the_group_not_the_kind_name() {
     }
 }
 
-/// S2: the prune of a protected servicebus Namespace is refused.
+/// S2: the prune of a protected servicebus Namespace is refused; beside a
+/// core Namespace, its kind is printed with its group.
 #[test]
 fn s2_a_protected_servicebus_namespace_prune_is_refused() {
     let folder = "sds-flux-config/servicebus-namespace-kind/delete";
@@ -354,7 +369,8 @@ fn s2_a_protected_servicebus_namespace_prune_is_refused() {
         return;
     };
     verdict(&run, 1, &[("refused", 1)]);
-    let line = "Namespace opal/opal-servicebus-dev: DELETE refused by aso-reconcile";
+    let line =
+        "Namespace.servicebus.azure.com opal/opal-servicebus-dev: DELETE refused by aso-reconcile";
     assert_eq!(run.lines(line).len(), 1, "{run:?}");
 }
 
@@ -376,6 +392,22 @@ fn s3_s4_what_the_api_server_receives() {
         return;
     };
     verdict(&run, 0, &[("refused", 0)]);
+    // Derived: the value re-encrypted, as `sops rotate` re-encrypts every
+    // value under a new data key. check cannot decrypt it: no change is
+    // judged, and a note says so.
+    let f = fixtures().unwrap().join("sds-flux-config/sops-updatekeys");
+    let dir = common::scratch("gitops-real", "s3-rotate");
+    copy_tree(&f, &dir);
+    let head = dir.join("head/postgres.enc.yaml");
+    let text = std::fs::read_to_string(&head).unwrap();
+    let from = text.find("ENC[AES256_GCM,data:").unwrap() + "ENC[AES256_GCM,data:".len();
+    std::fs::write(&head, format!("{}A{}", &text[..from], &text[from + 1..])).unwrap();
+    let run = check(&dir, "team", &args, "");
+    verdict(&run, 0, &[("refused", 0)]);
+    assert!(
+        run.stderr.contains("note: Secret toffee/postgres (head/postgres.enc.yaml:1 (document 1)) is SOPS-encrypted and its ciphertext changed"),
+        "{run:?}"
+    );
     let label = ["namespace.rendered.yaml"];
     let Some(run) = fixture("sds-flux-config/null-label", "deploy", &label) else {
         return;
@@ -410,8 +442,9 @@ fn s5_s6_toffee_cleanup() {
 }
 
 /// P1-P3: podinfo's kustomize folder is built; a Helm chart template is no
-/// manifest (Flux's own build of such a folder fails the same way); an
-/// empty input fails, and the requested report is still written.
+/// manifest (Flux's own build of such a folder fails the same way) unless a
+/// `.sourceignore` leaves it out; an empty input fails, and the requested
+/// report is still written.
 #[test]
 fn p_podinfo_and_empty_input() {
     let Some(run) = fixture("podinfo", "deploy", &["kustomize"]) else {
@@ -430,6 +463,21 @@ fn p_podinfo_and_empty_input() {
     assert!(
         run.stderr
             .contains("failed to decode Kubernetes YAML from ./certificate.yaml"),
+        "{run:?}"
+    );
+    // The repository as a whole fails the same way; a `.sourceignore` (our
+    // own, beside a copy) leaves the chart out of the artifact, as
+    // source-controller does, and the rest is built.
+    let dir = common::scratch("gitops-real", "p2");
+    copy_tree(&fixtures().unwrap().join("podinfo"), &dir);
+    let run = check(&dir, "deploy", &["."], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    std::fs::write(dir.join(".sourceignore"), "# Helm chart\nchart-template/\n").unwrap();
+    let run = check(&dir, "deploy", &["."], "");
+    verdict(&run, 0, &[("objects", 3)]);
+    assert!(
+        run.stderr
+            .contains("note: ./chart-template is left out of the repository's artifact"),
         "{run:?}"
     );
     let out = common::scratch("gitops-real", "p3").join("check.sarif");

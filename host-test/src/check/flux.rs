@@ -78,8 +78,11 @@ pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
 /// written.
 pub struct Workspace {
     root: PathBuf,
-    /// A scratch folder this workspace removes when dropped.
-    _owned: Option<Scratch>,
+    /// The folder `root` mirrors without the ignored paths (itself where
+    /// none is): kustomize follows the links into it.
+    linked: PathBuf,
+    /// The scratch folders this workspace removes when dropped.
+    _owned: Vec<Scratch>,
     /// The git revision it holds, when not the working tree.
     revision: Option<String>,
     /// kubectl's kustomize version, for messages.
@@ -133,10 +136,13 @@ impl Workspace {
     /// The working tree; `root` is the repository's root (spec.path is
     /// relative to it).
     pub fn working_tree(root: &Path) -> Result<Self> {
+        let root = std::fs::canonicalize(root)
+            .with_context(|| format!("cannot read {}", root.display()))?;
+        let (mirror, owned) = without_ignored(root.clone())?;
         Ok(Self {
-            root: std::fs::canonicalize(root)
-                .with_context(|| format!("cannot read {}", root.display()))?,
-            _owned: None,
+            root: mirror,
+            linked: root,
+            _owned: owned.into_iter().collect(),
             revision: None,
             kubectl: kubectl_version()?,
         })
@@ -164,9 +170,11 @@ impl Workspace {
         if !tar.wait().context("tar")?.success() {
             bail!("tar could not extract {rev}");
         }
+        let (root, owned) = without_ignored(dir.0.clone())?;
         Ok(Self {
-            root: dir.0.clone(),
-            _owned: Some(dir),
+            root,
+            linked: dir.0.clone(),
+            _owned: std::iter::once(dir).chain(owned).collect(),
             revision: Some(rev.to_string()),
             kubectl,
         })
@@ -216,15 +224,19 @@ impl Workspace {
         let mut out = Manifests::default();
         let first = self.build(&entry, None)?;
         // The Kustomization that applies the cluster's folder is the one
-        // whose path is that folder (flux bootstrap writes it there): its
-        // source is the repository, and the folder is built as it says
-        // (its patches, its postBuild variables).
+        // whose path is that folder in a GitRepository (flux bootstrap
+        // writes it there): its source is the repository, and the folder is
+        // built as it says (its patches, its postBuild variables). The same
+        // path in another source (an ExternalArtifact's `./production`) is
+        // another folder.
         let applier = first
             .iter()
             .map(|m| &m.object)
             .find(|o| {
-                flux_kustomization(o)
-                    .is_some_and(|(_, _, spec)| spec_path(spec).ok().as_ref() == Some(&entry))
+                flux_kustomization(o).is_some_and(|(_, _, spec)| {
+                    spec.pointer("/sourceRef/kind") == Some(&json!("GitRepository"))
+                        && spec_path(spec).ok().as_ref() == Some(&entry)
+                })
             })
             .cloned();
         let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
@@ -241,6 +253,7 @@ impl Workspace {
         };
         let mut built: BTreeSet<(String, String)> = BTreeSet::new();
         built.insert(owner.clone());
+        let mut elsewhere: Vec<(String, String, Value)> = Vec::new();
         let mut queue = vec![(owner, first)];
         while let Some((owner, objects)) = queue.pop() {
             for mut m in objects {
@@ -249,14 +262,9 @@ impl Workspace {
                     let key = (ns.clone(), name.clone());
                     let from = spec.pointer("/sourceRef/kind").and_then(Value::as_str);
                     if from != Some("GitRepository") || source_of(&ns, spec) != source {
-                        // Said once, for the head, not again for the base.
-                        if notes {
-                            eprintln!(
-                                "note: Kustomization {ns}/{name} builds from {} {}, not from this repository: its objects are not checked",
-                                from.unwrap_or("?"),
-                                spec.pointer("/sourceRef/name").and_then(Value::as_str).unwrap_or("?"),
-                            );
-                        }
+                        // Named once all objects are read (an
+                        // ArtifactGenerator may come later).
+                        elsewhere.push((ns, name, spec.clone()));
                     } else if spec.get("kubeConfig").is_some() {
                         // It applies to another cluster, which is judged on
                         // its own.
@@ -277,6 +285,12 @@ impl Workspace {
                     }
                 }
                 out.objects.push(m);
+            }
+        }
+        // Said once, for the head, not again for the base.
+        if notes {
+            for (ns, name, spec) in &elsewhere {
+                eprintln!("{}", not_followed(ns, name, spec, &out, &source));
             }
         }
         out.objects.sort_by(|a, b| {
@@ -403,7 +417,8 @@ impl Workspace {
             let err = String::from_utf8_lossy(&out.stderr);
             let err = err
                 .replace(&format!("{}/", stage.0.display()), "")
-                .replace(&format!("{}/", self.root.display()), "");
+                .replace(&format!("{}/", self.root.display()), "")
+                .replace(&format!("{}/", self.linked.display()), "");
             bail!(
                 "kustomize build of {path} failed (kubectl kustomize {}): {}",
                 self.kubectl,
@@ -464,6 +479,120 @@ impl Workspace {
             .unwrap_or(joined);
         normalize(&inside)
     }
+}
+
+/// What source-controller leaves out of the artifact it makes of a
+/// repository (fluxcd/source-controller 39b711b1,
+/// `internal/controller/gitrepository_controller.go`, `reconcileArtifact`:
+/// `sourceignore.LoadIgnorePatterns`; fluxcd/pkg e2cfd1a2,
+/// `artifact/storage/archive.go`, `SourceIgnoreFilter`): the patterns of
+/// every `.sourceignore` file (gitignore syntax, each scoped to its folder),
+/// or, where the repository has none, the default patterns
+/// (`sourceignore/sourceignore.go`, `ExcludeExt`, `ExcludeCI`,
+/// `ExcludeExtra`). Matched here by git itself (`git ls-files --ignored`
+/// with a scratch git folder); kustomize-controller never sees these paths.
+/// Paths relative to `root`, a folder's with a trailing `/`.
+fn ignored(root: &Path) -> Result<Vec<String>> {
+    let git_dir = Scratch::new()?;
+    let git = |args: &[&str]| -> Result<Vec<String>> {
+        let out = Command::new("git")
+            .arg(format!("--git-dir={}", git_dir.0.display()))
+            .arg(format!("--work-tree={}", root.display()))
+            .args(args)
+            .output()
+            .context("reading .sourceignore needs git on PATH")?;
+        if !out.status.success() {
+            bail!(
+                "git ls-files in {}: {}",
+                root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    };
+    let init = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&git_dir.0)
+        .status()
+        .context("reading .sourceignore needs git on PATH")?;
+    if !init.success() {
+        bail!("git init of a scratch folder failed");
+    }
+    let own = git(&["ls-files", "--others", "--", "*.sourceignore"])?
+        .iter()
+        .any(|f| f == ".sourceignore" || f.ends_with("/.sourceignore"));
+    let mut args = vec![
+        "ls-files".to_string(),
+        "--others".into(),
+        "--ignored".into(),
+        "--directory".into(),
+        "--exclude-per-directory=.sourceignore".into(),
+    ];
+    if !own {
+        args.extend(DEFAULT_IGNORED.iter().map(|p| format!("--exclude={p}")));
+    }
+    git(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// fluxcd/pkg `sourceignore.go`'s `ExcludeExt`, `ExcludeCI` and `ExcludeExtra`.
+const DEFAULT_IGNORED: [&str; 20] = [
+    "*.jpg",
+    "*.jpeg",
+    "*.gif",
+    "*.png",
+    "*.wmv",
+    "*.flv",
+    "*.tar.gz",
+    "*.zip",
+    ".github/",
+    ".circleci/",
+    ".travis.yml",
+    ".gitlab-ci.yml",
+    "appveyor.yml",
+    ".drone.yml",
+    "cloudbuild.yaml",
+    "codeship-services.yml",
+    "codeship-steps.yml",
+    "**/.goreleaser.yml",
+    "**/.sops.yaml",
+    "**/.flux.yaml",
+];
+
+/// `root` as the artifact holds it: itself where nothing is ignored, else a
+/// scratch mirror of links without the ignored paths.
+fn without_ignored(root: PathBuf) -> Result<(PathBuf, Option<Scratch>)> {
+    let ignored = ignored(&root)?;
+    if ignored.is_empty() {
+        return Ok((root, None));
+    }
+    let mirror = Scratch::new()?;
+    mirror_entries(&root, &mirror.0, "", &ignored)?;
+    Ok((mirror.0.clone(), Some(mirror)))
+}
+
+/// Links the entries of `from` (at `rel` in the repository) into `to`, but
+/// the ignored ones; a folder holding an ignored path is mirrored in turn.
+fn mirror_entries(from: &Path, to: &Path, rel: &str, ignored: &[String]) -> Result<()> {
+    for entry in manifests::entries(from)? {
+        let name = name_of(&entry);
+        let path = format!("{rel}{name}");
+        let folder = format!("{path}/");
+        if ignored.iter().any(|i| *i == path || *i == folder) {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.is_dir() && ignored.iter().any(|i| i.starts_with(&folder)) {
+            std::fs::create_dir_all(&target)
+                .with_context(|| format!("cannot create {}", target.display()))?;
+            mirror_entries(&entry, &target, &folder, ignored)?;
+        } else {
+            symlink(&entry, &target).with_context(|| format!("cannot link {}", entry.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// `path` with `.` and `..` resolved by name.
@@ -623,6 +752,102 @@ fn scan(base: &Path, dir: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// The note for a Kustomization that builds from another source than the
+/// cluster's repository. Where that source is an ExternalArtifact an
+/// ArtifactGenerator of the cluster makes from this repository by copying a
+/// folder's contents (`@alias/DIR/**` to `@artifact/DEST/`: "dir/**
+/// patterns strip the directory prefix", fluxcd/source-watcher 825fa15,
+/// `internal/builder/builder.go`, `calculateGlobDestination`;
+/// `api/v1beta1/artifactgenerator_types.go`, `CopyOperation`), the note names
+/// the repository's folder its path comes from and the command that checks it.
+fn not_followed(
+    ns: &str,
+    name: &str,
+    spec: &Value,
+    cluster: &Manifests,
+    repository: &(String, String),
+) -> String {
+    let kind = text_at(spec, "/sourceRef/kind").unwrap_or("?");
+    let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
+    let head = format!("note: Kustomization {ns}/{name} builds from {kind} {artifact}, not from this repository: its objects are not checked");
+    if kind != "ExternalArtifact" {
+        return head;
+    }
+    let artifact_ns = text_at(spec, "/sourceRef/namespace").unwrap_or(ns);
+    let path = spec_path(spec).unwrap_or_default();
+    for generator in cluster.objects.iter().map(|m| &m.object) {
+        let group = text_at(generator, "/apiVersion").unwrap_or("");
+        let gen_ns = text_at(generator, "/metadata/namespace").unwrap_or("default");
+        if !group.starts_with("source.extensions.fluxcd.io/")
+            || generator.get("kind") != Some(&json!("ArtifactGenerator"))
+            || gen_ns != artifact_ns
+        {
+            continue;
+        }
+        // The aliases that name this repository's GitRepository.
+        let ours: Vec<&str> = generator
+            .pointer("/spec/sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|s| {
+                s.get("kind") == Some(&json!("GitRepository"))
+                    && text_at(s, "/name") == Some(repository.1.as_str())
+                    && text_at(s, "/namespace").unwrap_or(gen_ns) == repository.0
+            })
+            .filter_map(|s| text_at(s, "/alias"))
+            .collect();
+        let outputs = generator
+            .pointer("/spec/artifacts")
+            .and_then(Value::as_array);
+        let Some(output) = outputs
+            .into_iter()
+            .flatten()
+            .find(|a| text_at(a, "/name") == Some(artifact))
+        else {
+            continue;
+        };
+        for copy in output
+            .get("copy")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(from), Some(to)) = (text_at(copy, "/from"), text_at(copy, "/to")) else {
+                continue;
+            };
+            let Some((alias, dir)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
+                continue;
+            };
+            let (Some(dir), Some(dest)) = (dir.strip_suffix("/**"), to.strip_prefix("@artifact/"))
+            else {
+                continue;
+            };
+            let dest = relative(Path::new(dest)).unwrap_or_default();
+            let within = if dest == "." {
+                Some(path.as_str())
+            } else if path == dest {
+                Some(".")
+            } else {
+                path.strip_prefix(&format!("{dest}/"))
+            };
+            if let (true, Some(within)) = (ours.contains(&alias), within) {
+                let folder = relative(&Path::new(dir).join(within)).unwrap_or_default();
+                return format!(
+                    "{head}; ArtifactGenerator {gen_ns}/{} copies its path from this repository's {folder}: check that with `check --kustomization {ns}/{name} {folder}`",
+                    text_at(generator, "/metadata/name").unwrap_or("?"),
+                );
+            }
+        }
+    }
+    head
+}
+
+/// The string at a JSON pointer.
+fn text_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
 }
 
 /// `(namespace, name, spec)` when `object` is a Flux Kustomization.

@@ -89,6 +89,13 @@ pub fn read(
     };
     for (i, folder) in folders {
         for cluster in flux::clusters(folder)? {
+            if !here.has(&cluster) {
+                eprintln!(
+                    "note: {} is left out of the repository's artifact (a .sourceignore, or source-controller's default patterns): not checked",
+                    cluster.display()
+                );
+                continue;
+            }
             let head = here.build_cluster(&cluster, owner.clone(), context, true)?;
             let base = match (&base, &earlier) {
                 (_, Some(ws)) if ws.has(&cluster) => {

@@ -16,7 +16,7 @@ pub mod revision;
 pub mod selector;
 pub mod varsub;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
@@ -110,6 +110,9 @@ pub struct Checked {
     pub operation: Operation,
     pub policy: String,
     pub findings: Vec<Finding>,
+    /// An UPDATE of an object the change leaves as it was (with a base):
+    /// its findings are the cluster's already, counted but not repeated.
+    pub unchanged: bool,
 }
 
 #[derive(Debug, Default)]
@@ -119,6 +122,9 @@ pub struct Report {
     pub objects: usize,
     /// The policies, in the order they ran.
     pub policies: Vec<report::PolicyInfo>,
+    /// The groups of each kind read, so that a kind two groups share is
+    /// printed with its group.
+    pub kinds: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Report {
@@ -126,6 +132,9 @@ impl Report {
     pub fn merge(&mut self, other: Report) {
         self.checked.extend(other.checked);
         self.objects += other.objects;
+        for (kind, groups) in other.kinds {
+            self.kinds.entry(kind).or_default().extend(groups);
+        }
         if self.policies.is_empty() {
             self.policies = other.policies;
         }
@@ -144,6 +153,8 @@ struct Revision {
     objects: Vec<(Origin, Identity, Value)>,
     /// Where each object is in `objects`.
     index: HashMap<identity::Key, usize>,
+    /// The values SOPS encrypted in each object that has them, in order.
+    ciphertext: HashMap<identity::Key, Vec<String>>,
     /// What lookups see: these objects, then the recorded context.
     known: std::sync::Arc<[Recorded]>,
     namespace_labels: HashMap<String, StringMap>,
@@ -222,16 +233,32 @@ pub fn check(
             .collect(),
         ..Report::default()
     };
+    for revision in std::iter::once(&head_revision).chain(base_revision.as_ref()) {
+        for (_, id, _) in &revision.objects {
+            let groups = report.kinds.entry(id.kind.clone()).or_default();
+            groups.insert(id.group.clone());
+        }
+    }
     let checker = Checker {
         policies: loaded,
         options,
         save_cases: options.save_cases.as_deref(),
     };
     for (origin, id, object) in &head_revision.objects {
-        let old = base_revision.as_ref().and_then(|b| {
-            let (_, other, object) = b.objects.get(*b.index.get(&id.key())?)?;
-            Some(checker.stored(b, other, object))
+        let before = base_revision.as_ref().and_then(|b| {
+            let (_, other, before) = b.objects.get(*b.index.get(&id.key())?)?;
+            Some((b, other, before))
         });
+        let unchanged = before.is_some_and(|(_, _, before)| same_but_version(before, object));
+        let resealed = base_revision
+            .as_ref()
+            .and_then(|b| b.ciphertext.get(&id.key()));
+        if resealed.is_some_and(|b| Some(b) != head_revision.ciphertext.get(&id.key())) {
+            eprintln!(
+                "note: {id} ({origin}) is SOPS-encrypted and its ciphertext changed: check cannot decrypt it, so its encrypted values are judged as unchanged (a re-key changes nothing the cluster sees; an edited value would)"
+            );
+        }
+        let old = before.map(|(b, other, before)| checker.stored(b, other, before));
         let (operation, old, object) = match old {
             Some(mut old) => {
                 // A webhook gets the object and the old object converted to
@@ -268,7 +295,9 @@ pub fn check(
             Some(&object),
             old.as_ref(),
         )?;
-        report.checked.extend(checked);
+        report
+            .checked
+            .extend(checked.into_iter().map(|c| Checked { unchanged, ..c }));
     }
     if let (Some(b), true) = (&base_revision, options.prune) {
         for (origin, id, object) in &b.objects {
@@ -293,6 +322,7 @@ pub fn check(
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
     let mut index = HashMap::new();
+    let mut ciphertext = HashMap::new();
     let scopes = identity::Scopes::of(
         manifests
             .objects
@@ -307,7 +337,10 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
             bail!("{}: {id} is already written at {first}", m.origin);
         }
         index.insert(id.key(), objects.len());
-        let mut object = as_the_api_server_reads(&m.object);
+        let (mut object, encrypted) = as_the_api_server_reads(&m.object);
+        if !encrypted.is_empty() {
+            ciphertext.insert(id.key(), encrypted);
+        }
         // Identity::of read metadata.name, so metadata is an object.
         if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             if let Some(namespace) = &id.namespace {
@@ -394,6 +427,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     Ok(Revision {
         objects,
         index,
+        ciphertext,
         known: known.into(),
         namespace_labels,
     })
@@ -401,25 +435,49 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
 
 const FLUX_KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
+/// Whether two revisions of an object are the same but for `apiVersion`
+/// (which the API server converts away before admission).
+fn same_but_version(before: &Value, after: &Value) -> bool {
+    let strip = |o: &Value| {
+        let mut o = o.clone();
+        if let Some(map) = o.as_object_mut() {
+            map.remove("apiVersion");
+        }
+        o
+    };
+    strip(before) == strip(after)
+}
+
 /// The metadata a stored object has and an apply keeps.
 const STORED_FIELDS: [&str; 4] = ["uid", "resourceVersion", "generation", "creationTimestamp"];
 
+/// What a value SOPS encrypted is read as: check holds no key to decrypt
+/// it, and its ciphertext changes where the plaintext does not (a new data
+/// key, `sops rotate`, re-encrypts every value; getsops/sops 0486373c,
+/// `aes/cipher.go`, `Cipher.Encrypt`, a random IV unless the same plaintext
+/// was decrypted with the same key), so every one is the same.
+const ENCRYPTED: &str = "ENC[encrypted]";
+
 /// The object as admission sees it once kustomize-controller and
-/// kube-apiserver have read it:
+/// kube-apiserver have read it, and the values SOPS encrypted in it:
 /// - a SOPS-encrypted object is decrypted before the apply and its `sops`
 ///   block never reaches the API server (fluxcd/kustomize-controller
 ///   186fb3b2, `internal/decryptor/decryptor.go`, `DecryptResource`,
-///   `isSOPSEncryptedResource`: a `sops` field with a `mac`). The values stay
-///   encrypted here, which compares the same way: equal ciphertext under the
-///   same data key is equal plaintext.
+///   `isSOPSEncryptedResource`: a `sops` field with a `mac`). The values
+///   stay encrypted here, each read as [`ENCRYPTED`], so re-keying is no
+///   change; the caller says where the ciphertext changed.
 /// - a label or annotation written without a value (YAML null) is the empty
 ///   string: kube-apiserver decodes `metadata` into its typed `ObjectMeta`
 ///   (a `map[string]string`) before admission, so webhooks never see null.
-fn as_the_api_server_reads(object: &Value) -> Value {
+fn as_the_api_server_reads(object: &Value) -> (Value, Vec<String>) {
     let mut object = object.clone();
+    let mut encrypted = Vec::new();
     if let Some(map) = object.as_object_mut() {
         if map.get("sops").and_then(|s| s.get("mac")).is_some() {
             map.remove("sops");
+            for value in map.values_mut() {
+                unseal(value, &mut encrypted);
+            }
         }
     }
     for field in ["labels", "annotations"] {
@@ -435,7 +493,20 @@ fn as_the_api_server_reads(object: &Value) -> Value {
             }
         }
     }
-    object
+    (object, encrypted)
+}
+
+/// Replaces every SOPS-encrypted string (`ENC[AES256_GCM,…]`, getsops/sops
+/// `aes/cipher.go`) under `value` with [`ENCRYPTED`], collecting them.
+fn unseal(value: &mut Value, found: &mut Vec<String>) {
+    match value {
+        Value::String(s) if s.starts_with("ENC[AES256_GCM,") && s.ends_with(']') => {
+            found.push(std::mem::replace(s, ENCRYPTED.to_string()));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| unseal(v, found)),
+        Value::Object(map) => map.values_mut().for_each(|v| unseal(v, found)),
+        _ => {}
+    }
 }
 
 /// The object member `key` of `map`, made empty when missing; `None` when
@@ -586,6 +657,7 @@ impl Checker<'_> {
                 operation,
                 policy: policy.config.name.clone(),
                 findings,
+                unchanged: false,
             });
         }
         Ok((current, checked))

@@ -1,10 +1,12 @@
 //! A check's findings for people and for CI systems: text lines, GitHub
 //! Actions workflow commands, JUnit XML and SARIF 2.1.0.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::identity::Identity;
 use super::{Checked, Finding, Level, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +33,7 @@ pub fn render(report: &Report, format: Format, warnings_as_errors: bool) -> Stri
     }
 }
 
+/// Every finding, those on unchanged objects too: what is counted.
 fn findings(report: &Report) -> impl Iterator<Item = (&Checked, &Finding)> {
     report
         .checked
@@ -38,10 +41,32 @@ fn findings(report: &Report) -> impl Iterator<Item = (&Checked, &Finding)> {
         .flat_map(|c| c.findings.iter().map(move |f| (c, f)))
 }
 
-/// The one-line summary: how many objects, evaluations and findings of each kind.
+/// The findings a report repeats: not those on objects the change leaves as
+/// they were (the cluster has them already; a run without a base shows them).
+fn shown(report: &Report) -> impl Iterator<Item = (&Checked, &Finding)> {
+    findings(report).filter(|(c, _)| !c.unchanged)
+}
+
+/// An object as reports name it: `Kind namespace/name`, the kind as
+/// `Kind.group` (as Kubernetes writes a GroupKind) where the objects read
+/// hold that kind name in more than one group.
+fn object_name(report: &Report, id: &Identity) -> String {
+    let shared = report.kinds.get(&id.kind).is_some_and(|g| g.len() > 1);
+    if !shared || id.group.is_empty() {
+        return id.to_string();
+    }
+    let kind = format!("{}.{}", id.kind, id.group);
+    match &id.namespace {
+        Some(ns) => format!("{kind} {ns}/{}", id.name),
+        None => format!("{kind} {}", id.name),
+    }
+}
+
+/// The one-line summary: how many objects, evaluations and findings of each
+/// kind, and how many of them are on objects the change leaves as they were.
 pub fn summary(report: &Report) -> String {
     let count = |level: Level| findings(report).filter(|(_, f)| f.level == level).count();
-    format!(
+    let mut line = format!(
         "{} objects, {} evaluations: {} refused, {} failed, {} undecided, {} warnings, {} changed",
         report.objects,
         report.checked.len(),
@@ -50,7 +75,15 @@ pub fn summary(report: &Report) -> String {
         count(Level::Undecided),
         count(Level::Warning),
         count(Level::Mutation),
-    )
+    );
+    let unchanged = findings(report).count() - shown(report).count();
+    if unchanged > 0 {
+        let _ = write!(
+            line,
+            " ({unchanged} on objects this change leaves as they were, not repeated)"
+        );
+    }
+    line
 }
 
 /// Whether the check fails.
@@ -61,12 +94,12 @@ pub fn fails(report: &Report, warnings_as_errors: bool) -> bool {
 /// `FILE:LINE (document N): OBJECT: OPERATION LEVEL by POLICY: MESSAGE`, one per finding.
 fn text(report: &Report, warnings_as_errors: bool) -> String {
     let mut out = String::new();
-    for (c, f) in findings(report) {
+    for (c, f) in shown(report) {
         let _ = writeln!(
             out,
             "{}: {}: {} {} by {}: {}",
             c.origin,
-            c.object,
+            object_name(report, &c.object),
             c.operation.as_str(),
             f.level.name(),
             c.policy,
@@ -86,32 +119,52 @@ fn text(report: &Report, warnings_as_errors: bool) -> String {
     out
 }
 
-/// GitHub Actions workflow commands (`::error file=…,line=…,title=…::message`),
-/// escaped as `@actions/core` escapes them (actions/toolkit,
-/// `packages/core/src/command.ts`, `escapeData`, `escapeProperty`).
+/// Workflow-command data escaped as `@actions/core` escapes it
+/// (actions/toolkit, `packages/core/src/command.ts`, `escapeData`).
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow-command property (`escapeProperty`).
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The annotations GitHub shows of each level in one step: ten errors and
+/// ten warnings (GitHub REST API, checks runs, "GitHub Actions are limited
+/// to 10 warning annotations and 10 error annotations per step"); the rest
+/// stay in the log only.
+const ANNOTATIONS_SHOWN: usize = 10;
+
+fn command(level: Level) -> &'static str {
+    match level {
+        Level::Refusal | Level::Failure | Level::Undecided => "error",
+        Level::Warning => "warning",
+        Level::Mutation => "notice",
+    }
+}
+
+/// GitHub Actions workflow commands (`::error file=…,line=…,title=…::message`).
+/// A DELETE points at the file that held the object in the base. Where a
+/// level has more annotations than GitHub shows, a notice says so and
+/// where the others are.
 fn github(report: &Report) -> String {
-    let data = |s: &str| {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    };
-    let property = |s: &str| data(s).replace(':', "%3A").replace(',', "%2C");
     let mut out = String::new();
-    for (c, f) in findings(report) {
-        let command = match f.level {
-            Level::Refusal | Level::Failure | Level::Undecided => "error",
-            Level::Warning => "warning",
-            Level::Mutation => "notice",
-        };
+    let mut per_level: BTreeMap<&str, usize> = BTreeMap::new();
+    for (c, f) in shown(report) {
+        let command = command(f.level);
+        *per_level.entry(command).or_default() += 1;
         let title = format!(
             "{} {} {}: {}",
             c.policy,
             f.level.name(),
             c.operation.as_str(),
-            c.object
+            object_name(report, &c.object)
         );
         let _ = write!(out, "::{command} ");
-        if c.origin.revision.is_none() && c.origin.file != "-" {
+        if c.origin.file != "-" {
             let _ = write!(
                 out,
                 "file={},line={},",
@@ -121,7 +174,68 @@ fn github(report: &Report) -> String {
         }
         let _ = writeln!(out, "title={}::{}", property(&title), data(&f.message));
     }
+    let over: Vec<String> = per_level
+        .iter()
+        .filter(|(_, n)| **n > ANNOTATIONS_SHOWN)
+        .map(|(command, n)| format!("{n} {command}s"))
+        .collect();
+    if !over.is_empty() {
+        let _ = writeln!(
+            out,
+            "::notice title=reconcile-guard check::{}",
+            data(&format!(
+                "{}: GitHub shows {ANNOTATIONS_SHOWN} annotations of each level per step; every finding is in this step's log and in the job summary",
+                over.join(" and ")
+            ))
+        );
+    }
     out
+}
+
+/// The most a step summary may hold (github/docs, `workflow-commands.md`,
+/// "Step isolation and limits": 1 MiB per step, else the upload fails),
+/// less room for the closing line.
+const STEP_SUMMARY_BYTES: usize = 1024 * 1024 - 4096;
+
+/// Markdown for `$GITHUB_STEP_SUMMARY`: the summary line and every finding
+/// repeated, so that a reviewer sees all of them where annotations stop.
+pub fn step_summary(report: &Report, warnings_as_errors: bool) -> String {
+    let mut out = String::from("### reconcile-guard check\n\n");
+    let verdict = if fails(report, warnings_as_errors) {
+        "failed"
+    } else {
+        "passed"
+    };
+    let _ = writeln!(out, "{} ({verdict})\n", markdown(&summary(report)));
+    let all: Vec<(&Checked, &Finding)> = shown(report).collect();
+    for (i, (c, f)) in all.iter().enumerate() {
+        let item = format!(
+            "- **{}** {} {} by {} at `{}`: {}\n",
+            f.level.name(),
+            c.operation.as_str(),
+            markdown(&object_name(report, &c.object)),
+            markdown(&c.policy),
+            c.origin.to_string().replace('`', "'"),
+            markdown(&f.message).replace('\n', "<br>"),
+        );
+        if out.len() + item.len() > STEP_SUMMARY_BYTES {
+            let _ = writeln!(
+                out,
+                "\n{} more findings are in the step's log (a step summary holds 1 MiB).",
+                all.len() - i
+            );
+            break;
+        }
+        out.push_str(&item);
+    }
+    out
+}
+
+/// Text in Markdown where HTML would be read: `<`, `>` and `&` escaped.
+fn markdown(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The report of a run that judged nothing because of `message` (exit 2):
@@ -129,13 +243,10 @@ fn github(report: &Report) -> String {
 pub fn error(format: Format, message: &str) -> String {
     match format {
         Format::Text => format!("error: {message}\n"),
-        Format::Github => {
-            let data = message
-                .replace('%', "%25")
-                .replace('\r', "%0D")
-                .replace('\n', "%0A");
-            format!("::error title=reconcile-guard check could not run::{data}\n")
-        }
+        Format::Github => format!(
+            "::error title=reconcile-guard check could not run::{}\n",
+            data(message)
+        ),
         Format::Junit => format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reconcile-guard check\" tests=\"1\" failures=\"0\" errors=\"1\">\n  <testsuite name=\"check\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n    <testcase classname=\"check\" name=\"read the manifests\">\n      <error message=\"{0}\">{0}</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n",
             xml(message)
@@ -213,7 +324,7 @@ fn junit(report: &Report, warnings_as_errors: bool) -> String {
                 xml(&format!(
                     "{} {} ({})",
                     c.operation.as_str(),
-                    c.object,
+                    object_name(report, &c.object),
                     c.origin
                 )),
                 xml(&c.origin.file),
@@ -268,6 +379,7 @@ fn sarif(report: &Report, warnings_as_errors: bool) -> String {
         .collect();
     let results: Vec<Value> = findings(report)
         .map(|(c, f)| {
+            let object = object_name(report, &c.object);
             let level = match f.level {
                 Level::Warning if warnings_as_errors => "error",
                 Level::Warning => "warning",
@@ -275,10 +387,11 @@ fn sarif(report: &Report, warnings_as_errors: bool) -> String {
                 Level::Refusal | Level::Failure | Level::Undecided => "error",
             };
             let logical = json!([{
-                "fullyQualifiedName": c.object.to_string(),
+                "fullyQualifiedName": object,
                 "kind": "object",
             }]);
-            let location = if c.origin.revision.is_none() && c.origin.file != "-" {
+            // A DELETE's file is the one that held the object in the base.
+            let location = if c.origin.file != "-" {
                 json!({
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri(&c.origin.file)},
@@ -289,18 +402,32 @@ fn sarif(report: &Report, warnings_as_errors: bool) -> String {
             } else {
                 json!({"logicalLocations": logical})
             };
-            json!({
+            let mut result = json!({
                 "ruleId": c.policy,
                 "ruleIndex": policies.iter().position(|p| p.name == c.policy),
                 "level": level,
-                "message": {"text": format!("{} {}: {}", c.operation.as_str(), c.object, f.message)},
+                "message": {"text": format!("{} {object}: {}", c.operation.as_str(), f.message)},
                 "locations": [location],
                 "properties": {
                     "finding": f.level.name(),
                     "operation": c.operation.as_str(),
                     "document": c.origin.document,
                 },
-            })
+            });
+            if let Some(map) = result.as_object_mut() {
+                // An object the change leaves as it was: SARIF's own word
+                // for a result the baseline has too (SARIF 2.1.0,
+                // `result.baselineState`).
+                if c.unchanged {
+                    map.insert("baselineState".into(), json!("unchanged"));
+                }
+                if let Some(rev) = &c.origin.revision {
+                    if let Some(p) = map.get_mut("properties").and_then(Value::as_object_mut) {
+                        p.insert("revision".into(), json!(rev));
+                    }
+                }
+            }
+            result
         })
         .collect();
     sarif_log(rules, results, None)
@@ -356,5 +483,80 @@ mod tests {
             uri("clusters/prod app/x.yaml"),
             "clusters/prod%20app/x.yaml"
         );
+    }
+
+    /// `count` refusals of Namespaces, `group`'s or the core one's.
+    fn refusals(count: usize, group: &str) -> Vec<Checked> {
+        (0..count)
+            .map(|i| Checked {
+                origin: super::super::manifests::Origin {
+                    file: "ns.yaml".into(),
+                    revision: None,
+                    document: i + 1,
+                    line: i + 1,
+                    item: None,
+                },
+                object: Identity {
+                    group: group.into(),
+                    version: "v1".into(),
+                    kind: "Namespace".into(),
+                    namespace: (!group.is_empty()).then(|| "opal".into()),
+                    name: format!("n{i}"),
+                },
+                operation: guard_core::Operation::Create,
+                policy: "p".into(),
+                findings: vec![Finding {
+                    level: Level::Refusal,
+                    message: "no <why>".into(),
+                }],
+                unchanged: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn past_ten_annotations_of_a_level_a_notice_says_where_the_rest_are() {
+        let mut report = Report {
+            checked: refusals(11, ""),
+            ..Report::default()
+        };
+        let out = github(&report);
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("::error ")).count(),
+            11
+        );
+        let last = out.lines().last().unwrap_or_default();
+        assert!(last.starts_with("::notice title=reconcile-guard check::11 errors: GitHub shows 10 annotations of each level per step"), "{out}");
+        report.checked.truncate(10);
+        assert!(!github(&report).contains("::notice"));
+        let markdown = step_summary(&report, false);
+        assert_eq!(
+            markdown
+                .matches("\n- **refused** CREATE Namespace n")
+                .count(),
+            10,
+            "{markdown}"
+        );
+        assert!(markdown.contains("no &lt;why&gt;"), "{markdown}");
+    }
+
+    #[test]
+    fn a_kind_two_groups_share_is_named_with_its_group() {
+        let mut report = Report {
+            checked: refusals(1, "servicebus.azure.com"),
+            ..Report::default()
+        };
+        report.kinds.insert(
+            "Namespace".into(),
+            ["servicebus.azure.com".to_string()].into(),
+        );
+        assert!(text(&report, false).contains("ns.yaml:1 (document 1): Namespace opal/n0: CREATE"));
+        report.kinds.insert(
+            "Namespace".into(),
+            ["".to_string(), "servicebus.azure.com".to_string()].into(),
+        );
+        assert!(text(&report, false).contains(": Namespace.servicebus.azure.com opal/n0: CREATE"));
+        report.checked.extend(refusals(1, ""));
+        assert!(text(&report, false).contains(": Namespace n0: CREATE"));
     }
 }
