@@ -22,16 +22,15 @@ fn test_module() -> PathBuf {
     let raw = common::test_module_path();
     let dir = common::target().join("cli-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let metadata = dir.join("metadata.yml");
+    // Files of their own per test thread, so that parallel tests never read
+    // a half-written metadata file or module.
+    let thread = format!("{:?}", std::thread::current().id()).replace(['(', ')'], "");
+    let metadata = dir.join(format!("metadata-{thread}.yml"));
     std::fs::write(&metadata, "rules: []\nmutating: true\n").unwrap();
-    // One file per test thread, so that parallel tests never read a half-written module.
     let out = dir
-        .join(format!(
-            "test_policy-{:?}.wasm",
-            std::thread::current().id()
-        ))
+        .join(format!("test_policy-{thread}.wasm"))
         .to_string_lossy()
-        .replace(['(', ')'], "");
+        .into_owned();
     let status = Command::new(env!("CARGO_BIN_EXE_host-test"))
         .args([
             "annotate",
