@@ -1,28 +1,43 @@
 //! Reading a notification-controller Alert from JSON, and deciding, as
 //! notification-controller does, whether it selects an object's events.
 //!
-//! Both the Alert under review and the Alerts listed from the cluster are read
-//! here, by reference into their JSON, so a long list allocates nothing.
+//! The Alert under review is read from its parsed `spec`; the Alerts listed
+//! from the cluster are read by reference into their JSON text
+//! ([`ListedAlert`]), so that a long list costs little more than reading its
+//! bytes: parsing each into a `serde_json::Value` (a string and a map node per
+//! key) was most of the policy's time on a cluster of thousands of Alerts.
+
+use std::fmt;
 
 use guard_core::request::json_type;
 use guard_core::StringMap;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// eventSources beyond this many are not read (the CRD sets no bound).
 const MAX_SOURCES: usize = 256;
 
+/// What the rules read of an Alert, taken out of its JSON once.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct Alert<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
-    spec: Option<&'a Value>,
+    suspended: bool,
+    summary: Result<Option<&'a str>, String>,
+    event_metadata: Result<Vec<(&'a str, &'a str)>, String>,
+    sources: Vec<Source<'a>>,
 }
 
 /// One `.spec.eventSources[]` entry.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct Source<'a> {
     pub kind: &'a str,
     name: &'a str,
     namespace: Option<&'a str>,
-    match_labels: Option<&'a serde_json::Map<String, Value>>,
+    /// Each entry's value, `None` when it is not a string (it then matches
+    /// no object).
+    match_labels: Option<Vec<(&'a str, Option<&'a str>)>>,
 }
 
 /// The object whose events an Alert may select.
@@ -31,6 +46,83 @@ pub struct Emitter<'a> {
     pub namespace: &'a str,
     pub name: &'a str,
     pub labels: &'a StringMap,
+}
+
+/// A listed Alert read in place: the fields [`Alert`] takes, with the types
+/// its CRD schema gives them, borrowed from the JSON text. An Alert this
+/// cannot read (an escaped string, a `null`, a field of another type, a map
+/// out of key order) is read through [`Alert::from_object`] instead, which
+/// gives the same answer for every shape.
+#[derive(Deserialize)]
+pub struct ListedAlert<'a> {
+    #[serde(borrow, default)]
+    metadata: ListedMeta<'a>,
+    #[serde(borrow, default)]
+    spec: ListedSpec<'a>,
+}
+
+#[derive(Deserialize, Default)]
+struct ListedMeta<'a> {
+    #[serde(default)]
+    name: &'a str,
+    #[serde(default)]
+    namespace: &'a str,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListedSpec<'a> {
+    #[serde(default)]
+    suspend: bool,
+    #[serde(default)]
+    summary: &'a str,
+    #[serde(borrow, default)]
+    event_metadata: Pairs<'a>,
+    #[serde(borrow, default)]
+    event_sources: Vec<ListedSource<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedSource<'a> {
+    #[serde(default)]
+    kind: &'a str,
+    #[serde(default)]
+    name: &'a str,
+    #[serde(default)]
+    namespace: &'a str,
+    /// `None` when unset, as an empty map is not.
+    #[serde(borrow, default)]
+    match_labels: Option<Pairs<'a>>,
+}
+
+/// A map of strings to strings, in strictly increasing key order (as
+/// kube-apiserver writes maps, Go's encoding/json sorting their keys), so
+/// with no duplicate keys: then it reads as `serde_json::Map` reads it.
+#[derive(Default)]
+struct Pairs<'a>(Vec<(&'a str, &'a str)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Entries<'a> {
+            type Value = Pairs<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of strings in key order")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<'a>, A::Error> {
+                let mut pairs: Vec<(&'a str, &'a str)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<&'de str, &'de str>()? {
+                    if pairs.last().is_some_and(|&(last, _)| last >= key) {
+                        return Err(serde::de::Error::custom("keys out of order"));
+                    }
+                    pairs.push((key, value));
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+    }
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
@@ -48,74 +140,79 @@ impl<'a> Alert<'a> {
         )
     }
 
-    pub fn new(name: &'a str, namespace: &'a str, spec: Option<&'a Value>) -> Self {
+    /// A listed Alert read in place; the same as [`Alert::from_object`] on
+    /// the same JSON.
+    pub fn from_listed(listed: &'a ListedAlert<'a>) -> Self {
+        let (meta, spec) = (&listed.metadata, &listed.spec);
         Self {
-            name,
-            namespace,
-            spec,
+            name: meta.name,
+            namespace: meta.namespace,
+            suspended: spec.suspend,
+            summary: Ok(Some(spec.summary).filter(|s| !s.is_empty())),
+            event_metadata: Ok(spec.event_metadata.0.clone()),
+            sources: spec
+                .event_sources
+                .iter()
+                .take(MAX_SOURCES)
+                .map(|s| Source {
+                    kind: s.kind,
+                    name: s.name,
+                    namespace: Some(s.namespace).filter(|n| !n.is_empty()),
+                    match_labels: s
+                        .match_labels
+                        .as_ref()
+                        .map(|m| m.0.iter().map(|&(k, v)| (k, Some(v))).collect()),
+                })
+                .collect(),
         }
     }
 
-    fn field(&self, key: &str) -> Option<&'a Value> {
-        self.spec.and_then(|s| s.get(key)).filter(|v| !v.is_null())
+    pub fn new(name: &'a str, namespace: &'a str, spec: Option<&'a Value>) -> Self {
+        let field = |key: &str| spec.and_then(|s| s.get(key)).filter(|v| !v.is_null());
+        Self {
+            name,
+            namespace,
+            suspended: field("suspend").and_then(Value::as_bool) == Some(true),
+            summary: summary(field("summary")),
+            event_metadata: event_metadata(field("eventMetadata")),
+            sources: field("eventSources")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .take(MAX_SOURCES)
+                .map(|s| Source {
+                    kind: str_at(s, "kind"),
+                    name: str_at(s, "name"),
+                    namespace: s
+                        .get("namespace")
+                        .and_then(Value::as_str)
+                        .filter(|n| !n.is_empty()),
+                    match_labels: s
+                        .get("matchLabels")
+                        .and_then(Value::as_object)
+                        .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()),
+                })
+                .collect(),
+        }
     }
 
     /// A suspended Alert dispatches nothing, so it conflicts with nothing.
     pub fn suspended(&self) -> bool {
-        self.field("suspend").and_then(Value::as_bool) == Some(true)
+        self.suspended
     }
 
-    pub fn sources(&self) -> impl Iterator<Item = Source<'a>> {
-        self.field("eventSources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .take(MAX_SOURCES)
-            .map(|s| Source {
-                kind: str_at(s, "kind"),
-                name: str_at(s, "name"),
-                namespace: s
-                    .get("namespace")
-                    .and_then(Value::as_str)
-                    .filter(|n| !n.is_empty()),
-                match_labels: s.get("matchLabels").and_then(Value::as_object),
-            })
+    pub fn sources(&self) -> impl Iterator<Item = &Source<'a>> {
+        self.sources.iter()
     }
 
     /// `.spec.summary`; empty counts as unset, as notification-controller treats it.
     pub fn summary(&self) -> Result<Option<&'a str>, String> {
-        match self.field("summary") {
-            None => Ok(None),
-            Some(Value::String(s)) if s.is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(format!(
-                "spec.summary must be a string, not {}",
-                json_type(other)
-            )),
-        }
+        self.summary.clone()
     }
 
     /// `.spec.eventMetadata`, in key order.
     pub fn event_metadata(&self) -> Result<Vec<(&'a str, &'a str)>, String> {
-        let Some(field) = self.field("eventMetadata") else {
-            return Ok(Vec::new());
-        };
-        let Some(map) = field.as_object() else {
-            return Err(format!(
-                "spec.eventMetadata must be a map of keys to strings, not {}",
-                json_type(field)
-            ));
-        };
-        map.iter()
-            .map(|(k, v)| match v.as_str() {
-                Some(s) => Ok((k.as_str(), s)),
-                None => Err(format!(
-                    "spec.eventMetadata key {} must map to a string, not {}; quote the value in YAML",
-                    guard_core::names::quote(k),
-                    json_type(v)
-                )),
-            })
-            .collect()
+        self.event_metadata.clone()
     }
 
     /// Does this Alert receive the events of `object`, as notification-controller
@@ -135,6 +232,40 @@ impl<'a> Alert<'a> {
     }
 }
 
+fn summary(field: Option<&Value>) -> Result<Option<&str>, String> {
+    match field {
+        None => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!(
+            "spec.summary must be a string, not {}",
+            json_type(other)
+        )),
+    }
+}
+
+fn event_metadata(field: Option<&Value>) -> Result<Vec<(&str, &str)>, String> {
+    let Some(field) = field else {
+        return Ok(Vec::new());
+    };
+    let Some(map) = field.as_object() else {
+        return Err(format!(
+            "spec.eventMetadata must be a map of keys to strings, not {}",
+            json_type(field)
+        ));
+    };
+    map.iter()
+        .map(|(k, v)| match v.as_str() {
+            Some(s) => Ok((k.as_str(), s)),
+            None => Err(format!(
+                "spec.eventMetadata key {} must map to a string, not {}; quote the value in YAML",
+                guard_core::names::quote(k),
+                json_type(v)
+            )),
+        })
+        .collect()
+}
+
 impl Source<'_> {
     /// The namespace whose objects this source names.
     pub fn namespace_or<'b>(&'b self, alert_namespace: &'b str) -> &'b str {
@@ -150,10 +281,10 @@ impl Source<'_> {
         }
         // A requirement with an invalid key or value fails LabelSelectorAsSelector
         // upstream (no match); valid object labels can never equal it here either.
-        self.match_labels.is_none_or(|wanted| {
+        self.match_labels.as_ref().is_none_or(|wanted| {
             wanted
                 .iter()
-                .all(|(k, v)| v.as_str().is_some_and(|v| object.labels.get(k) == Some(v)))
+                .all(|&(k, v)| v.is_some_and(|v| object.labels.get(k) == Some(v)))
         })
     }
 }
@@ -232,6 +363,52 @@ mod tests {
         assert!(!a.selects(&emitter(&none, "apps", "x"), true));
         let own = alert(json!({"eventSources": [{"kind": "HelmRelease", "name": "*"}]}));
         assert!(Alert::from_object(&own).selects(&emitter(&none, "flux-system", "x"), true));
+    }
+
+    /// A listed Alert read in place reads as the same Alert parsed whole,
+    /// and one it cannot read in place is left to the whole parse.
+    #[test]
+    fn listed_alerts_read_in_place_as_parsed_whole() {
+        let read_in_place = [
+            alert(json!({"summary": "prod", "suspend": false,
+                "eventMetadata": {"cluster": "eu-1", "env": "prod"},
+                "eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "",
+                                  "matchLabels": {"a": "1", "b": "2"}},
+                                 {"kind": "Kustomization", "name": "x", "namespace": "apps",
+                                  "matchLabels": {}},
+                                 {"kind": "GitRepository"}]})),
+            alert(json!({"summary": "", "suspend": true})),
+            json!({"metadata": {"labels": {"a": "b"}}, "spec": {"providerRef": {"name": "x"}}}),
+            json!({}),
+            json!({"apiVersion": "v1", "status": {"conditions": [1, "x"]}}),
+        ];
+        for object in &read_in_place {
+            let text = object.to_string();
+            let listed: ListedAlert<'_> = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                Alert::from_listed(&listed),
+                Alert::from_object(object),
+                "{text}"
+            );
+        }
+        for other in [
+            r#"{"metadata": {"name": "a\"b"}}"#,
+            r#"{"metadata": {"name": null}}"#,
+            r#"{"metadata": 5}"#,
+            r#"{"spec": null}"#,
+            r#"{"spec": {"summary": 5}}"#,
+            r#"{"spec": {"suspend": "true"}}"#,
+            r#"{"spec": {"eventMetadata": {"replicas": 3}}}"#,
+            r#"{"spec": {"eventMetadata": {"b": "1", "a": "2"}}}"#,
+            r#"{"spec": {"eventMetadata": {"env": "x", "env": "y"}}}"#,
+            r#"{"spec": {"eventSources": [null]}}"#,
+            r#"{"spec": {"eventSources": [{"kind": "HelmRelease", "matchLabels": {"t": 1}}]}}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<ListedAlert<'_>>(other).is_err(),
+                "{other}"
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! wins (RFC-0008 precedence), silently for the object's owner; the only
 //! trace is a `MetadataAppendFailed` Warning event on the Alert.
 
-use crate::alert::{Alert, Emitter};
+use crate::alert::{Alert, Emitter, ListedAlert};
 use crate::annotations::Entry;
 use crate::kinds::PREFIX;
 use crate::object_rules::Subject;
@@ -59,11 +59,21 @@ pub fn check(
         labels: &subject.meta.labels,
     };
     for raw in alerts.iter().take(MAX_ALERTS) {
-        // A malformed Alert cannot exist past its CRD schema; skip what cannot be read.
-        let Ok(object) = context::read::<Value>(raw) else {
-            continue;
+        // Read in place; an Alert that is not read so (an escaped string, a
+        // field of another type than its CRD gives) is read whole instead,
+        // to the same answer. One that is not JSON cannot be read at all: skip it.
+        let listed = context::read::<ListedAlert<'_>>(raw);
+        let whole: Value;
+        let alert = match &listed {
+            Ok(listed) => Alert::from_listed(listed),
+            Err(_) => match context::read::<Value>(raw) {
+                Ok(object) => {
+                    whole = object;
+                    Alert::from_object(&whole)
+                }
+                Err(_) => continue,
+            },
         };
-        let alert = Alert::from_object(&object);
         if !alert.selects(&emitter, settings.no_cross_namespace_refs) {
             continue;
         }
