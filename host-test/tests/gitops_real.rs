@@ -184,6 +184,58 @@ fn f2_a_folder_without_kustomization_lists_every_file() {
     }
 }
 
+/// F2, as in the example repository: a strategic-merge patch is no object
+/// of its own once the folder that uses it is built, and the fixture's
+/// expected verdict (one HelmRelease, base and patch, no findings) holds.
+/// The example's kustomization files, which name the patch and which the
+/// excerpt leaves out, are written here (our own, the same shape).
+#[test]
+fn f2_with_the_examples_kustomization_files_the_patch_merges_into_its_release() {
+    let Some(f) = fixtures() else { return };
+    let from = f.join("flux2-kustomize-helm-example/patch-as-object/apps");
+    let dir = common::scratch("gitops-real", "f2");
+    for file in [
+        "base/podinfo/namespace.yaml",
+        "base/podinfo/release.yaml",
+        "base/podinfo/repository.yaml",
+        "production/podinfo-values.yaml",
+    ] {
+        let to = dir.join("apps").join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(file), to).unwrap();
+    }
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
+    std::fs::write(
+        dir.join("apps/base/podinfo/kustomization.yaml"),
+        format!("{kustomization}resources:\n- namespace.yaml\n- repository.yaml\n- release.yaml\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("apps/production/kustomization.yaml"),
+        format!("{kustomization}resources:\n- ../base/podinfo\npatches:\n- path: podinfo-values.yaml\n  target:\n    kind: HelmRelease\n"),
+    )
+    .unwrap();
+    let cases = dir.join("cases");
+    let args = ["--save-cases", cases.to_str().unwrap(), "apps/production"];
+    let run = check(&dir, "deploy", &args, "");
+    // Namespace, HelmRepository and the one HelmRelease, patched.
+    verdict(&run, 0, &[("objects", 3), ("refused", 0)]);
+    let case = conformance::case::load_case(
+        &cases.join("flux-suspend/create-helmrelease-podinfo-podinfo.yaml"),
+    )
+    .unwrap();
+    let object = &case.admission_request()["object"];
+    assert_eq!(
+        object["spec"]["values"]["httpRoute"]["hostnames"],
+        serde_json::json!(["podinfo.production"])
+    );
+    assert_eq!(object["spec"]["chart"]["spec"]["chart"], "podinfo");
+    assert_eq!(
+        object["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+        "flux-system"
+    );
+}
+
 /// Copies a folder's files (the fixtures are read-only; copies are not).
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
