@@ -8,8 +8,9 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := demo
 
-# The policies are the folders under policies/ with a metadata.yml (the
-# catalog crate, policies/catalog, lists the same ones for the Rust code).
+# The policies are the folders under policies/ with a metadata.yml: the same
+# ones as the catalog (policies/catalog), as its test and the scaffold test
+# (host-test/tests/scaffold.rs, with `list-policies`) check.
 POLICIES := $(patsubst policies/%/metadata.yml,%,$(wildcard policies/*/metadata.yml))
 WASM_TARGET := wasm32-wasip1
 WASM_DIR := target/$(WASM_TARGET)/release
@@ -20,7 +21,10 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 	--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	--enable-mutable-globals --enable-multivalue --enable-reference-types
 
-.PHONY: demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+list-policies:
+	@echo $(POLICIES)
+
+.PHONY: list-policies demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 setup:

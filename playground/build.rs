@@ -6,36 +6,13 @@
 //! `$OUT_DIR/catalogue.json`, embedded into the wasm module.
 //!
 //! Every source is optional: a policy whose files are still being written
-//! simply has fewer docs or examples, never a broken build.
+//! simply has fewer docs or examples. The one refusal: a
+//! `policies/<policy>/playground.yml` naming a case the corpus does not have.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
-
-/// The example each policy opens with, when that case exists; otherwise the
-/// first refused case of its corpus, otherwise the first case.
-const DEFAULT_EXAMPLES: &[(&str, &[&str])] = &[
-    (
-        "flux-suspend",
-        &["kubectl-annotate-suspends-kustomization-and-mirrors-spec"],
-    ),
-    (
-        "flux-gate",
-        &[
-            "no-deploy-friday-berlin-friday-0000",
-            "create-with-closed-gate",
-        ],
-    ),
-    ("aso-reconcile", &["delete-protected-prune-refused"]),
-    (
-        "flux-event-metadata",
-        &[
-            "alert-conflict-selected-by-name",
-            "losing-key-kustomization-revision",
-        ],
-    ),
-];
 
 fn main() {
     let manifest =
@@ -55,7 +32,8 @@ fn main() {
     );
 
     // The policies are the folders with a metadata.yml, as the Makefile finds
-    // them; `catalogue()` puts them in the catalog crate's order.
+    // them (the catalog's test holds them equal to the catalog);
+    // `catalogue()` puts them in the catalog crate's order.
     let mut names: Vec<String> = fs::read_dir(root.join("policies"))
         .map(|dir| {
             dir.filter_map(|e| {
@@ -71,7 +49,13 @@ fn main() {
     println!("cargo:rerun-if-changed={}", root.join("policies").display());
     let mut policies = Vec::new();
     for name in &names {
-        policies.push(policy(&root, name));
+        match policy(&root, name) {
+            Ok(p) => policies.push(p),
+            Err(e) => {
+                eprintln!("playground catalogue: {e}");
+                std::process::exit(1);
+            }
+        }
     }
     let catalogue = json!({"policies": policies});
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()));
@@ -100,7 +84,7 @@ fn to_yaml(value: &Value) -> String {
     serde_norway::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
-fn policy(root: &Path, name: &str) -> Value {
+fn policy(root: &Path, name: &str) -> Result<Value, String> {
     let dir = root.join("policies").join(name);
     let metadata = read(&dir.join("metadata.yml"))
         .and_then(|t| yaml(&t))
@@ -145,10 +129,10 @@ fn policy(root: &Path, name: &str) -> Value {
     let readme_settings = section(&readme, "Settings");
 
     let examples = examples(&root.join("tests/cases").join(name));
-    let default_example = default_example(name, &examples);
+    let default_example = default_example(&dir, name, &examples)?;
     let stories = stories(&root.join("tests/stories").join(name));
 
-    json!({
+    Ok(json!({
         "name": name,
         "title": title,
         "description": description,
@@ -160,7 +144,7 @@ fn policy(root: &Path, name: &str) -> Value {
         "defaultExample": default_example,
         "examples": examples,
         "stories": stories,
-    })
+    }))
 }
 
 /// The policy's stories, as their text (the page runs them with `story()`).
@@ -297,24 +281,31 @@ fn examples(dir: &Path) -> Vec<Value> {
     out
 }
 
-fn default_example(policy: &str, examples: &[Value]) -> Value {
+/// The case the page opens on: the one `policies/<policy>/playground.yml`
+/// names (`example: <case>`), which must be in the corpus; without that
+/// file, the first refused case of the corpus, else its first case.
+fn default_example(dir: &Path, policy: &str, examples: &[Value]) -> Result<Value, String> {
     let id = |e: &Value| e.get("id").and_then(Value::as_str).map(str::to_string);
-    let preferred = DEFAULT_EXAMPLES
-        .iter()
-        .find(|(p, _)| *p == policy)
-        .map(|(_, ids)| *ids)
-        .unwrap_or(&[]);
-    for want in preferred {
-        if examples.iter().any(|e| id(e).as_deref() == Some(want)) {
-            return json!(want);
+    if let Some(text) = read(&dir.join("playground.yml")) {
+        let chosen = yaml(&text)
+            .and_then(|p| p.get("example")?.as_str().map(str::to_string))
+            .ok_or_else(|| format!("policies/{policy}/playground.yml: no `example: <case>`"))?;
+        if !examples
+            .iter()
+            .any(|e| id(e).as_deref() == Some(chosen.as_str()))
+        {
+            return Err(format!(
+                "policies/{policy}/playground.yml: no case tests/cases/{policy}/{chosen}.yaml"
+            ));
         }
+        return Ok(json!(chosen));
     }
     let refused = examples
         .iter()
         .find(|e| e.pointer("/expect/allowed") == Some(&json!(false)));
-    refused
+    Ok(refused
         .or_else(|| examples.first())
         .and_then(id)
         .map(Value::String)
-        .unwrap_or(Value::Null)
+        .unwrap_or(Value::Null))
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use guard_core::Timestamp;
+use guard_core::{Entry, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -125,7 +125,7 @@ impl Case {
 
     /// policy-server's options for this case's policy, deployed as the
     /// repository's ClusterAdmissionPolicy with the case's overrides.
-    pub fn server_options(&self, policy: &str) -> Result<ServerOptions, String> {
+    pub fn server_options(&self, policy: &Entry) -> Result<ServerOptions, String> {
         let deployed = deployment::of(policy)?;
         Ok(ServerOptions {
             policy_id: deployed.policy_id,
@@ -137,7 +137,7 @@ impl Case {
     }
 
     /// The Kubernetes kinds policy-server lets this case's policy read.
-    pub fn granted_resources(&self, policy: &str) -> Result<Vec<ContextAwareResource>, String> {
+    pub fn granted_resources(&self, policy: &Entry) -> Result<Vec<ContextAwareResource>, String> {
         match &self.context_aware_resources {
             Some(granted) => Ok(granted.clone()),
             None => Ok(deployment::of(policy)?.context_aware_resources),

@@ -1,5 +1,10 @@
-//! How the corpus deploys each policy: as the generated ClusterAdmissionPolicy
-//! in `deploy/<policy>.yaml` (what the README tells users to apply).
+//! How the corpus deploys each policy: as its generated ClusterAdmissionPolicy
+//! `deploy/<policy>.yaml` (what the README tells users to apply), which
+//! `host-test scaffold` makes from the policy's metadata.yml and, where its
+//! settings decide what it reads, its lookups under the manifest's settings
+//! (`{}`); host-test's distribution test keeps the committed file equal to it.
+//! So the deployment is derived here from the same sources, carried by the
+//! policy's catalog [`Entry`].
 //!
 //! kubewarden-controller turns a ClusterAdmissionPolicy named `p` into the
 //! policy-server entry `clusterwide-p` with `allowedToMutate: spec.mutating`,
@@ -9,24 +14,10 @@
 //! `internal/controller/policyserver_controller_configmap.go`,
 //! `buildPoliciesMap` and `hostCapabilitiesForPolicy`).
 
+use guard_core::{Entry, Lookups};
 use serde::Deserialize;
 
-/// The manifests, embedded so that native tests and the playground see them too.
-const MANIFESTS: [(&str, &str); 4] = [
-    (
-        "flux-suspend",
-        include_str!("../../deploy/flux-suspend.yaml"),
-    ),
-    ("flux-gate", include_str!("../../deploy/flux-gate.yaml")),
-    (
-        "aso-reconcile",
-        include_str!("../../deploy/aso-reconcile.yaml"),
-    ),
-    (
-        "flux-event-metadata",
-        include_str!("../../deploy/flux-event-metadata.yaml"),
-    ),
-];
+pub use guard_core::ContextAwareResource;
 
 /// What policy-server is told about one policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,64 +25,55 @@ pub struct Deployment {
     pub policy_id: String,
     pub allowed_to_mutate: bool,
     pub context_aware_resources: Vec<ContextAwareResource>,
+    /// The host capabilities its lookups call, for a standalone policy-server
+    /// (which denies every one but logging unless granted).
+    pub host_capabilities: Vec<&'static str>,
 }
 
-/// A `contextAwareResources` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextAwareResource {
-    pub api_version: String,
-    pub kind: String,
-}
+/// The Kubernetes calls guard-core's adapter makes for `get`, `list_all` and
+/// a namespace's `list`: what a policy that reads the cluster needs, unless
+/// its settings say which ([`guard_core::Policy::lookups`]).
+const CLUSTER_LOOKUPS: [&str; 3] = [
+    "kubernetes/get_resource",
+    "kubernetes/list_resources_all",
+    "kubernetes/list_resources_by_namespace",
+];
 
-#[derive(Deserialize)]
-struct Manifest {
-    metadata: ManifestMetadata,
-    spec: Spec,
-}
-
-#[derive(Deserialize)]
-struct ManifestMetadata {
-    name: String,
-}
-
+/// The part of metadata.yml a deployment is made from.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Spec {
-    #[serde(default)]
+struct Metadata {
     mutating: bool,
     #[serde(default)]
     context_aware_resources: Vec<ContextAwareResource>,
 }
 
-/// The deployment of `policy` as its generated ClusterAdmissionPolicy, or a
-/// plain policy-server entry named after it when the repository has none.
-pub fn of(policy: &str) -> Result<Deployment, String> {
-    let Some((_, text)) = MANIFESTS.iter().find(|(name, _)| *name == policy) else {
-        return Ok(Deployment {
-            policy_id: policy.to_string(),
-            allowed_to_mutate: false,
-            context_aware_resources: Vec::new(),
-        });
-    };
-    let manifest: Manifest = serde_norway::from_str(text)
-        .map_err(|e| format!("deploy/{policy}.yaml is not a ClusterAdmissionPolicy: {e}"))?;
-    Ok(Deployment {
-        policy_id: format!("clusterwide-{}", manifest.metadata.name),
-        allowed_to_mutate: manifest.spec.mutating,
-        context_aware_resources: manifest.spec.context_aware_resources,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_manifest_reads() {
-        for (name, _) in super::MANIFESTS {
-            let d = super::of(name).unwrap();
-            assert_eq!(d.policy_id, format!("clusterwide-{name}"));
+/// The deployment of `entry` as its generated ClusterAdmissionPolicy, with
+/// the manifests' settings (`{}`).
+pub fn of(entry: &Entry) -> Result<Deployment, String> {
+    let name = entry.name;
+    let metadata: Metadata = serde_norway::from_str(entry.metadata)
+        .map_err(|e| format!("policies/{name}/metadata.yml: {e}"))?;
+    let lookups = (entry.lookups)(b"{}")
+        .map_err(|e| format!("{name}: its default settings are refused: {e}"))?;
+    let Lookups {
+        resources,
+        capabilities,
+    } = lookups.unwrap_or_else(|| {
+        let capabilities = if metadata.context_aware_resources.is_empty() {
+            Vec::new()
+        } else {
+            CLUSTER_LOOKUPS.to_vec()
+        };
+        Lookups {
+            resources: metadata.context_aware_resources,
+            capabilities,
         }
-        assert!(super::of("flux-suspend").unwrap().allowed_to_mutate);
-        assert!(!super::of("flux-gate").unwrap().allowed_to_mutate);
-    }
+    });
+    Ok(Deployment {
+        policy_id: format!("clusterwide-{name}"),
+        allowed_to_mutate: metadata.mutating,
+        context_aware_resources: resources,
+        host_capabilities: capabilities,
+    })
 }

@@ -83,7 +83,7 @@ pub fn native_reply(
 /// Evaluates a case with the policy's native code, as policy-server would.
 pub fn evaluate_native_reply(entry: &Entry, case: &Case) -> Result<Reply, String> {
     let request = as_policy_server_sends(&case.admission_request())?;
-    let options = case.server_options(entry.name)?;
+    let options = case.server_options(entry)?;
     Ok(native_reply(
         entry,
         &request,

@@ -295,40 +295,25 @@ pub struct ServerPolicy {
     pub host_capabilities: Vec<&'static str>,
 }
 
-/// The host capabilities a context-aware policy needs by default: the
-/// Kubernetes calls guard-core's adapter makes for `get`, `list_all` and a
-/// namespace's `list` (flux-suspend lists a deleted Namespace's
-/// Kustomizations, flux-event-metadata one namespace's Alerts).
-const CLUSTER_LOOKUPS: [&str; 3] = [
-    "kubernetes/get_resource",
-    "kubernetes/list_resources_all",
-    "kubernetes/list_resources_by_namespace",
-];
-
-/// The kinds and host capabilities a policy reads with the manifests' settings
-/// (`{}`). aso-reconcile says which from its settings, so that the manifests
-/// grant exactly its lookups; the others read what their metadata declares.
+/// The kinds and host capabilities a policy reads with the manifests'
+/// settings (`{}`), as its catalog entry deploys it (the corpus runs it so).
 pub fn lookups(s: &Sources) -> Result<(Vec<ContextAwareResourceSpec>, Vec<&'static str>)> {
-    if s.name == "aso-reconcile" {
-        let settings = guard_core::settings::parse::<aso_reconcile::Settings>(b"{}")
-            .map_err(|e| anyhow::anyhow!("aso-reconcile default settings: {e}"))?;
-        let (resources, capabilities) = aso_reconcile::lookups::needed(&settings);
-        let resources = resources
-            .into_iter()
-            .map(|r| ContextAwareResourceSpec {
-                api_version: r.api_version,
-                kind: r.kind,
-            })
-            .collect();
-        return Ok((resources, capabilities));
-    }
-    let resources = s.metadata.context_aware_resources.clone();
-    let capabilities = if resources.is_empty() {
-        Vec::new()
-    } else {
-        CLUSTER_LOOKUPS.to_vec()
-    };
-    Ok((resources, capabilities))
+    let entry = catalog::entry(&s.name).with_context(|| {
+        format!(
+            "no policy named {:?} in the catalog (policies/catalog/src/lib.rs)",
+            s.name
+        )
+    })?;
+    let deployed = conformance::deployment::of(entry).map_err(anyhow::Error::msg)?;
+    let resources = deployed
+        .context_aware_resources
+        .into_iter()
+        .map(|r| ContextAwareResourceSpec {
+            api_version: r.api_version,
+            kind: r.kind,
+        })
+        .collect();
+    Ok((resources, deployed.host_capabilities))
 }
 
 /// `deploy/policies.yml`: every policy for a standalone policy-server.
@@ -391,11 +376,49 @@ mod tests {
         assert_eq!(cargo_version("[dependencies]\nversion = \"1\"\n"), None);
     }
 
+    /// The corpus runs each policy deployed as its catalog entry says, which
+    /// must be what the committed `deploy/<policy>.yaml` says.
+    #[test]
+    fn every_policy_is_deployed_as_its_manifest_says() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for entry in catalog::POLICIES {
+            let name = entry.name;
+            let text = std::fs::read_to_string(root.join(format!("deploy/{name}.yaml"))).unwrap();
+            let manifest: Value = serde_norway::from_str(&text).unwrap();
+            let deployed = conformance::deployment::of(entry).unwrap();
+            assert_eq!(
+                deployed.policy_id,
+                format!(
+                    "clusterwide-{}",
+                    manifest["metadata"]["name"].as_str().unwrap()
+                )
+            );
+            assert_eq!(
+                Value::Bool(deployed.allowed_to_mutate),
+                manifest["spec"]["mutating"],
+                "{name}"
+            );
+            let kinds: Vec<Value> = deployed
+                .context_aware_resources
+                .iter()
+                .map(|r| serde_json::json!({"apiVersion": r.api_version, "kind": r.kind}))
+                .collect();
+            let in_manifest = manifest["spec"].get("contextAwareResources").cloned();
+            assert_eq!(
+                in_manifest.unwrap_or(Value::Array(Vec::new())),
+                Value::Array(kinds),
+                "{name}"
+            );
+        }
+    }
+
+    /// aso-reconcile's settings decide what it reads: with the defaults, only
+    /// Namespaces, with `get` alone.
     #[test]
     fn aso_reconcile_is_granted_exactly_what_its_settings_read() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let s = Sources::load(&root, "aso-reconcile").unwrap();
-        let (resources, capabilities) = lookups(&s).unwrap();
+        let (resources, capabilities) =
+            lookups(&Sources::load(&root, "aso-reconcile").unwrap()).unwrap();
         assert_eq!(resources.len(), 1);
         assert_eq!(
             (

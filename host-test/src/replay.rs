@@ -74,6 +74,18 @@ pub fn policy_of(case: &Case) -> String {
     case.id.split('/').next().unwrap_or("").to_string()
 }
 
+/// The catalog entry of the case's policy; a folder the catalog does not
+/// list is refused, naming where policies are listed.
+pub fn entry_of(case: &Case) -> Result<&'static guard_core::Entry, String> {
+    let name = policy_of(case);
+    catalog::entry(&name).ok_or_else(|| {
+        format!(
+            "{}: no policy named {name:?} in the catalog (policies/catalog/src/lib.rs)",
+            case.id
+        )
+    })
+}
+
 /// Runs one case `repeat` times (for timing) and checks the last response.
 pub fn run_case(modules: &mut Modules, case: &Case, repeat: usize, limits: &Limits) -> Outcome {
     let policy_name = policy_of(case);
@@ -107,14 +119,14 @@ pub fn evaluate(
     limits: &Limits,
     micros: &mut Vec<f64>,
 ) -> Result<Value, String> {
-    let policy_name = policy_of(case);
-    let policy = modules.get(&policy_name).map_err(|e| format!("{e:#}"))?;
+    let entry = entry_of(case)?;
+    let policy = modules.get(entry.name).map_err(|e| format!("{e:#}"))?;
     // policy-server validates settings before serving; a case that records
     // invalid settings still gets the policy's own refusal from `validate`.
     let _ = policy.validate_settings(&case.settings, case.now);
     let request = case.admission_request();
-    let server = case.server_options(&policy_name)?;
-    let granted = case.granted_resources(&policy_name)?;
+    let server = case.server_options(entry)?;
+    let granted = case.granted_resources(entry)?;
     let eval = Evaluation {
         now: case.now,
         limits: limits.clone(),
@@ -134,9 +146,8 @@ pub fn evaluate(
 
 /// How the native evaluation of the case differs from the module's reply.
 pub fn native_disagreement(case: &Case, response: &Value) -> Option<String> {
-    let policy_name = policy_of(case);
-    match catalog::entry(&policy_name) {
-        Some(entry) => {
+    match entry_of(case) {
+        Ok(entry) => {
             let native = conformance::evaluate_native(entry, case).unwrap_or_else(Value::String);
             (native != *response).then(|| {
                 format!(
@@ -144,7 +155,7 @@ pub fn native_disagreement(case: &Case, response: &Value) -> Option<String> {
                 )
             })
         }
-        None => Some(format!("no native evaluator named {policy_name}")),
+        Err(e) => Some(e),
     }
 }
 

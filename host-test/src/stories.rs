@@ -19,7 +19,15 @@ pub fn run(path: &Path, dist: &Path) -> Result<Vec<Ran>, String> {
     let limits = Limits::default();
     let mut runs = Vec::new();
     for s in &stories {
-        let policy = s.id.split('/').next().unwrap_or("").to_string();
+        let name = s.id.split('/').next().unwrap_or("");
+        let Some(policy) = catalog::entry(name) else {
+            let why = format!(
+                "{}: no policy named {name:?} in the catalog (policies/catalog/src/lib.rs)",
+                s.id
+            );
+            runs.push((s.id.clone(), Err(why)));
+            continue;
+        };
         let mut evaluate = |case: &conformance::Case| {
             let response = replay::evaluate(&mut modules, case, 1, &limits, &mut Vec::new())?;
             match replay::native_disagreement(case, &response) {
@@ -27,7 +35,7 @@ pub fn run(path: &Path, dist: &Path) -> Result<Vec<Ran>, String> {
                 None => Ok(response),
             }
         };
-        let ran = story::run(s, &policy, &mut evaluate).map_err(|e| format!("{}: {e}", s.id));
+        let ran = story::run(s, policy, &mut evaluate).map_err(|e| format!("{}: {e}", s.id));
         runs.push((s.id.clone(), ran));
     }
     Ok(runs)

@@ -77,8 +77,8 @@ fn policies_round_trip_through_a_real_registry() {
             now: case.now,
             limits: Limits::default(),
             source: Source::Recorded(case.context.clone().into()),
-            grants: Grants::all_capabilities(case.granted_resources(entry.name).unwrap()),
-            server: case.server_options(entry.name).unwrap(),
+            grants: Grants::all_capabilities(case.granted_resources(entry).unwrap()),
+            server: case.server_options(entry).unwrap(),
         };
         let (response, _) = policy.evaluate(&case.admission_request(), &case.settings, &eval);
         let response = response.unwrap();

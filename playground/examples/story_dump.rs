@@ -24,7 +24,7 @@ fn main() -> std::process::ExitCode {
             continue;
         };
         let mut evaluate = |case: &conformance::Case| conformance::evaluate_native(entry, case);
-        let run = match conformance::story::run(story, policy, &mut evaluate) {
+        let run = match conformance::story::run(story, entry, &mut evaluate) {
             Ok(run) => conformance::story::narrate::to_json(&run),
             Err(e) => Value::String(e),
         };

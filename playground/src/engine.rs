@@ -235,7 +235,7 @@ pub fn prepare(input: &Input) -> Result<Prepared, Vec<InputError>> {
     };
 
     // Deployed as the repository's ClusterAdmissionPolicy, as the corpus is.
-    let deployed = entry.map(|e| conformance::deployment::of(e.name));
+    let deployed = entry.map(conformance::deployment::of);
     match (entry, now, context, deployed) {
         (Some(entry), Some(now), Some(context), Some(Ok(deployed))) if errors.is_empty() => {
             Ok(Prepared {

@@ -281,6 +281,6 @@ pub fn story(id: &str, text: &str) -> Result<String, JsError> {
         engine::entry(policy).ok_or_else(|| JsError::new(&format!("no policy named {policy}")))?;
     let mut evaluate = |case: &conformance::Case| conformance::evaluate_native(entry, case);
     let run =
-        conformance::story::run(&story, policy, &mut evaluate).map_err(|e| JsError::new(&e))?;
+        conformance::story::run(&story, entry, &mut evaluate).map_err(|e| JsError::new(&e))?;
     Ok(conformance::story::narrate::to_json(&run).to_string())
 }

@@ -31,7 +31,7 @@ pub fn check_native(entry: &Entry, dir: &Path) -> Result<(usize, Vec<String>), S
     let mut failures = Vec::new();
     for story in &stories {
         let mut evaluate = |case: &crate::Case| crate::evaluate_native(entry, case);
-        match run(story, entry.name, &mut evaluate) {
+        match run(story, entry, &mut evaluate) {
             Ok(done) => failures.extend(done.failures()),
             Err(e) => failures.push(e),
         }

@@ -103,7 +103,11 @@ impl StoryRun {
 }
 
 /// Runs `story` of `policy`, every request judged by `evaluate`.
-pub fn run(story: &Story, policy: &str, evaluate: &mut Evaluate<'_>) -> Result<StoryRun, String> {
+pub fn run(
+    story: &Story,
+    policy: &guard_core::Entry,
+    evaluate: &mut Evaluate<'_>,
+) -> Result<StoryRun, String> {
     let deployed = crate::deployment::of(policy)?;
     let mut judge = Judge {
         story,
@@ -380,6 +384,23 @@ cluster:
         Ok(json!({"uid": case.request["uid"], "allowed": allowed}))
     }
 
+    /// A policy deployed as a mutating one (what flux-suspend is); its
+    /// requests are judged by `judge`, never by `validate`.
+    const MUTATING: guard_core::Entry = guard_core::Entry {
+        name: "mutating",
+        validate: |_, _| Vec::new(),
+        validate_settings: |_| Vec::new(),
+        lookups: |_| Ok(None),
+        metadata: "mutating: true\n",
+    };
+
+    /// The same deployed as a validating policy (what flux-gate is).
+    const VALIDATING: guard_core::Entry = guard_core::Entry {
+        name: "validating",
+        metadata: "mutating: false\n",
+        ..MUTATING
+    };
+
     fn get<'a>(run: &'a StoryRun, kind: &str, name: &str) -> Option<&'a Value> {
         run.state
             .iter()
@@ -407,7 +428,7 @@ end:
     equals: true
 "#,
         );
-        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        let run = run(&s, &MUTATING, &mut judge).unwrap();
         assert!(run.passed(), "{}", run.failures().join("\n"));
         let a = get(&run, "Kustomization", "a").unwrap();
         assert_eq!(a["metadata"]["annotations"]["x"], "y");
@@ -446,7 +467,7 @@ end:
     exists: false
 "#,
         );
-        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        let run = run(&s, &MUTATING, &mut judge).unwrap();
         let deleted = &run.steps[1].requests[0].request;
         assert_eq!(deleted["name"], "");
         assert_eq!(deleted["operation"], "DELETE");
@@ -480,7 +501,7 @@ end:
     equals: y
 "#,
         );
-        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        let run = run(&s, &MUTATING, &mut judge).unwrap();
         assert!(run.passed(), "{}", run.failures().join("\n"));
         // A Namespace's requests carry its name as their namespace.
         let deleted = &run.steps[0].requests[0].request;
@@ -497,7 +518,7 @@ end:
     expect: {allowed: false}
 "#,
         );
-        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        let run = run(&s, &MUTATING, &mut judge).unwrap();
         let failures = run.failures();
         assert_eq!(failures.len(), 1);
         let text = &failures[0];
@@ -525,7 +546,7 @@ end:
     exists: false
 "#;
         let s = super::super::parse_story(text, "test/collect").unwrap();
-        let run = run(&s, "flux-suspend", &mut judge).unwrap();
+        let run = run(&s, &MUTATING, &mut judge).unwrap();
         assert!(run.passed(), "{}", run.failures().join("\n"));
         let sent = &run.steps[0].requests[0].request;
         assert_eq!(sent["name"], "r");
@@ -552,14 +573,13 @@ end:
     expect: {allowed: true}
 "#,
         );
-        // flux-gate is deployed as a validating policy, flux-suspend as a mutating one.
-        let validating = run(&s, "flux-gate", &mut judge).unwrap();
+        let validating = run(&s, &VALIDATING, &mut judge).unwrap();
         let created = &validating.steps[0].requests[0].request["object"];
         assert_eq!(created["metadata"]["generation"], 1);
         assert!(created["metadata"]["uid"].is_string());
         let changed = &validating.steps[1].requests[0].request["object"];
         assert_eq!(changed["metadata"]["generation"], 2);
-        let mutating = run(&s, "flux-suspend", &mut judge).unwrap();
+        let mutating = run(&s, &MUTATING, &mut judge).unwrap();
         let created = &mutating.steps[0].requests[0].request["object"];
         assert!(created["metadata"].get("uid").is_none());
         let changed = &mutating.steps[1].requests[0].request["object"];

@@ -350,15 +350,15 @@ async fn run_policy_server(
 
 /// A case's configuration as a `policies.yml` entry, without its id.
 fn entry_of(case: &Case, module: &Path) -> Result<Entry, String> {
-    let policy = policy_of(case);
-    let options = case.server_options(&policy)?;
+    let policy = crate::replay::entry_of(case)?;
+    let options = case.server_options(policy)?;
     Ok(Entry {
         id: options.policy_id,
         module: module.to_path_buf(),
         settings: case.settings.clone(),
         mode: options.mode,
         allowed_to_mutate: options.allowed_to_mutate,
-        context_aware_resources: case.granted_resources(&policy)?,
+        context_aware_resources: case.granted_resources(policy)?,
     })
 }
 

@@ -31,7 +31,7 @@
 
 pub mod deletion;
 pub mod effective;
-pub mod lookups;
+mod lookups;
 pub mod matrix;
 pub mod namespace;
 pub mod namespace_deletion;
@@ -54,6 +54,11 @@ pub struct AsoReconcile;
 impl guard_core::Policy for AsoReconcile {
     const NAME: &'static str = "aso-reconcile";
     type Settings = Settings;
+
+    /// The protected kinds decide what is listed, so the manifests grant exactly those.
+    fn lookups(settings: &Settings) -> Option<guard_core::Lookups> {
+        Some(lookups::needed(settings))
+    }
 
     fn evaluate(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
         // Subresources (ASO writes `status`) carry no annotation changes.
@@ -87,7 +92,8 @@ pub fn is_aso_group(group: &str) -> bool {
 
 guard_core::kubewarden_policy!(AsoReconcile);
 
-pub const ENTRY: guard_core::Entry = guard_core::Entry::of::<AsoReconcile>();
+pub const ENTRY: guard_core::Entry =
+    guard_core::Entry::of::<AsoReconcile>(include_str!("../metadata.yml"));
 
 #[cfg(test)]
 mod test_support;

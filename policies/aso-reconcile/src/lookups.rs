@@ -2,14 +2,9 @@
 //! the policy: policy-server answers only the kinds in
 //! `contextAwareResources` and only the host capabilities granted.
 
-use crate::settings::Settings;
+use guard_core::{ContextAwareResource as Resource, Lookups};
 
-/// A `contextAwareResources` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resource {
-    pub api_version: String,
-    pub kind: String,
-}
+use crate::settings::Settings;
 
 /// What the policy reads with `settings`: the Namespace (its
 /// `reconcile-policy`, and whether its deletion was confirmed) with
@@ -17,7 +12,7 @@ pub struct Resource {
 /// `kubernetes/list_resources_all` (what is inside a deleted resource, in any
 /// namespace) and `kubernetes/list_resources_by_namespace` (what a deleted
 /// Namespace holds, or one switched to `manage`).
-pub fn needed(settings: &Settings) -> (Vec<Resource>, Vec<&'static str>) {
+pub fn needed(settings: &Settings) -> Lookups {
     let mut resources = vec![Resource {
         api_version: "v1".into(),
         kind: "Namespace".into(),
@@ -43,7 +38,10 @@ pub fn needed(settings: &Settings) -> (Vec<Resource>, Vec<&'static str>) {
             resources.push(r);
         }
     }
-    (resources, capabilities)
+    Lookups {
+        resources,
+        capabilities,
+    }
 }
 
 #[cfg(test)]
@@ -52,7 +50,10 @@ mod tests {
 
     #[test]
     fn defaults_read_the_namespace_only() {
-        let (resources, capabilities) = needed(&Settings::default());
+        let Lookups {
+            resources,
+            capabilities,
+        } = needed(&Settings::default());
         assert_eq!(resources.len(), 1);
         assert_eq!(capabilities, ["kubernetes/get_resource"]);
     }
@@ -65,7 +66,10 @@ mod tests {
                 {"group":"keyvault.azure.com","kind":"*"}]}}"#,
         )
         .unwrap();
-        let (resources, capabilities) = needed(&s);
+        let Lookups {
+            resources,
+            capabilities,
+        } = needed(&s);
         assert_eq!(
             resources[1],
             Resource {

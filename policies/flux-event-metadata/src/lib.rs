@@ -62,7 +62,8 @@ pub struct FluxEventMetadata;
 
 guard_core::kubewarden_policy!(FluxEventMetadata);
 
-pub const ENTRY: guard_core::Entry = guard_core::Entry::of::<FluxEventMetadata>();
+pub const ENTRY: guard_core::Entry =
+    guard_core::Entry::of::<FluxEventMetadata>(include_str!("../metadata.yml"));
 
 /// An Alert reduced to what its rules read.
 #[derive(Deserialize)]

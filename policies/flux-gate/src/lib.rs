@@ -82,7 +82,8 @@ impl guard_core::Policy for FluxGate {
 }
 
 guard_core::kubewarden_policy!(FluxGate);
-pub const ENTRY: guard_core::Entry = guard_core::Entry::of::<FluxGate>();
+pub const ENTRY: guard_core::Entry =
+    guard_core::Entry::of::<FluxGate>(include_str!("../metadata.yml"));
 
 #[cfg(test)]
 mod tests {

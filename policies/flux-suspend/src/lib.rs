@@ -68,4 +68,5 @@ impl Policy for FluxSuspend {
 
 guard_core::kubewarden_policy!(FluxSuspend);
 
-pub const ENTRY: guard_core::Entry = guard_core::Entry::of::<FluxSuspend>();
+pub const ENTRY: guard_core::Entry =
+    guard_core::Entry::of::<FluxSuspend>(include_str!("../metadata.yml"));

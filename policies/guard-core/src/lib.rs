@@ -66,5 +66,5 @@ macro_rules! kubewarden_policy {
         }
     };
 }
-pub use policy::Entry;
+pub use policy::{ContextAwareResource, Entry, Lookups};
 pub use request::Which;

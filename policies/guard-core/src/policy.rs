@@ -18,6 +18,28 @@ pub trait Policy {
         settings: &Self::Settings,
         ctx: &Context<'_>,
     ) -> Verdict;
+
+    /// What the policy reads from the cluster under `settings`, when its
+    /// settings decide it; `None` when its metadata.yml's
+    /// `contextAwareResources` say it all.
+    fn lookups(_settings: &Self::Settings) -> Option<Lookups> {
+        None
+    }
+}
+
+/// A kind a policy reads from the cluster (a `contextAwareResources` entry).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextAwareResource {
+    pub api_version: String,
+    pub kind: String,
+}
+
+/// The kinds a policy reads and the host capabilities it calls to read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookups {
+    pub resources: Vec<ContextAwareResource>,
+    pub capabilities: Vec<&'static str>,
 }
 
 /// The waPC `validate` payload: `{"request": AdmissionRequest, "settings": {...}}`.
@@ -74,21 +96,34 @@ pub fn validate_settings_json<P: Policy>(payload: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&reply).unwrap_or_default()
 }
 
-/// A policy's entry points as plain function pointers, so that hosts serving
-/// several policies (harness benchmarks, the playground) can pick one by name.
+/// [`Policy::lookups`] under settings given as JSON; invalid settings are refused.
+pub fn lookups_json<P: Policy>(settings: &[u8]) -> Result<Option<Lookups>, String> {
+    settings::parse::<P::Settings>(settings).map(|s| P::lookups(&s))
+}
+
+/// A policy's entry points as plain function pointers, and the facts it is
+/// deployed with, so that hosts serving several policies (the harness, the
+/// playground, the generated manifests) can pick one by name.
 #[derive(Clone, Copy)]
 pub struct Entry {
     pub name: &'static str,
     pub validate: fn(&[u8], &Context<'_>) -> Vec<u8>,
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
+    pub lookups: fn(&[u8]) -> Result<Option<Lookups>, String>,
+    /// The policy's `metadata.yml`, which kwctl annotates its module with and
+    /// its generated ClusterAdmissionPolicy is made from.
+    pub metadata: &'static str,
 }
 
 impl Entry {
-    pub const fn of<P: Policy>() -> Self {
+    /// `metadata` is the policy's `metadata.yml`: `include_str!("../metadata.yml")`.
+    pub const fn of<P: Policy>(metadata: &'static str) -> Self {
         Self {
             name: P::NAME,
             validate: validate_json::<P>,
             validate_settings: validate_settings_json::<P>,
+            lookups: lookups_json::<P>,
+            metadata,
         }
     }
 }
