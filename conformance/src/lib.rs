@@ -106,6 +106,11 @@ pub fn check_native(entry: &Entry, dir: &std::path::Path) -> Result<(usize, Vec<
     let cases = load_cases(dir)?;
     let mut failures = Vec::new();
     for case in &cases {
+        let mutating = case.server_options(entry)?.allowed_to_mutate;
+        if let Some(problem) = request::create_metadata_problem(&case.admission_request(), mutating)
+        {
+            failures.push(format!("{}: {problem}", case.id));
+        }
         match evaluate_native(entry, case) {
             Ok(response) => {
                 for problem in expect::check(&case.expect, &response) {

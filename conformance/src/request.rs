@@ -89,6 +89,43 @@ pub fn options_shape_problem(request: &Value) -> Option<String> {
     None
 }
 
+/// Why a recorded CREATE's object could not have reached this policy, if it
+/// could not. kube-apiserver runs mutating admission in the create handler,
+/// before the store fills in `uid` and `creationTimestamp` and the strategy
+/// sets `generation`; validating admission runs inside the store's `Create`,
+/// after them; `resourceVersion` comes from storage, after both
+/// (kubernetes/apiserver 24a394e5, `pkg/endpoints/handlers/create.go`;
+/// `pkg/registry/generic/registry/store.go` `Store.Create` and
+/// `pkg/registry/rest/create.go` `BeforeCreate`,
+/// `FillObjectMetaSystemFields`). Kubewarden's audit scanner, which sends
+/// stored objects as CREATEs without `options`, is not judged by this.
+pub fn create_metadata_problem(request: &Value, mutating: bool) -> Option<String> {
+    if request.get("operation").and_then(Value::as_str) != Some("CREATE")
+        || request.get("options").is_none_or(Value::is_null)
+    {
+        return None;
+    }
+    let metadata = request.get("object")?.get("metadata")?;
+    let filled_later: &[&str] = if mutating {
+        &["resourceVersion", "uid", "creationTimestamp", "generation"]
+    } else {
+        &["resourceVersion"]
+    };
+    let present: Vec<&str> = filled_later
+        .iter()
+        .copied()
+        .filter(|k| metadata.get(*k).is_some())
+        .collect();
+    if present.is_empty() {
+        return None;
+    }
+    let webhook = if mutating { "mutating" } else { "validating" };
+    Some(format!(
+        "a CREATE reaches a {webhook} webhook before kube-apiserver sets metadata.{}",
+        present.join(", metadata.")
+    ))
+}
+
 /// A member that is there and not `null` (serde reads `null` as `None`).
 fn present<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     map.get(key).filter(|v| !v.is_null())
@@ -222,5 +259,19 @@ mod tests {
         assert_eq!(options_shape_problem(&r), None);
         r["options"] = Value::Null;
         assert_eq!(options_shape_problem(&r), None);
+    }
+
+    #[test]
+    fn a_create_carries_only_what_the_store_has_set_by_then() {
+        let mut r = request();
+        r["operation"] = json!("CREATE");
+        r["options"] = json!({"kind": "CreateOptions"});
+        r["object"] = json!({"metadata": {"name": "c", "uid": "u", "creationTimestamp": "t", "generation": 1}});
+        assert_eq!(create_metadata_problem(&r, false), None);
+        assert!(create_metadata_problem(&r, true).is_some_and(|p| p.contains("metadata.uid")));
+        r["object"]["metadata"]["resourceVersion"] = json!("7");
+        assert!(create_metadata_problem(&r, false).is_some_and(|p| p.contains("resourceVersion")));
+        r["options"] = Value::Null;
+        assert_eq!(create_metadata_problem(&r, true), None);
     }
 }
