@@ -95,9 +95,9 @@ pub fn options_shape_problem(request: &Value) -> Option<String> {
 /// sets `generation`; validating admission runs inside the store's `Create`,
 /// after them; `resourceVersion` comes from storage, after both
 /// (kubernetes/apiserver 24a394e5, `pkg/endpoints/handlers/create.go`;
-/// `pkg/registry/generic/registry/store.go` `Store.Create` and
-/// `pkg/registry/rest/create.go` `BeforeCreate`,
-/// `FillObjectMetaSystemFields`). Kubewarden's audit scanner, which sends
+/// `pkg/registry/generic/registry/store.go` `Store.create`, which calls
+/// `rest.FillObjectMetaSystemFields`, then `rest.BeforeCreate` and so the
+/// strategy's `PrepareForCreate`, then the validators). Kubewarden's audit scanner, which sends
 /// stored objects as CREATEs without `options`, is not judged by this.
 pub fn create_metadata_problem(request: &Value, mutating: bool) -> Option<String> {
     if request.get("operation").and_then(Value::as_str) != Some("CREATE")
