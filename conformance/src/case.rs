@@ -40,7 +40,7 @@ pub struct Case {
     pub expect: Expect,
 }
 
-fn empty_object() -> Value {
+pub(crate) fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
@@ -128,9 +128,9 @@ impl Case {
     pub fn server_options(&self, policy: &Entry) -> Result<ServerOptions, String> {
         let deployed = deployment::of(policy)?;
         Ok(ServerOptions {
+            allowed_to_mutate: deployed.mutating(self.allowed_to_mutate),
             policy_id: deployed.policy_id,
             mode: self.policy_mode,
-            allowed_to_mutate: self.allowed_to_mutate.unwrap_or(deployed.allowed_to_mutate),
             // The repository's ClusterAdmissionPolicies set no `message`.
             rejection_message: None,
         })

@@ -48,6 +48,16 @@ struct Metadata {
     context_aware_resources: Vec<ContextAwareResource>,
 }
 
+impl Deployment {
+    /// policy-server's `allowedToMutate`, which also decides whether
+    /// kube-apiserver calls the policy as a mutating or a validating webhook:
+    /// the ClusterAdmissionPolicy's `spec.mutating` unless a case or story
+    /// overrides it.
+    pub fn mutating(&self, overridden: Option<bool>) -> bool {
+        overridden.unwrap_or(self.allowed_to_mutate)
+    }
+}
+
 /// The deployment of `entry` as its generated ClusterAdmissionPolicy, with
 /// the manifests' settings (`{}`).
 pub fn of(entry: &Entry) -> Result<Deployment, String> {

@@ -7,7 +7,7 @@ use guard_core::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::case::Expect;
+use crate::case::{empty_object, Expect};
 use crate::deployment::ContextAwareResource;
 use crate::response::PolicyMode;
 
@@ -34,10 +34,6 @@ pub struct Story {
     pub steps: Vec<Step>,
     #[serde(default)]
     pub end: Vec<EndCheck>,
-}
-
-fn empty_object() -> Value {
-    Value::Object(serde_json::Map::new())
 }
 
 /// An object by `apiVersion`, `kind`, `namespace` (empty when cluster

@@ -111,7 +111,7 @@ pub fn run(
     let deployed = crate::deployment::of(policy)?;
     let mut judge = Judge {
         story,
-        mutating: deployed.allowed_to_mutate,
+        mutating: deployed.mutating(story.allowed_to_mutate),
         evaluate,
     };
     let mut state = State::new(story.cluster.clone())?;
