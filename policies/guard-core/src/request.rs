@@ -211,6 +211,18 @@ impl AdmissionRequest {
         }
     }
 
+    /// The one refusal for a request that lacks the object its operation
+    /// carries (`object` on CREATE and UPDATE, `oldObject` on DELETE).
+    /// kube-apiserver always sends it, so only a hand-made or cut request gets
+    /// here; `subject` names what was asked about (kind and name).
+    pub fn missing_object(&self, which: Which, subject: &str) -> String {
+        format!(
+            "{subject}: the {} request carries no {}",
+            self.operation.as_str(),
+            which.field()
+        )
+    }
+
     /// `options.fieldManager`: the manager the client named, empty when it
     /// named none. `Err` when the options cannot be read: kube-apiserver
     /// writes them from its typed `CreateOptions`/`UpdateOptions`, so
@@ -299,6 +311,16 @@ impl Metadata {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_the_missing_object_one_way() {
+        let request: AdmissionRequest =
+            serde_json::from_str(r#"{"operation":"DELETE","name":"apps"}"#).unwrap();
+        assert_eq!(
+            request.missing_object(Which::OldObject, "Kustomization flux-system/apps"),
+            "Kustomization flux-system/apps: the DELETE request carries no oldObject"
+        );
+    }
 
     #[test]
     fn nulls_and_absent_fields_read_as_not_set() {
