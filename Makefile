@@ -24,10 +24,27 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 list-policies:
 	@echo $(POLICIES)
 
-.PHONY: list-policies demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
-setup:
+# rust-toolchain.toml names the compiler the size budgets are measured with;
+# link it from `stable` when that is the pinned version (a machine that
+# cannot download one), else from the pinned release, installed by rustup.
+# The targets and components go to the toolchain linked, as rustup adds none
+# to a linked one.
+RUST_TOOLCHAIN := $(shell sed -n 's/^channel = "\(.*\)"$$/\1/p' rust-toolchain.toml)
+RUST_VERSION := $(RUST_TOOLCHAIN:reconcile-guard-%=%)
+toolchain:
+	@rustup toolchain list | grep -Eq '^$(RUST_TOOLCHAIN)( |$$)' && exit 0; \
+	from=stable; \
+	rustup run stable rustc --version 2>/dev/null | grep -q '^rustc $(RUST_VERSION) ' \
+		|| { from=$(RUST_VERSION); rustup toolchain install $(RUST_VERSION) --profile minimal; }; \
+	rustup target add --toolchain $$from $(WASM_TARGET) wasm32-unknown-unknown; \
+	rustup component add --toolchain $$from rustfmt clippy; \
+	rustup toolchain link $(RUST_TOOLCHAIN) "$$(rustup run $$from rustc --print sysroot)"; \
+	echo "linked $(RUST_TOOLCHAIN) to $$from"
+
+setup: toolchain
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 	@rustup component list --installed | grep -q '^clippy' || rustup component add clippy
@@ -81,7 +98,7 @@ bench: build worst-cases
 # Each policy's worst case, written under target/bench/worst-case by its
 # tests/worst_case.rs from the limits its settings enforce (megabytes each,
 # so they are made, not kept).
-worst-cases:
+worst-cases: setup
 	cargo test --profile host $(addprefix -p ,$(POLICIES)) --test worst_case
 
 # The real policy-server with our modules and the official annotations policy
