@@ -24,9 +24,20 @@ pub struct Alert<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
     suspended: bool,
-    summary: Result<Option<&'a str>, String>,
-    event_metadata: Result<Vec<(&'a str, &'a str)>, String>,
+    summary: Result<Option<&'a str>, FieldError>,
+    event_metadata: Result<Vec<(&'a str, &'a str)>, FieldError>,
     sources: Vec<Source<'a>>,
+}
+
+/// A field of the Alert under review that is not of the type its CRD gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FieldError {
+    /// `.spec.summary` is not a string; `found` is the JSON type.
+    SummaryNotString { found: &'static str },
+    /// `.spec.eventMetadata` is not a map.
+    MetadataNotMap { found: &'static str },
+    /// A `.spec.eventMetadata` value is not a string.
+    MetadataValueNotString { key: String, found: &'static str },
 }
 
 /// One `.spec.eventSources[]` entry.
@@ -206,12 +217,12 @@ impl<'a> Alert<'a> {
     }
 
     /// `.spec.summary`; empty counts as unset, as notification-controller treats it.
-    pub fn summary(&self) -> Result<Option<&'a str>, String> {
+    pub(crate) fn summary(&self) -> Result<Option<&'a str>, FieldError> {
         self.summary.clone()
     }
 
     /// `.spec.eventMetadata`, in key order.
-    pub fn event_metadata(&self) -> Result<Vec<(&'a str, &'a str)>, String> {
+    pub(crate) fn event_metadata(&self) -> Result<Vec<(&'a str, &'a str)>, FieldError> {
         self.event_metadata.clone()
     }
 
@@ -232,36 +243,33 @@ impl<'a> Alert<'a> {
     }
 }
 
-fn summary(field: Option<&Value>) -> Result<Option<&str>, String> {
+fn summary(field: Option<&Value>) -> Result<Option<&str>, FieldError> {
     match field {
         None => Ok(None),
         Some(Value::String(s)) if s.is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(format!(
-            "spec.summary must be a string, not {}",
-            json_type(other)
-        )),
+        Some(other) => Err(FieldError::SummaryNotString {
+            found: json_type(other),
+        }),
     }
 }
 
-fn event_metadata(field: Option<&Value>) -> Result<Vec<(&str, &str)>, String> {
+fn event_metadata(field: Option<&Value>) -> Result<Vec<(&str, &str)>, FieldError> {
     let Some(field) = field else {
         return Ok(Vec::new());
     };
     let Some(map) = field.as_object() else {
-        return Err(format!(
-            "spec.eventMetadata must be a map of keys to strings, not {}",
-            json_type(field)
-        ));
+        return Err(FieldError::MetadataNotMap {
+            found: json_type(field),
+        });
     };
     map.iter()
         .map(|(k, v)| match v.as_str() {
             Some(s) => Ok((k.as_str(), s)),
-            None => Err(format!(
-                "spec.eventMetadata key {} must map to a string, not {}; quote the value in YAML",
-                guard_core::names::quote(k),
-                json_type(v)
-            )),
+            None => Err(FieldError::MetadataValueNotString {
+                key: k.clone(),
+                found: json_type(v),
+            }),
         })
         .collect()
 }
@@ -426,16 +434,19 @@ mod tests {
         let a = Alert::from_object(&bad);
         assert_eq!(
             a.summary().unwrap_err(),
-            "spec.summary must be a string, not a number"
+            FieldError::SummaryNotString { found: "a number" }
         );
         assert_eq!(
             a.event_metadata().unwrap_err(),
-            "spec.eventMetadata must be a map of keys to strings, not a list"
+            FieldError::MetadataNotMap { found: "a list" }
         );
         let bad_value = alert(json!({"eventMetadata": {"replicas": 3}}));
         assert_eq!(
             Alert::from_object(&bad_value).event_metadata().unwrap_err(),
-            "spec.eventMetadata key \"replicas\" must map to a string, not a number; quote the value in YAML"
+            FieldError::MetadataValueNotString {
+                key: "replicas".into(),
+                found: "a number"
+            }
         );
         let empty = alert(json!({"summary": ""}));
         assert_eq!(Alert::from_object(&empty).summary().unwrap(), None);

@@ -4,34 +4,79 @@
 
 use std::collections::BTreeSet;
 
-use guard_core::identity::describe;
-use guard_core::names::{check_name_part, quote, shell_quoted};
-use guard_core::object::ObjectName;
+use guard_core::names::check_name_part;
 use guard_core::UserInfo;
 
-use crate::alert::Alert;
+use crate::alert::{Alert, FieldError};
+use crate::findings::Findings;
 use crate::kinds;
-use crate::report::Findings;
 use crate::settings::{Action, Settings};
-use crate::values;
+use crate::values::{self, RoutingFormat};
 
 /// notification-controller's CRD bound on `.spec.summary`.
 pub const SUMMARY_MAX: usize = 255;
 
-pub fn check(
+/// The field of the Alert a value is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Field {
+    Summary,
+    /// `.spec.eventMetadata.<key>`.
+    Metadata(String),
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) enum Finding {
+    /// `.spec.summary` or `.spec.eventMetadata` is not of its CRD type.
+    Unreadable(FieldError),
+    /// An eventMetadata key that is not an annotation name part; `error`
+    /// is guard-core's.
+    BadKey { key: String, error: String },
+    ControlCharacter {
+        field: Field,
+        value: String,
+        character: char,
+    },
+    /// The value has `length` characters, over `max` (maxValueLength).
+    TooLong {
+        field: Field,
+        length: usize,
+        max: usize,
+    },
+    RoutingFormat {
+        field: Field,
+        value: String,
+        format: RoutingFormat,
+    },
+    /// A routing key set or changed by someone routingKeySetters does not list.
+    RoutingSetter { key: String },
+    /// The controller of the source `kind` (of `group`) sends `key` itself.
+    ControllerKey {
+        key: String,
+        kind: String,
+        group: &'static str,
+    },
+    /// `.spec.summary` over [`SUMMARY_MAX`] characters.
+    SummaryTooLong { length: usize },
+    /// `.spec.summary` and `.spec.eventMetadata.summary` both set.
+    SummaryTwice {
+        summary: String,
+        in_metadata: String,
+    },
+    /// `.spec.summary` is deprecated.
+    SummaryDeprecated { summary: String },
+}
+
+pub(crate) fn check<F: From<Finding>>(
     alert: &Alert<'_>,
     old: Option<&Alert<'_>>,
-    target: &ObjectName<'_>,
     settings: &Settings,
     user: &UserInfo,
-    findings: &mut Findings,
+    findings: &mut Findings<F>,
 ) {
     let (summary, metadata) = match (alert.summary(), alert.event_metadata()) {
         (Ok(s), Ok(m)) => (s, m),
         (Err(e), _) | (_, Err(e)) => {
-            findings.report(Action::Deny, false, || {
-                format!("{}: {e}.", target.describe())
-            });
+            findings.report(Action::Deny, false, || Finding::Unreadable(e));
             return;
         }
     };
@@ -45,113 +90,127 @@ pub fn check(
     let overridden = controller_overrides(alert, settings.no_cross_namespace_refs);
     for &(key, value) in &metadata {
         let same = unchanged(key, value);
-        if let Err(e) = check_name_part(key) {
-            findings.report(Action::Deny, same, || {
-                format!(
-                    "spec.eventMetadata key {} {e}; keys follow annotation-name rules: at most 63 \
-                     letters, digits, '-', '_' and '.', beginning and ending with a letter or digit.",
-                    quote(key)
-                )
-            });
-            continue;
-        }
-        let field = format!("spec.eventMetadata.{key}");
-        check_value(&field, key, value, same, settings, findings);
-        // The Alert's value beats every selected object's annotation, so the
-        // routing keys' setters are the same people here as on objects.
-        let setters = &settings.routing_key_setters;
-        if values::is_routing_key(key) && !same && !setters.is_empty() && !setters.matches(user) {
-            findings.report(Action::Deny, false, || {
-                format!(
-                    "{field} chooses {} for every event of the objects this Alert selects, so only \
-                     the identities in the policy setting routingKeySetters may set or change it, and \
-                     {} is not one of them. Leave it to them, or remove it from the Alert.",
-                    values::routing_purpose(key),
-                    describe(user)
-                )
-            });
-        }
-        if let Some((group, kind)) = overridden
-            .iter()
-            .find(|(g, _)| kinds::controller_keys(g).contains(&key))
-        {
-            findings.report(settings.controller_keys, same, || {
-                format!(
-                    "{field} is never delivered for {kind} events: {} sends its own `{key}`, and \
-                     controller metadata takes precedence over an Alert's (RFC-0008), so \
-                     notification-controller records a MetadataAppendFailed Warning event on this \
-                     Alert at every dispatch. Rename or remove the key.",
-                    kinds::controller_name(group)
-                )
-            });
-        }
+        check_metadata(key, value, same, &overridden, settings, user, findings);
     }
+    if let Some(summary) = summary {
+        let same = old_summary == Some(summary);
+        let in_metadata = metadata.iter().find(|&&(k, _)| k == "summary");
+        let both_same = in_metadata.is_some_and(|&(_, v)| same && unchanged("summary", v));
+        check_summary(
+            summary,
+            same,
+            in_metadata.map(|&(_, v)| (v, both_same)),
+            settings,
+            findings,
+        );
+    }
+}
 
-    let Some(summary) = summary else {
+/// The rules on one `.spec.eventMetadata` entry.
+fn check_metadata<F: From<Finding>>(
+    key: &str,
+    value: &str,
+    same: bool,
+    overridden: &BTreeSet<(&'static str, &str)>,
+    settings: &Settings,
+    user: &UserInfo,
+    findings: &mut Findings<F>,
+) {
+    if let Err(error) = check_name_part(key) {
+        findings.report(Action::Deny, same, || Finding::BadKey {
+            key: key.to_string(),
+            error,
+        });
         return;
-    };
-    let same = old_summary == Some(summary);
-    check_value("spec.summary", "summary", summary, same, settings, findings);
-    if let Some(len) = values::excess_length(summary, SUMMARY_MAX) {
-        findings.report(Action::Deny, same, || {
-            format!("spec.summary has {len} characters; notification-controller accepts at most {SUMMARY_MAX}.")
+    }
+    let field = || Field::Metadata(key.to_string());
+    check_value(field, key, value, same, settings, findings);
+    // The Alert's value beats every selected object's annotation, so the
+    // routing keys' setters are the same people here as on objects.
+    let setters = &settings.routing_key_setters;
+    if values::is_routing_key(key) && !same && !setters.is_empty() && !setters.matches(user) {
+        findings.report(Action::Deny, false, || Finding::RoutingSetter {
+            key: key.to_string(),
         });
     }
-    if let Some(&(_, both)) = metadata.iter().find(|&&(k, _)| k == "summary") {
-        findings.report(Action::Deny, same && unchanged("summary", both), || {
-            format!(
-                "summary is set twice, as spec.summary={} and spec.eventMetadata.summary={}; \
-                 spec.summary silently wins and a MetadataAppendFailed Warning event lands on this \
-                 Alert at every dispatch. Keep one: remove spec.summary (it is deprecated).",
-                quote(summary),
-                quote(both)
-            )
+    if let Some((group, kind)) = overridden
+        .iter()
+        .find(|(g, _)| kinds::controller_keys(g).contains(&key))
+    {
+        findings.report(settings.controller_keys, same, || Finding::ControllerKey {
+            key: key.to_string(),
+            kind: kind.to_string(),
+            group,
+        });
+    }
+}
+
+/// The rules on `.spec.summary`; `in_metadata`: `.spec.eventMetadata.summary`
+/// too, and whether both were already so.
+fn check_summary<F: From<Finding>>(
+    summary: &str,
+    same: bool,
+    in_metadata: Option<(&str, bool)>,
+    settings: &Settings,
+    findings: &mut Findings<F>,
+) {
+    check_value(
+        || Field::Summary,
+        "summary",
+        summary,
+        same,
+        settings,
+        findings,
+    );
+    if let Some(length) = values::excess_length(summary, SUMMARY_MAX) {
+        findings.report(Action::Deny, same, || Finding::SummaryTooLong { length });
+    }
+    if let Some((both, both_same)) = in_metadata {
+        findings.report(Action::Deny, both_same, || Finding::SummaryTwice {
+            summary: summary.to_string(),
+            in_metadata: both.to_string(),
         });
         return;
     }
     // A summary already stored is grandfathered like every other finding:
     // with `deny`, refusing it would also refuse `flux suspend alert`.
     findings.report(settings.deprecated_summary, same, || {
-        format!(
-            "spec.summary is deprecated and will be removed with the Alert v1 API; move it to \
-             spec.eventMetadata.summary: `{}`.",
-            target.kubectl(
-                "patch",
-                &["--type=merge", "-p", &shell_quoted(&merge_patch(summary))]
-            )
-        )
+        Finding::SummaryDeprecated {
+            summary: summary.to_string(),
+        }
     });
 }
 
 /// The value rules an Alert's metadata shares with annotations.
-fn check_value(
-    field: &str,
+fn check_value<F: From<Finding>>(
+    field: impl Fn() -> Field,
     key: &str,
     value: &str,
     same: bool,
     settings: &Settings,
-    findings: &mut Findings,
+    findings: &mut Findings<F>,
 ) {
-    if let Some(c) = values::control_character(value, settings.allow_newlines) {
-        findings.report(Action::Deny, same, || {
-            format!(
-                "{field} has the control character {c:?} in its value {}; providers show values \
-                 verbatim, so write it as one line of printable text.",
-                quote(value)
-            )
+    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+        findings.report(Action::Deny, same, || Finding::ControlCharacter {
+            field: field(),
+            value: value.to_string(),
+            character,
         });
     }
-    if let Some(len) = values::excess_length(value, settings.max_value_length) {
-        findings.report(Action::Deny, same, || {
-            format!(
-                "{field} has a value of {len} characters; at most {} are accepted.",
-                settings.max_value_length
-            )
+    if let Some(length) = values::excess_length(value, settings.max_value_length) {
+        findings.report(Action::Deny, same, || Finding::TooLong {
+            field: field(),
+            length,
+            max: settings.max_value_length,
         });
     }
-    if let Some(expected) = values::routing_format_error(key, value) {
+    if let Some(format) = values::routing_format_error(key, value) {
         findings.report(settings.routing_key_format, same, || {
-            format!("{field}={} is not {expected}.", quote(value))
+            Finding::RoutingFormat {
+                field: field(),
+                value: value.to_string(),
+                format,
+            }
         });
     }
 }
@@ -170,17 +229,10 @@ fn controller_overrides<'a>(
         .collect()
 }
 
-/// `{"spec":{"summary":null,"eventMetadata":{"summary":"…"}}}`
-/// Written out rather than built as a map, so the key order never depends on
-/// serde_json's features.
-fn merge_patch(summary: &str) -> String {
-    let value = serde_json::to_string(summary).unwrap_or_default();
-    format!(r#"{{"spec":{{"summary":null,"eventMetadata":{{"summary":{value}}}}}}}"#)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::flux::NOTIFICATION;
     use guard_core::settings::parse;
     use serde_json::{json, Value};
 
@@ -194,26 +246,23 @@ mod tests {
         let old = old
             .as_ref()
             .map(|o| Alert::new("slack", "flux-system", Some(o)));
-        let target = ObjectName::new(
+        let request = crate::test_support::request(
+            NOTIFICATION,
             "Alert",
-            "alerts.notification.toolkit.fluxcd.io",
+            "alerts",
             "flux-system",
             "slack",
+            who,
         );
-        let user = UserInfo {
-            username: who.into(),
-            ..UserInfo::default()
-        };
-        let mut findings = Findings::default();
+        let mut findings = Findings::new(false);
         check(
             &alert,
             old.as_ref(),
-            &target,
             &settings,
-            &user,
+            &request.user_info,
             &mut findings,
         );
-        findings.into_verdict(&target)
+        crate::test_support::verdict(findings, None, &request, &settings)
     }
 
     fn sources() -> Value {

@@ -1,7 +1,6 @@
 //! Finding the `event.toolkit.fluxcd.io/` annotations of an object, and
 //! explaining an object whose metadata cannot be read.
 
-use guard_core::names::quote;
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde_json::Value;
 
@@ -32,60 +31,67 @@ pub fn entries<'a>(
         })
 }
 
-/// A refusal naming the field that made `object` unreadable: the common case
-/// is an unquoted YAML value (`true`, `42`) in annotations or labels.
-pub fn explain_malformed(request: &AdmissionRequest, error: String) -> String {
-    explain_malformed_in(request, Which::Object, error)
+/// Why an object's metadata cannot be read: the first field that is not
+/// what Kubernetes stores there (the common case is an unquoted YAML value,
+/// `true` or `42`, in annotations or labels), else the reader's own error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    /// The metadata is not a map; `found` is the JSON type.
+    NotAMap { found: &'static str },
+    /// `annotations` or `labels` holds a value that is not a string.
+    NotAString {
+        field: &'static str,
+        key: String,
+        found: &'static str,
+    },
+    /// `annotations` or `labels` is not a map.
+    NotAMapOfStrings {
+        field: &'static str,
+        found: &'static str,
+    },
+    /// Anything else, as the reader (serde) said it.
+    Other(String),
 }
 
-/// [`explain_malformed`] for `object` or `oldObject` (the stored object).
-pub fn explain_malformed_in(request: &AdmissionRequest, which: Which, error: String) -> String {
-    let subject = match which {
-        Which::Object => format!("{} {}", request.kind.kind, quote(&request.name)),
-        Which::OldObject => format!(
-            "stored {} {} (oldObject)",
-            request.kind.kind,
-            quote(&request.name)
-        ),
-    };
-    let Ok(Some(object)) = request.object_value(which) else {
-        return format!("cannot read the {subject}: {error}");
-    };
-    let meta = object.get("metadata").unwrap_or(&Value::Null);
-    explain_metadata(&subject, "metadata", meta, error)
+/// Why `object` or `oldObject` of `request` cannot be read, from the
+/// reader's `error`. The object is read a second time, as a value, only on
+/// this path.
+pub(crate) fn malformed(request: &AdmissionRequest, which: Which, error: String) -> Malformed {
+    match request.object_value(which) {
+        Ok(Some(object)) => malformed_metadata(object.get("metadata"), error),
+        _ => Malformed::Other(error),
+    }
 }
 
-/// Why `meta`, the metadata found at `path` of `subject`, cannot be read:
-/// the first field that is not what Kubernetes stores there, else `error`.
-pub fn explain_metadata(subject: &str, path: &str, meta: &Value, error: String) -> String {
+/// Why `meta`, metadata found in an object, cannot be read.
+pub(crate) fn malformed_metadata(meta: Option<&Value>, error: String) -> Malformed {
+    let meta = meta.unwrap_or(&Value::Null);
     if !meta.is_object() && !meta.is_null() {
-        return format!(
-            "cannot read the {subject}: {path} must be a map, not {}",
-            json_type(meta)
-        );
+        return Malformed::NotAMap {
+            found: json_type(meta),
+        };
     }
     for field in ["annotations", "labels"] {
         match meta.get(field) {
             None | Some(Value::Null) => {}
             Some(Value::Object(map)) => {
                 if let Some((key, bad)) = map.iter().find(|(_, v)| !v.is_string()) {
-                    return format!(
-                        "cannot read the {subject}: {path}.{field}[{}] must be a string, not {}; \
-                         quote the value in YAML (e.g. \"true\", \"42\")",
-                        quote(key),
-                        json_type(bad)
-                    );
+                    return Malformed::NotAString {
+                        field,
+                        key: key.clone(),
+                        found: json_type(bad),
+                    };
                 }
             }
             Some(other) => {
-                return format!(
-                    "cannot read the {subject}: {path}.{field} must be a map of strings, not {}",
-                    json_type(other)
-                )
+                return Malformed::NotAMapOfStrings {
+                    field,
+                    found: json_type(other),
+                }
             }
         }
     }
-    format!("cannot read the {subject}: {error}")
+    Malformed::Other(error)
 }
 
 #[cfg(test)]
@@ -144,25 +150,38 @@ mod tests {
             .build()
     }
 
+    fn malformed_object(object: &str) -> Malformed {
+        let r = request(object);
+        let e = r.metadata(Which::Object).unwrap_err();
+        malformed(&r, Which::Object, e)
+    }
+
     #[test]
     fn malformed_metadata_is_explained_by_field() {
-        let r = request(r#"{"metadata":{"annotations":{"event.toolkit.fluxcd.io/replicas":3}}}"#);
-        let e = r.metadata(Which::Object).unwrap_err();
         assert_eq!(
-            explain_malformed(&r, e),
-            "cannot read the HelmRelease \"podinfo\": metadata.annotations[\"event.toolkit.fluxcd.io/replicas\"] \
-             must be a string, not a number; quote the value in YAML (e.g. \"true\", \"42\")"
+            malformed_object(
+                r#"{"metadata":{"annotations":{"event.toolkit.fluxcd.io/replicas":3}}}"#
+            ),
+            Malformed::NotAString {
+                field: "annotations",
+                key: "event.toolkit.fluxcd.io/replicas".into(),
+                found: "a number"
+            }
         );
-        let r = request(r#"{"metadata":{"labels":["a"]}}"#);
-        let e = r.metadata(Which::Object).unwrap_err();
-        assert!(explain_malformed(&r, e)
-            .ends_with("metadata.labels must be a map of strings, not a list"));
-        let r = request(r#"{"metadata":"x"}"#);
-        let e = r.metadata(Which::Object).unwrap_err();
-        assert!(explain_malformed(&r, e).ends_with("metadata must be a map, not a string"));
-        let r = request(r#"{"metadata":{"name":7}}"#);
-        let e = r.metadata(Which::Object).unwrap_err();
-        assert!(explain_malformed(&r, e)
-            .starts_with("cannot read the HelmRelease \"podinfo\": malformed object"));
+        assert_eq!(
+            malformed_object(r#"{"metadata":{"labels":["a"]}}"#),
+            Malformed::NotAMapOfStrings {
+                field: "labels",
+                found: "a list"
+            }
+        );
+        assert_eq!(
+            malformed_object(r#"{"metadata":"x"}"#),
+            Malformed::NotAMap { found: "a string" }
+        );
+        assert!(matches!(
+            malformed_object(r#"{"metadata":{"name":7}}"#),
+            Malformed::Other(e) if e.starts_with("malformed object")
+        ));
     }
 }

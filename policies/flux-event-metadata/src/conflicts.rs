@@ -4,25 +4,45 @@
 
 use crate::alert::{Alert, Emitter, ListedAlert};
 use crate::annotations::Entry;
-use crate::kinds::PREFIX;
-use crate::object_rules::Subject;
-use crate::report::Findings;
+use crate::findings::Findings;
 use crate::settings::{Action, Settings};
-use guard_core::flux::NOTIFICATION;
-use guard_core::names::quote;
+use crate::subject::{On, Subject};
 use guard_core::{context, Cluster};
 use serde_json::Value;
 
 pub const ALERT_API_VERSION: &str = "notification.toolkit.fluxcd.io/v1beta3";
 /// Alerts beyond this many are not examined; bounded work on a huge cluster.
-const MAX_ALERTS: usize = 4096;
+pub(crate) const MAX_ALERTS: usize = 4096;
 
-pub fn check(
+#[derive(Debug, PartialEq)]
+pub(crate) enum Finding {
+    /// The annotation `key` (the part after the prefix) is also set by an
+    /// Alert that selects the object, whose value wins. `removable`: the
+    /// stored object has it, so `kubectl annotate` can take it off.
+    Overridden {
+        on: On,
+        key: String,
+        value: String,
+        alert_namespace: String,
+        alert_name: String,
+        /// `.spec.summary`, else `.spec.eventMetadata`.
+        in_summary: bool,
+        alert_value: String,
+        removable: bool,
+    },
+    /// The Alerts could not be listed (the cluster's error); `refused`: the
+    /// setting alertLookupFailure is `deny`.
+    LookupFailed { error: String, refused: bool },
+    /// More Alerts were listed than [`MAX_ALERTS`]; the rest went unchecked.
+    TooManyAlerts { listed: usize },
+}
+
+pub(crate) fn check<F: From<Finding>>(
     subject: &Subject<'_>,
     entries: &[Entry<'_>],
     settings: &Settings,
     cluster: &dyn Cluster,
-    findings: &mut Findings,
+    findings: &mut Findings<F>,
 ) {
     // Only an added or changed annotation is a new decision to check against
     // the Alerts; an edit that leaves them alone (`flux suspend`, a finalizer)
@@ -40,17 +60,15 @@ pub fn check(
     let alerts = match cluster.list(ALERT_API_VERSION, "Alert", scope) {
         Ok(alerts) => alerts,
         Err(e) => {
-            lookup_failed(settings.alert_lookup_failure, &e.to_string(), findings);
+            let refused = settings.alert_lookup_failure == Action::Deny;
+            findings.report(settings.alert_lookup_failure, false, || {
+                Finding::LookupFailed {
+                    error: e.to_string(),
+                    refused,
+                }
+            });
             return;
         }
-    };
-    // One binary search per Alert key, not a scan of the object's
-    // annotations: `entries` come in key order (annotations::entries).
-    let by_key = |key: &str| {
-        entries
-            .binary_search_by(|e| e.key.cmp(key))
-            .ok()
-            .and_then(|i| entries.get(i))
     };
     let emitter = Emitter {
         kind: target.kind,
@@ -74,82 +92,59 @@ pub fn check(
                 Err(_) => continue,
             },
         };
-        if !alert.selects(&emitter, settings.no_cross_namespace_refs) {
-            continue;
-        }
-        let summary = alert
-            .summary()
-            .ok()
-            .flatten()
-            .map(|s| ("summary", s, "spec.summary"));
-        let metadata = alert.event_metadata().unwrap_or_default();
-        let alert_keys = summary.into_iter().chain(
-            metadata
-                .into_iter()
-                .map(|(k, v)| (k, v, "spec.eventMetadata")),
-        );
-        for (key, alert_value, field) in alert_keys {
-            let Some(entry) = by_key(key) else {
-                continue;
-            };
-            let shown_field = if field == "spec.summary" {
-                field.to_string()
-            } else {
-                format!("{field}.{key}")
-            };
-            findings.report(settings.alert_conflicts, entry.unchanged, || {
-                format!(
-                    "{}={} is overridden by Alert {}/{} ({shown_field}={}), which selects this {}: \
-                     the Alert's value takes precedence, so notifications carry {} instead, and \
-                     notification-controller records a MetadataAppendFailed Warning event on that \
-                     Alert at every dispatch. Choose another key, or {}.",
-                    subject.field(key),
-                    quote(entry.value),
-                    alert.namespace,
-                    alert.name,
-                    quote(alert_value),
-                    target.kind,
-                    quote(alert_value),
-                    subject.removal(key, entry_stored(subject, key)),
-                )
-            });
+        if alert.selects(&emitter, settings.no_cross_namespace_refs) {
+            check_alert(subject, entries, &alert, settings.alert_conflicts, findings);
         }
     }
     if alerts.len() > MAX_ALERTS {
-        findings.warn(format!(
-            "only the first {MAX_ALERTS} of {} Alerts ({NOTIFICATION}) were checked for metadata \
-             keys that override this object's annotations.",
-            alerts.len()
-        ));
+        findings.warn(|| Finding::TooManyAlerts {
+            listed: alerts.len(),
+        });
     }
 }
 
-fn entry_stored(subject: &Subject<'_>, key: &str) -> bool {
-    subject
-        .old
-        .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")))
-}
-
-fn lookup_failed(action: Action, error: &str, findings: &mut Findings) {
-    let consequence = match action {
-        Action::Deny => {
-            "the change is refused because the policy setting alertLookupFailure is \
-                         deny; try again in a moment"
-        }
-        _ => "the check was skipped",
+/// The keys of one selecting Alert that the object's annotations also set.
+fn check_alert<F: From<Finding>>(
+    subject: &Subject<'_>,
+    entries: &[Entry<'_>],
+    alert: &Alert<'_>,
+    action: Action,
+    findings: &mut Findings<F>,
+) {
+    // One binary search per Alert key, not a scan of the object's
+    // annotations: `entries` come in key order (annotations::entries).
+    let by_key = |key: &str| {
+        entries
+            .binary_search_by(|e| e.key.cmp(key))
+            .ok()
+            .and_then(|i| entries.get(i))
     };
-    findings.report(action, false, || {
-        format!(
-            "could not list the Alerts to look for metadata keys that would override this object's \
-             annotations ({}); {consequence}.",
-            quote(error)
-        )
-    });
+    let summary = alert.summary().ok().flatten().map(|s| ("summary", s, true));
+    let metadata = alert.event_metadata().unwrap_or_default();
+    let alert_keys = summary
+        .into_iter()
+        .chain(metadata.into_iter().map(|(k, v)| (k, v, false)));
+    for (key, alert_value, in_summary) in alert_keys {
+        let Some(entry) = by_key(key) else {
+            continue;
+        };
+        findings.report(action, entry.unchanged, || Finding::Overridden {
+            on: subject.on,
+            key: key.to_string(),
+            value: entry.value.to_string(),
+            alert_namespace: alert.namespace.to_string(),
+            alert_name: alert.name.to_string(),
+            in_summary,
+            alert_value: alert_value.to_string(),
+            removable: subject.stored(key),
+        });
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::PREFIX;
     use guard_core::context::{ClusterError, ClusterObject, ObjectRef};
     use guard_core::object;
     use guard_core::Metadata;
@@ -224,25 +219,29 @@ mod tests {
             m.annotations.insert(format!("{PREFIX}env"), v.into());
             m
         });
+        let request = crate::test_support::request(
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+            "helmreleases",
+            "flux-system",
+            "podinfo",
+            "alice",
+        );
         let subject = Subject {
             group: "helm.toolkit.fluxcd.io",
-            target: object::ObjectName::new(
-                "HelmRelease",
-                "helmreleases.helm.toolkit.fluxcd.io",
-                "flux-system",
-                "podinfo",
-            ),
+            target: object::ObjectName::of(&request, None),
             meta: &meta,
             old: old.as_ref(),
-            origin: None,
-            template: None,
+            generated: false,
+            on: On::Object,
         };
         let entries: Vec<Entry<'_>> =
             crate::annotations::entries(subject.meta, subject.old).collect();
-        let mut findings = Findings::default();
+        let mut findings = Findings::new(false);
         let cluster = Alerts(alerts, Default::default());
         check(&subject, &entries, &settings, &cluster, &mut findings);
-        (findings.into_verdict(&subject.target), cluster.1.take())
+        let v = crate::test_support::verdict(findings, None, &request, &settings);
+        (v, cluster.1.take())
     }
 
     #[test]

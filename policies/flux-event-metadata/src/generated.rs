@@ -47,35 +47,15 @@ fn is_helm_release_object(meta: &Metadata) -> bool {
         && meta.labels.get(HELM_MANAGED_BY.0) == Some(HELM_MANAGED_BY.1)
 }
 
-/// Where a generated object comes from, for messages.
-pub struct Origin {
-    pub controller: &'static str,
-    pub owner_kind: &'static str,
-    pub owner_namespace: String,
-    pub owner_name: String,
+/// Where a generated object comes from.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Origin {
+    pub(crate) controller: &'static str,
+    pub(crate) owner_kind: &'static str,
+    pub(crate) owner_namespace: String,
+    pub(crate) owner_name: String,
     /// The owner's field whose annotations the controller copies.
-    pub template: &'static str,
-}
-
-impl Origin {
-    pub fn owner(&self) -> String {
-        format!(
-            "{} {}/{}",
-            self.owner_kind, self.owner_namespace, self.owner_name
-        )
-    }
-
-    /// Why a problem on the generated object is accepted, and where to fix it.
-    pub fn note(&self) -> String {
-        format!(
-            "accepted: {} generates this object from {}, and refusing its write would stall the {}; \
-             fix {} there",
-            self.controller,
-            self.owner(),
-            self.owner_kind,
-            self.template
-        )
-    }
+    pub(crate) template: &'static str,
 }
 
 #[derive(Deserialize)]
@@ -102,7 +82,11 @@ struct SourceRef {
 }
 
 /// The origin of the object under review, when a Flux controller generated it.
-pub fn origin(request: &AdmissionRequest, meta: &Metadata, settings: &Settings) -> Option<Origin> {
+pub(crate) fn origin(
+    request: &AdmissionRequest,
+    meta: &Metadata,
+    settings: &Settings,
+) -> Option<Origin> {
     if request.kind.group != SOURCE || !settings.flux_controllers.matches(&request.user_info) {
         return None;
     }
@@ -221,8 +205,16 @@ mod tests {
     fn helm_charts_need_the_controller_and_its_owner_labels() {
         let owned = json!({HELM_OWNER_NAME: "podinfo", HELM_OWNER_NAMESPACE: "apps"});
         let o = origin_of(&request("HelmChart", HELM, owned.clone())).unwrap();
-        assert_eq!(o.owner(), "HelmRelease apps/podinfo");
-        assert_eq!(o.template, "spec.chart.metadata.annotations");
+        assert_eq!(
+            o,
+            Origin {
+                controller: "helm-controller",
+                owner_kind: "HelmRelease",
+                owner_namespace: "apps".into(),
+                owner_name: "podinfo".into(),
+                template: "spec.chart.metadata.annotations",
+            }
+        );
         assert!(origin_of(&request("HelmChart", "bob", owned)).is_none());
         assert!(origin_of(&request("HelmChart", HELM, json!({HELM_OWNER_NAME: "p"}))).is_none());
         // The controller's identity with another field manager: kubectl run
@@ -283,7 +275,14 @@ mod tests {
     fn external_artifacts_need_source_watcher_and_a_generator() {
         let owned = json!({GENERATOR_LABEL: "4e5f6a7b"});
         let o = origin_of(&request("ExternalArtifact", WATCHER, owned.clone())).unwrap();
-        assert_eq!(o.owner(), "ArtifactGenerator apps/gen");
+        assert_eq!(
+            (
+                o.owner_kind,
+                o.owner_namespace.as_str(),
+                o.owner_name.as_str()
+            ),
+            ("ArtifactGenerator", "apps", "gen")
+        );
         assert!(origin_of(&request("ExternalArtifact", HELM, json!({}))).is_none());
         assert!(origin_of(&request("ExternalArtifact", "bob", owned.clone())).is_none());
         assert!(origin_of(&request("GitRepository", WATCHER, owned)).is_none());

@@ -5,103 +5,123 @@
 
 use std::collections::BTreeSet;
 
-use guard_core::identity::describe;
-use guard_core::names::{check_name_part, quote, shell_word};
-use guard_core::object::ObjectName;
-use guard_core::{Metadata, UserInfo};
+use guard_core::names::check_name_part;
+use guard_core::UserInfo;
 
 use crate::annotations::{entries, Entry};
-use crate::generated::Origin;
+use crate::findings::Findings;
 use crate::kinds::{self, PREFIX};
-use crate::report::Findings;
 use crate::settings::{Action, Settings};
-use crate::values;
+use crate::subject::{On, Subject};
+use crate::values::{self, RoutingFormat};
 
-/// An object that emits events, before and after the change.
-pub struct Subject<'a> {
-    pub group: &'a str,
-    pub target: ObjectName<'a>,
-    pub meta: &'a Metadata,
-    /// The stored object of an UPDATE.
-    pub old: Option<&'a Metadata>,
-    /// Set when a Flux controller generated the object from a template.
-    pub origin: Option<Origin>,
-    /// Set when the annotations are an owner's template, checked on the
-    /// owner's write, for the object a controller will generate from it.
-    pub template: Option<Template>,
+/// A problem with the event annotations of a [`Subject`].
+#[derive(Debug, PartialEq)]
+pub(crate) struct Finding {
+    pub(crate) on: On,
+    pub(crate) problem: Problem,
 }
 
-/// Where a template's annotations are written, for messages.
-pub struct Template {
-    /// The object being written: `HelmRelease apps/podinfo`.
-    pub owner: String,
-    /// Its field holding them: `spec.chart.metadata.annotations`.
-    pub field: &'static str,
-    /// The controller that copies them: `helm-controller`.
-    pub controller: &'static str,
-}
-
-impl Subject<'_> {
-    /// The object exists already, so a `kubectl annotate` can fix it.
-    pub fn exists(&self) -> bool {
-        self.old.is_some()
-    }
-
-    /// The annotation `key` (the part after the prefix) as messages name it.
-    pub fn field(&self, key: &str) -> String {
-        match &self.template {
-            None => format!("annotation {PREFIX}{key}"),
-            Some(t) => format!("{}[{PREFIX}{key}]", t.field),
-        }
-    }
-
-    /// What carries the annotations: the object, or the owner's template.
-    pub fn holder(&self) -> String {
-        match &self.template {
-            None => self.target.describe(),
-            Some(t) => format!("{} of {}", t.field, t.owner),
-        }
-    }
-
-    /// How to take the annotation `key` (the part after the prefix) off;
-    /// `stored`: the stored object has it, so `kubectl` can remove it.
-    pub fn removal(&self, key: &str, stored: bool) -> String {
-        if let Some(t) = &self.template {
-            return format!("remove `{PREFIX}{key}` from {} in the manifest", t.field);
-        }
-        if self.exists() && stored {
-            format!(
-                "remove it from the manifest, or run `{}`",
-                self.target
-                    .kubectl("annotate", &[&shell_word(&format!("{PREFIX}{key}-"))])
-            )
-        } else {
-            format!("remove `{PREFIX}{key}` from the manifest")
-        }
-    }
+/// What is wrong. `key` is the part after the prefix; `removable`: the
+/// stored object has the annotation, so `kubectl annotate` can take it off.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Problem {
+    /// The key is not an annotation name part; `error` is guard-core's.
+    BadKey { key: String, error: String },
+    ControlCharacter {
+        key: String,
+        value: String,
+        character: char,
+    },
+    /// The value has `length` characters, over `max` (maxValueLength).
+    TooLong {
+        key: String,
+        length: usize,
+        max: usize,
+    },
+    /// The object's own controller sends this key, which always wins.
+    ControllerKey {
+        key: String,
+        value: String,
+        removable: bool,
+    },
+    /// reservedKeys lists the key.
+    Reserved {
+        key: String,
+        value: String,
+        removable: bool,
+    },
+    /// deniedKeys lists the key.
+    Denied { key: String, removable: bool },
+    /// allowedKeys is set and does not list the key.
+    NotAllowed { key: String, removable: bool },
+    /// A routing key (`commit`, `change_request`) whose value cannot route.
+    RoutingFormat {
+        key: String,
+        value: String,
+        format: RoutingFormat,
+    },
+    /// A routing key set or changed by someone routingKeySetters does not list.
+    RoutingSetter { key: String },
+    /// The value does not match the valuePatterns entry for its key.
+    PatternMismatch {
+        key: String,
+        value: String,
+        pattern: String,
+    },
+    /// More event annotations than maxKeys.
+    TooMany { count: usize, max: usize },
+    /// A requiredKeys key is missing; `pattern` is its valuePatterns entry;
+    /// `exists`: the object exists, so `kubectl annotate` can add it.
+    Required {
+        key: String,
+        pattern: Option<String>,
+        exists: bool,
+    },
+    /// A requiredKeys key is missing from an object a Flux controller
+    /// generates: only ever a warning, the fix is in the owner's template.
+    RequiredOnGenerated { key: String },
 }
 
 /// Applies every per-key and per-object rule. Returns the entries whose key
 /// is valid, for the Alert conflict check.
-pub fn check<'a>(
+pub(crate) fn check<'a, F: From<Finding>>(
     subject: &'a Subject<'a>,
     settings: &Settings,
     user: &UserInfo,
-    findings: &mut Findings,
+    findings: &mut Findings<F>,
 ) -> Vec<Entry<'a>> {
     let mut valid = Vec::new();
     let mut count = 0usize;
     let lists = KeyLists::new(settings);
+    let mut report = Reporter { subject, findings };
     for entry in entries(subject.meta, subject.old) {
         // Saturating: a count past usize::MAX is still "too many".
         count = count.saturating_add(1);
-        if check_entry(subject, settings, &lists, user, &entry, findings) {
+        if check_entry(&mut report, settings, &lists, user, &entry) {
             valid.push(entry);
         }
     }
-    check_count(subject, settings, count, findings);
-    check_required(subject, settings, findings);
+    check_count(&mut report, settings, count);
+    check_required(&mut report, settings);
     valid
+}
+
+/// Reports findings on one subject: each is tagged with whose annotations
+/// it is about, and built only when it is kept.
+struct Reporter<'r, 's, F> {
+    subject: &'r Subject<'s>,
+    findings: &'r mut Findings<F>,
+}
+
+impl<F: From<Finding>> Reporter<'_, '_, F> {
+    fn report(&mut self, action: Action, preexisting: bool, problem: impl FnOnce() -> Problem) {
+        let on = self.subject.on;
+        self.findings.report(action, preexisting, || Finding {
+            on,
+            problem: problem(),
+        });
+    }
 }
 
 /// The settings' key lists as sets, built once per request: each of
@@ -124,256 +144,185 @@ impl<'s> KeyLists<'s> {
 }
 
 /// Returns whether the key is well-formed (the value rules ran).
-fn check_entry(
-    subject: &Subject<'_>,
+fn check_entry<F: From<Finding>>(
+    report: &mut Reporter<'_, '_, F>,
     settings: &Settings,
     lists: &KeyLists<'_>,
     user: &UserInfo,
     entry: &Entry<'_>,
-    findings: &mut Findings,
 ) -> bool {
     let Entry {
         key,
         value,
         unchanged,
     } = *entry;
-    // Messages are built only when shown, so what only they need is lazy too.
-    let stored = || {
-        subject
-            .old
-            .is_some_and(|o| o.annotations.contains_key(&format!("{PREFIX}{key}")))
-    };
-    let removal = || subject.removal(key, stored());
-    if let Err(e) = check_name_part(key) {
-        findings.report(Action::Deny, unchanged, || {
-            let holder = match &subject.template {
-                None => "annotation".to_string(),
-                Some(t) => format!("{} key", t.field),
-            };
-            format!(
-                "{holder} {}: the key after `{PREFIX}` {e}. Keys are annotation names: at most 63 \
-                 letters, digits, '-', '_' and '.', beginning and ending with a letter or digit.",
-                quote(&format!("{PREFIX}{key}"))
-            )
+    if let Err(error) = check_name_part(key) {
+        report.report(Action::Deny, unchanged, || Problem::BadKey {
+            key: key.to_string(),
+            error,
         });
         return false;
     }
-    let field = || subject.field(key);
-    if let Some(c) = values::control_character(value, settings.allow_newlines) {
-        findings.report(Action::Deny, unchanged, || {
-            let field = field();
-            format!(
-                "{field} has the control character {c:?} in its value {}; providers show values \
-                 verbatim, so write it as one line of printable text.",
-                quote(value)
-            )
-        });
-    }
-    let too_long = values::excess_length(value, settings.max_value_length);
-    if let Some(len) = too_long {
-        findings.report(Action::Deny, unchanged, || {
-            let field = field();
-            format!(
-                "{field} has a value of {len} characters; at most {} are accepted, since it is sent \
-                 with every event of this object.",
-                settings.max_value_length
-            )
-        });
-    }
-    if kinds::controller_keys(subject.group).contains(&key) {
-        findings.report(settings.controller_keys, unchanged, || {
-            let field = field();
-            format!(
-                "{field} always loses: {} sends its own `{key}` with every {} event and controller \
-                 metadata takes precedence over annotations (RFC-0008), so {} is never delivered and \
-                 notification-controller records a MetadataAppendFailed Warning event on every Alert \
-                 that selects this object, at every dispatch. Choose another key, or {}.",
-                kinds::controller_name(subject.group),
-                subject.target.kind,
-                quote(value),
-                removal()
-            )
-        });
-    }
-    if lists.reserved.contains(key) {
-        findings.report(Action::Deny, unchanged, || {
-            let field = field();
-            format!(
-                "{field}: `{key}` is reserved for cluster-level metadata that Alerts set, and an \
-                 Alert's value takes precedence over an object's annotation, so {} would silently \
-                 lose. Choose another key, or {}.",
-                quote(value),
-                removal()
-            )
-        });
-    }
-    if lists.denied.contains(key) {
-        findings.report(Action::Deny, unchanged, || {
-            let field = field();
-            format!(
-                "{field} is not permitted in this cluster (deniedKeys); {}.",
-                removal()
-            )
-        });
-    }
-    if !lists.allowed.is_empty() && !lists.allowed.contains(key) {
-        findings.report(Action::Deny, unchanged, || {
-            let field = field();
-            format!(
-                "{field} is not among the keys permitted in this cluster ({}); use one of them, or {}.",
-                list(&settings.allowed_keys),
-                removal()
-            )
-        });
-    }
+    let too_long = check_value(report, settings, entry);
+    check_key_lists(report, settings, lists, entry);
     if values::is_routing_key(key) {
-        check_routing(subject, settings, user, entry, findings);
+        check_routing(report, settings, user, entry);
     }
     // A value already refused for its length is not matched: the pattern's
     // cost is budgeted for values up to maxValueLength (guard_core::pattern).
-    let pattern = too_long.is_none().then(|| settings.pattern(key)).flatten();
+    let pattern = (!too_long).then(|| settings.pattern(key)).flatten();
     if let Some((source, pattern)) = pattern {
         if !pattern.is_match(value) {
-            findings.report(Action::Deny, unchanged, || {
-                let field = field();
-                format!(
-                    "{field}={} does not match the pattern this cluster requires for `{key}`: {} \
-                     (the whole value must match).",
-                    quote(value),
-                    quote(source)
-                )
+            report.report(Action::Deny, unchanged, || Problem::PatternMismatch {
+                key: key.to_string(),
+                value: value.to_string(),
+                pattern: source.to_string(),
             });
         }
     }
     true
 }
 
-fn check_routing(
-    subject: &Subject<'_>,
+/// The rules on the value alone; returns whether it is too long.
+fn check_value<F: From<Finding>>(
+    report: &mut Reporter<'_, '_, F>,
+    settings: &Settings,
+    entry: &Entry<'_>,
+) -> bool {
+    let (key, value, unchanged) = (entry.key, entry.value, entry.unchanged);
+    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+        report.report(Action::Deny, unchanged, || Problem::ControlCharacter {
+            key: key.to_string(),
+            value: value.to_string(),
+            character,
+        });
+    }
+    let too_long = values::excess_length(value, settings.max_value_length);
+    if let Some(length) = too_long {
+        report.report(Action::Deny, unchanged, || Problem::TooLong {
+            key: key.to_string(),
+            length,
+            max: settings.max_value_length,
+        });
+    }
+    too_long.is_some()
+}
+
+/// The keys the object's controller sends, and the settings' key lists.
+fn check_key_lists<F: From<Finding>>(
+    report: &mut Reporter<'_, '_, F>,
+    settings: &Settings,
+    lists: &KeyLists<'_>,
+    entry: &Entry<'_>,
+) {
+    let (key, value, unchanged) = (entry.key, entry.value, entry.unchanged);
+    let subject = report.subject;
+    // Looked up only for a finding that is kept.
+    let removable = || subject.stored(key);
+    if kinds::controller_keys(subject.group).contains(&key) {
+        report.report(settings.controller_keys, unchanged, || {
+            Problem::ControllerKey {
+                key: key.to_string(),
+                value: value.to_string(),
+                removable: removable(),
+            }
+        });
+    }
+    if lists.reserved.contains(key) {
+        report.report(Action::Deny, unchanged, || Problem::Reserved {
+            key: key.to_string(),
+            value: value.to_string(),
+            removable: removable(),
+        });
+    }
+    if lists.denied.contains(key) {
+        report.report(Action::Deny, unchanged, || Problem::Denied {
+            key: key.to_string(),
+            removable: removable(),
+        });
+    }
+    if !lists.allowed.is_empty() && !lists.allowed.contains(key) {
+        report.report(Action::Deny, unchanged, || Problem::NotAllowed {
+            key: key.to_string(),
+            removable: removable(),
+        });
+    }
+}
+
+fn check_routing<F: From<Finding>>(
+    report: &mut Reporter<'_, '_, F>,
     settings: &Settings,
     user: &UserInfo,
     entry: &Entry<'_>,
-    findings: &mut Findings,
 ) {
-    let Entry {
-        key,
-        value,
-        unchanged,
-    } = *entry;
-    if let Some(expected) = values::routing_format_error(key, value) {
-        findings.report(settings.routing_key_format, unchanged, || {
-            format!(
-                "{}={} is not {expected}; notification-controller uses `{key}` to choose {}.",
-                subject.field(key),
-                quote(value),
-                values::routing_purpose(key)
-            )
+    let (key, value, unchanged) = (entry.key, entry.value, entry.unchanged);
+    if let Some(format) = values::routing_format_error(key, value) {
+        report.report(settings.routing_key_format, unchanged, || {
+            Problem::RoutingFormat {
+                key: key.to_string(),
+                value: value.to_string(),
+                format,
+            }
         });
     }
     // Only a new or changed value is someone setting it.
     let setters = &settings.routing_key_setters;
     if !unchanged && !setters.is_empty() && !setters.matches(user) {
-        findings.report(Action::Deny, false, || {
-            format!(
-                "{} chooses {}, so only the identities in the policy setting routingKeySetters may \
-                 set or change it, and {} is not one of them. Leave it to them, or {}.",
-                subject.field(key),
-                values::routing_purpose(key),
-                describe(user),
-                subject.removal(key, false)
-            )
+        report.report(Action::Deny, false, || Problem::RoutingSetter {
+            key: key.to_string(),
         });
     }
 }
 
-fn check_count(subject: &Subject<'_>, settings: &Settings, count: usize, findings: &mut Findings) {
+fn check_count<F: From<Finding>>(
+    report: &mut Reporter<'_, '_, F>,
+    settings: &Settings,
+    count: usize,
+) {
     let max = settings.max_keys;
     if count <= max {
         return;
     }
-    let old_count = subject.old.map_or(0, |o| entries(o, None).count());
-    findings.report(Action::Deny, old_count >= count, || {
-        format!(
-            "{} has {count} `{PREFIX}` annotations; at most {max} are accepted, since every one is \
-             sent with every event. Remove {} of them.",
-            subject.holder(),
-            count.saturating_sub(max)
-        )
+    let old_count = report.subject.old.map_or(0, |o| entries(o, None).count());
+    report.report(Action::Deny, old_count >= count, || Problem::TooMany {
+        count,
+        max,
     });
 }
 
-fn check_required(subject: &Subject<'_>, settings: &Settings, findings: &mut Findings) {
-    let target = &subject.target;
-    for key in settings.required_for(target.kind) {
+fn check_required<F: From<Finding>>(report: &mut Reporter<'_, '_, F>, settings: &Settings) {
+    let subject = report.subject;
+    for key in settings.required_for(subject.target.kind) {
         let full = format!("{PREFIX}{key}");
         if subject.meta.annotations.contains_key(&full) {
             continue;
         }
-        if let Some(origin) = &subject.origin {
-            findings.warn(format!(
-                "{} lacks the annotation {full} (requiredKeys), but {} generates it from {}, so it is \
-                 accepted rather than stalling the {}; {} copies only {} of the {} onto it, so add \
-                 the key there.",
-                target.describe(),
-                origin.controller,
-                origin.owner(),
-                origin.owner_kind,
-                origin.controller,
-                origin.template,
-                origin.owner_kind,
-            ));
+        if subject.generated {
+            let on = subject.on;
+            report.findings.warn(|| Finding {
+                on,
+                problem: Problem::RequiredOnGenerated { key: key.clone() },
+            });
             continue;
         }
         let was_missing = subject
             .old
             .is_some_and(|o| !o.annotations.contains_key(&full));
-        findings.report(Action::Deny, was_missing, || {
-            let shape = settings
-                .pattern(key)
-                .map(|(source, _)| format!(" matching {}", quote(source)))
-                .unwrap_or_default();
-            if let Some(t) = &subject.template {
-                return format!(
-                    "every {} must carry the annotation {full} (requiredKeys), with a value{shape}; \
-                     {} generates {} from {} and copies only {} onto it, so add the key there.",
-                    target.kind,
-                    t.controller,
-                    target.describe(),
-                    t.owner,
-                    t.field
-                );
-            }
-            let how = if subject.exists() {
-                format!(
-                    "add it to the manifest, or run `{}`",
-                    target.kubectl("annotate", &[&format!("{}=<value>", shell_word(&full))])
-                )
-            } else {
-                "add it under metadata.annotations in the manifest".to_string()
-            };
-            format!(
-                "every {} must carry the annotation {full} (requiredKeys), with a value{shape}; {how}.",
-                target.kind
-            )
+        report.report(Action::Deny, was_missing, || Problem::Required {
+            key: key.clone(),
+            pattern: settings.pattern(key).map(|(source, _)| source.to_string()),
+            exists: subject.exists(),
         });
     }
-}
-
-/// A settings list for a message, bounded.
-fn list(keys: &[String]) -> String {
-    const MAX: usize = 12;
-    let mut shown: Vec<&str> = keys.iter().take(MAX).map(String::as_str).collect();
-    if keys.len() > MAX {
-        shown.push("…");
-    }
-    shown.join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::podinfo;
+    use crate::test_support;
+    use guard_core::object::ObjectName;
     use guard_core::settings::parse;
+    use guard_core::Metadata;
 
     const HELM: &str = "helm.toolkit.fluxcd.io";
 
@@ -387,40 +336,29 @@ mod tests {
         }
     }
 
-    fn user(name: &str) -> UserInfo {
-        UserInfo {
-            username: name.into(),
-            ..UserInfo::default()
-        }
-    }
-
-    #[test]
-    fn removal_advice_fits_the_operation() {
-        let (new, old) = (meta(&[]), meta(&[]));
-        let subject = |old| Subject {
+    /// The findings of the rules on the HelmRelease `apps/podinfo`.
+    fn findings(
+        settings: &Settings,
+        new: &[(&str, &str)],
+        old: Option<&[(&str, &str)]>,
+        request: &guard_core::AdmissionRequest,
+    ) -> Findings<crate::decision::Finding> {
+        let new = meta(new);
+        let old = old.map(meta);
+        let subject = Subject {
             group: HELM,
-            target: podinfo(),
+            target: ObjectName::of(request, None),
             meta: &new,
-            old,
-            origin: None,
-            template: None,
+            old: old.as_ref(),
+            generated: false,
+            on: On::Object,
         };
-        assert_eq!(
-            subject(Some(&old)).removal("revision", true),
-            "remove it from the manifest, or run `kubectl annotate \
-             helmreleases.helm.toolkit.fluxcd.io podinfo -n apps event.toolkit.fluxcd.io/revision-`"
-        );
-        assert_eq!(
-            subject(Some(&old)).removal("revision", false),
-            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
-        );
-        assert_eq!(
-            subject(None).removal("revision", true),
-            "remove `event.toolkit.fluxcd.io/revision` from the manifest"
-        );
+        let mut findings = Findings::new(false);
+        check(&subject, settings, &request.user_info, &mut findings);
+        findings
     }
 
-    /// Runs the rules on a HelmRelease and returns (refusals+warnings verdict).
+    /// Runs the rules on a HelmRelease and returns the verdict users read.
     fn run(
         settings: &str,
         new: &[(&str, &str)],
@@ -428,19 +366,31 @@ mod tests {
         who: &str,
     ) -> guard_core::Verdict {
         let settings = parse::<Settings>(settings.as_bytes()).unwrap();
-        let new = meta(new);
-        let old = old.map(meta);
-        let subject = Subject {
-            group: HELM,
-            target: podinfo(),
-            meta: &new,
-            old: old.as_ref(),
-            origin: None,
-            template: None,
+        let request = test_support::podinfo(who);
+        let found = findings(&settings, new, old, &request);
+        test_support::verdict(found, None, &request, &settings)
+    }
+
+    /// `kubectl annotate` can remove only what the stored object has.
+    #[test]
+    fn removal_follows_the_stored_object() {
+        let settings = parse::<Settings>(br#"{"deniedKeys":["team"]}"#).unwrap();
+        let request = test_support::podinfo("alice");
+        let denied = |old: Option<&[(&str, &str)]>| {
+            findings(&settings, &[("team", "a")], old, &request).refusals
         };
-        let mut findings = Findings::default();
-        check(&subject, &settings, &user(who), &mut findings);
-        findings.into_verdict(&subject.target)
+        let refusal = |removable| {
+            vec![crate::decision::Finding::Object(Finding {
+                on: On::Object,
+                problem: Problem::Denied {
+                    key: "team".into(),
+                    removable,
+                },
+            })]
+        };
+        assert_eq!(denied(Some(&[("team", "b")])), refusal(true));
+        assert_eq!(denied(Some(&[("owner", "b")])), refusal(false));
+        assert_eq!(denied(None), refusal(false));
     }
 
     fn refusal(v: &guard_core::Verdict) -> &str {

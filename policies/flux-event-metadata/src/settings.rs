@@ -180,80 +180,21 @@ impl guard_core::Settings for Settings {
 
     /// Checks values that types alone cannot, naming the setting at fault.
     fn compile(settings: Self) -> Result<Self, String> {
-        check_keys("deniedKeys", &settings.denied_keys)?;
-        check_keys("allowedKeys", &settings.allowed_keys)?;
-        check_keys("reservedKeys", &settings.reserved_keys)?;
-        if let Some(key) = settings
-            .denied_keys
-            .iter()
-            .find(|k| settings.allowed_keys.contains(k))
-        {
-            return Err(format!(
-                "deniedKeys and allowedKeys both list {}; keep it in one of them",
-                quote(key)
-            ));
-        }
+        check_key_lists(&settings)?;
         // A lookup failure cannot be ignored silently: the conflicts stay unknown.
         check_action(
             "alertLookupFailure",
             settings.alert_lookup_failure,
             &[Action::Deny, Action::Warn],
         )?;
-        for (kind, keys) in &settings.required_keys {
-            if kind != "*" && !kinds::is_emitting_kind_name(kind) {
-                return Err(format!(
-                    "requiredKeys: {} is not a kind that emits Flux events; use \"*\" or one of {}",
-                    quote(kind),
-                    kinds::emitting_kind_names().join(", ")
-                ));
-            }
-            check_keys(&format!("requiredKeys.{kind}"), keys)?;
-            for key in keys {
-                let conflict = if settings.denied_keys.contains(key) {
-                    Some("deniedKeys")
-                } else if settings.reserved_keys.contains(key) {
-                    Some("reservedKeys")
-                } else if !settings.allowed_keys.is_empty() && !settings.allowed_keys.contains(key)
-                {
-                    Some("allowedKeys (by leaving it out)")
-                } else {
-                    None
-                };
-                if let Some(other) = conflict {
-                    return Err(format!(
-                        "requiredKeys.{kind}: {} is required but refused by {other}; no object could pass",
-                        quote(key)
-                    ));
-                }
-            }
-        }
+        check_required_keys(&settings)?;
         if !(1..=VALUE_LENGTH_CEILING).contains(&settings.max_value_length) {
             return Err(format!(
                 "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
                 settings.max_value_length
             ));
         }
-        for (key, source) in &settings.value_patterns {
-            check_name_part(key).map_err(|e| format!("valuePatterns: key {} {e}", quote(key)))?;
-            if source.len() > MAX_PATTERN_LEN {
-                return Err(format!(
-                    "valuePatterns.{key}: the pattern has {} characters; at most {MAX_PATTERN_LEN} are accepted",
-                    source.len()
-                ));
-            }
-            anchored(source, settings.pattern_size_limit()).map_err(|e| {
-                let limits = if e.limited_by_text_length() {
-                    format!(
-                        " (maxValueLength is {}, shared by {} patterns)",
-                        settings.max_value_length,
-                        settings.value_patterns.len()
-                    )
-                } else {
-                    String::new()
-                };
-                format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
-            })?;
-        }
+        check_patterns(&settings)?;
         if !(1..=1000).contains(&settings.max_keys) {
             return Err(format!(
                 "maxKeys: {} is out of range; accepted: 1 to 1000",
@@ -264,6 +205,83 @@ impl guard_core::Settings for Settings {
         settings.flux_controllers.validate("fluxControllers")?;
         Ok(settings)
     }
+}
+
+/// deniedKeys, allowedKeys and reservedKeys: name parts, and no key both
+/// denied and allowed.
+fn check_key_lists(settings: &Settings) -> Result<(), String> {
+    check_keys("deniedKeys", &settings.denied_keys)?;
+    check_keys("allowedKeys", &settings.allowed_keys)?;
+    check_keys("reservedKeys", &settings.reserved_keys)?;
+    if let Some(key) = settings
+        .denied_keys
+        .iter()
+        .find(|k| settings.allowed_keys.contains(k))
+    {
+        return Err(format!(
+            "deniedKeys and allowedKeys both list {}; keep it in one of them",
+            quote(key)
+        ));
+    }
+    Ok(())
+}
+
+/// requiredKeys: kinds that emit events, and keys no other list refuses.
+fn check_required_keys(settings: &Settings) -> Result<(), String> {
+    for (kind, keys) in &settings.required_keys {
+        if kind != "*" && !kinds::is_emitting_kind_name(kind) {
+            return Err(format!(
+                "requiredKeys: {} is not a kind that emits Flux events; use \"*\" or one of {}",
+                quote(kind),
+                kinds::emitting_kind_names().join(", ")
+            ));
+        }
+        check_keys(&format!("requiredKeys.{kind}"), keys)?;
+        for key in keys {
+            let conflict = if settings.denied_keys.contains(key) {
+                Some("deniedKeys")
+            } else if settings.reserved_keys.contains(key) {
+                Some("reservedKeys")
+            } else if !settings.allowed_keys.is_empty() && !settings.allowed_keys.contains(key) {
+                Some("allowedKeys (by leaving it out)")
+            } else {
+                None
+            };
+            if let Some(other) = conflict {
+                return Err(format!(
+                    "requiredKeys.{kind}: {} is required but refused by {other}; no object could pass",
+                    quote(key)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// valuePatterns: each compiles within its share of the matching budget.
+fn check_patterns(settings: &Settings) -> Result<(), String> {
+    for (key, source) in &settings.value_patterns {
+        check_name_part(key).map_err(|e| format!("valuePatterns: key {} {e}", quote(key)))?;
+        if source.len() > MAX_PATTERN_LEN {
+            return Err(format!(
+                "valuePatterns.{key}: the pattern has {} characters; at most {MAX_PATTERN_LEN} are accepted",
+                source.len()
+            ));
+        }
+        anchored(source, settings.pattern_size_limit()).map_err(|e| {
+            let limits = if e.limited_by_text_length() {
+                format!(
+                    " (maxValueLength is {}, shared by {} patterns)",
+                    settings.max_value_length,
+                    settings.value_patterns.len()
+                )
+            } else {
+                String::new()
+            };
+            format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
+        })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

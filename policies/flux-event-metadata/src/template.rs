@@ -11,16 +11,14 @@ use guard_core::flux::SOURCE;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Cluster, Metadata, Operation, UserInfo, Which};
 use serde::Deserialize;
-use serde_json::Value;
 
-use crate::annotations::explain_metadata;
+use crate::annotations::{malformed_metadata, Malformed};
 use crate::conflicts;
+use crate::findings::Findings;
 use crate::generated::{HELM_OWNER_NAME, HELM_OWNER_NAMESPACE};
-use crate::object_rules::{self, Subject, Template};
-use crate::report::Findings;
+use crate::object_rules;
 use crate::settings::Settings;
-
-const FIELD: &str = "spec.chart.metadata.annotations";
+use crate::subject::{On, Subject};
 
 #[derive(Deserialize)]
 struct ReleaseHead {
@@ -62,20 +60,32 @@ struct ChartTemplate {
     namespace: Option<String>,
 }
 
+/// The HelmChart helm-controller generates for a HelmRelease.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Chart {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+}
+
+/// The template's metadata (`spec.chart.metadata`) in `object` or
+/// `oldObject` cannot be read.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Unreadable {
+    pub(crate) which: Which,
+    pub(crate) malformed: Malformed,
+}
+
 /// The template in `object` or `oldObject`; `None` when the HelmRelease has
 /// no `spec.chart` (it uses `spec.chartRef`, and no HelmChart is generated).
-fn read(
-    request: &AdmissionRequest,
-    which: Which,
-    owner: &str,
-) -> Result<Option<ChartTemplate>, String> {
-    let subject = match which {
-        Which::Object => owner.to_string(),
-        Which::OldObject => format!("stored {owner} (oldObject)"),
-    };
+fn read(request: &AdmissionRequest, which: Which) -> Result<Option<ChartTemplate>, Unreadable> {
     let head = match request.object_as::<ReleaseHead>(which) {
         Ok(head) => head,
-        Err(e) => return Err(explain(request, which, &subject, e)),
+        Err(e) => {
+            return Err(Unreadable {
+                which,
+                malformed: explain(request, which, e),
+            })
+        }
     };
     let Some(chart) = head.and_then(|h| h.spec).and_then(|s| s.chart) else {
         return Ok(None);
@@ -92,31 +102,30 @@ fn read(
 /// Names the field of the template that could not be read: the common case
 /// is an unquoted YAML value among its annotations. Read a second time, as a
 /// value, only on this path.
-fn explain(request: &AdmissionRequest, which: Which, subject: &str, error: String) -> String {
+fn explain(request: &AdmissionRequest, which: Which, error: String) -> Malformed {
     let object = request.object_value(which).ok().flatten();
     let meta = object
         .as_ref()
-        .and_then(|o| o.pointer("/spec/chart/metadata"))
-        .unwrap_or(&Value::Null);
-    explain_metadata(subject, "spec.chart.metadata", meta, error)
+        .and_then(|o| o.pointer("/spec/chart/metadata"));
+    malformed_metadata(meta, error)
 }
 
 /// Checks the annotations of the HelmRelease's chart template as those of
-/// the HelmChart helm-controller will generate from it.
-pub fn check(
+/// the HelmChart helm-controller will generate from it; returns that
+/// HelmChart, `None` when the release generates none.
+pub(crate) fn check<F: From<object_rules::Finding> + From<conflicts::Finding>>(
     request: &AdmissionRequest,
     release: &ObjectName<'_>,
     settings: &Settings,
     user: &UserInfo,
     cluster: &dyn Cluster,
-    findings: &mut Findings,
-) -> Result<(), String> {
-    let owner = release.describe();
-    let Some(new) = read(request, Which::Object, &owner)? else {
-        return Ok(());
+    findings: &mut Findings<F>,
+) -> Result<Option<Chart>, Unreadable> {
+    let Some(new) = read(request, Which::Object)? else {
+        return Ok(None);
     };
     let old = if request.operation == Operation::Update {
-        read(request, Which::OldObject, &owner)?
+        read(request, Which::OldObject)?
     } else {
         None
     };
@@ -130,28 +139,35 @@ pub fn check(
         release.namespace.to_string(),
     );
     // `GetHelmChartName` and `HelmChartTemplate.GetNamespace` (api/v2).
-    let namespace = new.namespace.as_deref().unwrap_or(release.namespace);
-    let name = format!("{}-{}", release.namespace, release.name);
+    let chart = Chart {
+        namespace: new
+            .namespace
+            .unwrap_or_else(|| release.namespace.to_string()),
+        name: format!("{}-{}", release.namespace, release.name),
+    };
     let subject = Subject {
         group: SOURCE,
-        target: ObjectName::new(
-            "HelmChart",
-            "helmcharts.source.toolkit.fluxcd.io",
-            namespace,
-            name,
-        ),
+        target: chart.name(),
         meta: &meta,
         old: old.as_ref().map(|o| &o.meta),
-        origin: None,
-        template: Some(Template {
-            owner,
-            field: FIELD,
-            controller: "helm-controller",
-        }),
+        generated: false,
+        on: On::Template,
     };
     let entries = object_rules::check(&subject, settings, user, findings);
     conflicts::check(&subject, &entries, settings, cluster, findings);
-    Ok(())
+    Ok(Some(chart))
+}
+
+impl Chart {
+    /// The HelmChart as messages name it and `kubectl` takes it.
+    pub(crate) fn name(&self) -> ObjectName<'_> {
+        ObjectName::new(
+            "HelmChart",
+            "helmcharts.source.toolkit.fluxcd.io",
+            &self.namespace,
+            self.name.as_str(),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -161,7 +177,7 @@ mod tests {
     use guard_core::settings::parse;
     use guard_core::testing::RequestBuilder;
     use guard_core::{NoCluster, Verdict};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn release(chart: Value, old_chart: Option<Value>, user: &str) -> AdmissionRequest {
         let object = |chart: &Value| {
@@ -188,17 +204,21 @@ mod tests {
     fn run(settings: &str, request: &AdmissionRequest) -> Verdict {
         let settings = parse::<Settings>(settings.as_bytes()).unwrap();
         let target = ObjectName::of(request, None);
-        let mut findings = Findings::default();
-        match check(
-            request,
-            &target,
-            &settings,
-            &request.user_info,
-            &NoCluster,
-            &mut findings,
-        ) {
-            Ok(()) => findings.into_verdict(&target),
-            Err(e) => Verdict::deny(e),
+        let mut findings = Findings::new(false);
+        let user = &request.user_info;
+        match check(request, &target, &settings, user, &NoCluster, &mut findings) {
+            Ok(chart) => crate::test_support::verdict(findings, chart, request, &settings),
+            Err(e) => {
+                let decision = crate::decision::Decision::UnreadableTemplate {
+                    release: crate::decision::Target {
+                        namespace: target.namespace.to_string(),
+                        name: target.name.to_string(),
+                    },
+                    which: e.which,
+                    malformed: e.malformed,
+                };
+                crate::render::verdict(&decision, request, &settings)
+            }
         }
     }
 

@@ -10,15 +10,6 @@ pub fn is_routing_key(key: &str) -> bool {
     key == COMMIT || key == CHANGE_REQUEST
 }
 
-/// What a routing key chooses, for messages.
-pub fn routing_purpose(key: &str) -> &'static str {
-    if key == COMMIT {
-        "which Git commit receives the commit status"
-    } else {
-        "which pull request receives the comment"
-    }
-}
-
 /// The first control character a provider would mangle, if any. A line feed
 /// passes only when `allow_newlines` is set.
 pub fn control_character(value: &str, allow_newlines: bool) -> Option<char> {
@@ -37,13 +28,22 @@ pub fn excess_length(value: &str, max: usize) -> Option<usize> {
     (chars > max).then_some(chars)
 }
 
-/// For a routing key, what its value must look like when it does not.
-pub fn routing_format_error(key: &str, value: &str) -> Option<&'static str> {
+/// What a routing key's value is not, when it is not what its key needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoutingFormat {
+    /// `commit`: not a full lower-case SHA-1 hash, bare or in a revision.
+    NotSha1,
+    /// `commit`: a SHA-256 hash, which the git notifiers cannot use.
+    Sha256,
+    /// `change_request`: not a positive decimal integer.
+    NotChangeRequest,
+}
+
+/// For a routing key, what is wrong with its value, if anything.
+pub(crate) fn routing_format_error(key: &str, value: &str) -> Option<RoutingFormat> {
     match key {
         COMMIT => commit_format_error(value),
-        CHANGE_REQUEST if !is_positive_integer(value) => {
-            Some("a pull or merge request number: a positive decimal integer without leading zeros")
-        }
+        CHANGE_REQUEST if !is_positive_integer(value) => Some(RoutingFormat::NotChangeRequest),
         _ => None,
     }
 }
@@ -57,21 +57,15 @@ pub fn routing_format_error(key: &str, value: &str) -> Option<&'static str> {
 /// with "failed to extract commit hash" at every dispatch. The pinned source
 /// takes any 40 bytes; a commit status can only land on a real commit name,
 /// so the hash must also be lower-case hex, as Git prints it.
-fn commit_format_error(value: &str) -> Option<&'static str> {
+fn commit_format_error(value: &str) -> Option<RoutingFormat> {
     let hash = commit_hash(value);
     if hash.len() == 40 && hash.bytes().all(is_lower_hex) {
         return None;
     }
     if hash.len() == 64 && hash.bytes().all(is_lower_hex) {
-        return Some(
-            "a Git SHA-1 commit: notification-controller's git notifiers know only 40-character \
-             SHA-1 hashes (fluxcd/pkg git v0.52.0) and fail on a SHA-256 one at every dispatch",
-        );
+        return Some(RoutingFormat::Sha256);
     }
-    Some(
-        "a full Git SHA-1 commit in lower-case hex (40 characters), bare or as a Flux revision \
-         (`main@sha1:<sha>`, `sha1:<sha>`, `main/<sha>`)",
-    )
+    Some(RoutingFormat::NotSha1)
 }
 
 /// The hash part of a revision, as `git.ExtractHashFromRevision` after
@@ -137,8 +131,7 @@ mod tests {
             format!("main@sha256:{sha256}"),
         ] {
             assert!(
-                routing_format_error(COMMIT, &form)
-                    .is_some_and(|e| e.contains("know only 40-character SHA-1")),
+                routing_format_error(COMMIT, &form) == Some(RoutingFormat::Sha256),
                 "{form}"
             );
         }
@@ -152,7 +145,7 @@ mod tests {
             String::new(),
         ] {
             assert!(
-                routing_format_error(COMMIT, &bad).is_some_and(|e| e.contains("SHA-1 commit in")),
+                routing_format_error(COMMIT, &bad) == Some(RoutingFormat::NotSha1),
                 "{bad}"
             );
         }
@@ -175,7 +168,11 @@ mod tests {
             "#42",
             "9223372036854775808",
         ] {
-            assert!(routing_format_error(CHANGE_REQUEST, bad).is_some(), "{bad}");
+            assert_eq!(
+                routing_format_error(CHANGE_REQUEST, bad),
+                Some(RoutingFormat::NotChangeRequest),
+                "{bad}"
+            );
         }
         assert_eq!(routing_format_error("other", "anything"), None);
         assert!(is_routing_key("commit") && !is_routing_key("commit_status"));
