@@ -15,9 +15,6 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-/// eventSources beyond this many are not read (the CRD sets no bound).
-const MAX_SOURCES: usize = 256;
-
 /// What the rules read of an Alert, taken out of its JSON once.
 #[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct Alert<'a> {
@@ -164,7 +161,6 @@ impl<'a> Alert<'a> {
             sources: spec
                 .event_sources
                 .iter()
-                .take(MAX_SOURCES)
                 .map(|s| Source {
                     kind: s.kind,
                     name: s.name,
@@ -190,7 +186,6 @@ impl<'a> Alert<'a> {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .take(MAX_SOURCES)
                 .map(|s| Source {
                     kind: str_at(s, "kind"),
                     name: str_at(s, "name"),
