@@ -5,7 +5,8 @@ use guard_core::testing::RequestBuilder;
 use guard_core::{AdmissionRequest, Context, NoCluster, Timestamp, Verdict};
 use serde_json::{json, Value};
 
-use crate::judge::judge;
+use crate::decide::decide;
+use crate::render;
 use crate::settings::Settings;
 
 /// The reason annotation, the key most tests write.
@@ -79,7 +80,12 @@ pub(crate) fn request_of(
 
 /// Judged at the corpus's `now`, with these settings (JSON).
 pub(crate) fn run(r: &AdmissionRequest, s: &str) -> Verdict {
-    judge(r, &settings(s), &Context::new(now(), &NoCluster))
+    let settings = settings(s);
+    render::verdict(
+        &decide(r, &settings, &Context::new(now(), &NoCluster)),
+        r,
+        &settings,
+    )
 }
 
 pub(crate) fn message(v: &Verdict) -> &str {
