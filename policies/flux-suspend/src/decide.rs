@@ -212,9 +212,75 @@ fn allowed<'a>(
 
 #[cfg(test)]
 mod tests {
+    use crate::audit::Action;
+    use crate::decision::{Decision, Refusal, WriteRule};
+    use crate::mirror::Mirrored;
+    use crate::reason;
     use crate::test_support::*;
+    use crate::warnings::Warning;
+    use crate::write::{Change, Origin};
     use guard_core::{AdmissionRequest, Verdict};
     use serde_json::{json, Value};
+
+    /// `flux suspend` (spec.suspend alone) enters suspension without a reason.
+    #[test]
+    fn flux_suspend_without_a_reason_is_refused_by_the_reason_rule() {
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({}), json!({"suspend": true})),
+            ks(json!({}), json!({})),
+        );
+        let Decision::Refuse(Refusal::Write { write, rule }) = decided(&r, "{}") else {
+            panic!("not refused by a rule of the write");
+        };
+        assert_eq!(rule, WriteRule::Reason(reason::Finding::Missing));
+        assert_eq!(
+            (write.change, write.origin),
+            (Change::Enter, Origin::Update)
+        );
+        assert!(write.state.spec_suspend && write.state.reason.is_none());
+    }
+
+    /// The annotation alone suspends: spec.suspend is mirrored, the person
+    /// is told, the suspension is audited.
+    #[test]
+    fn the_annotation_is_mirrored_warned_and_audited() {
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({R: "INC-1 database migration"}), json!({})),
+            ks(json!({}), json!({})),
+        );
+        let Decision::Allow(allowed) = decided(&r, "{}") else {
+            panic!("refused");
+        };
+        assert!(matches!(
+            allowed.warnings.as_slice(),
+            [
+                Warning::Mirrored {
+                    how: Mirrored::Honoured,
+                    ..
+                },
+                Warning::Suspended { until: None, .. }
+            ]
+        ));
+        let audit = allowed.audit.unwrap();
+        assert_eq!(audit.action, Action::Suspend);
+        assert!(audit.shown.spec_suspend);
+        assert!(allowed.mutated.is_some());
+    }
+
+    #[test]
+    fn unrelated_updates_decide_nothing() {
+        let r = request(
+            "UPDATE",
+            "alice",
+            ks(json!({"a": "b"}), json!({"path": "./b"})),
+            ks(json!({}), json!({"path": "./a"})),
+        );
+        assert_eq!(decided(&r, "{}"), Decision::allow());
+    }
 
     /// A write that changes nothing and names no field manager (`flux
     /// resume` of a suspension by annotation, or a storage migration) leaves

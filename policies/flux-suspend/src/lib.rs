@@ -7,19 +7,15 @@
 //! garbage-collects everything it applied. This policy makes the RFC's user
 //! stories real on today's Flux:
 //!
-//! - a suspension needs a reason (not a placeholder, long enough, optionally
-//!   matching a pattern and carrying an `until=` expiry);
+//! - a suspension needs a reason (optionally a pattern and an `until=` expiry);
 //! - in `mirror` mode the annotation and the mechanism the kind's controller
-//!   honours (`spec.suspend`, or `<group>/reconcile: disabled`) are kept in
-//!   step, whichever of them the request changed;
+//!   honours (`spec.suspend`, or `<group>/reconcile: disabled`) are kept in step;
 //! - `annotation-only` and `deny-annotation-only` modes guard the RFC's
 //!   version-skew hazard without mutating;
-//! - settings can restrict who suspends and resumes, and record the suspender;
-//! - warnings and audit annotations say what the effective state became.
+//! - settings can restrict who suspends and resumes, and record the suspender.
 //!
-//! [`decide`] holds the flow and returns a [`decision::Decision`];
-//! [`render`] writes every text a user reads from it; each rule lives in a
-//! module named for it.
+//! [`decide`] holds the flow and returns a [`decision::Decision`]; [`render`]
+//! writes every text a user reads from it; each rule has a module named for it.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(

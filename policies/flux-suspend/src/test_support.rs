@@ -6,6 +6,7 @@ use guard_core::{AdmissionRequest, Context, NoCluster, Timestamp, Verdict};
 use serde_json::{json, Value};
 
 use crate::decide::decide;
+use crate::decision::Decision;
 use crate::render;
 use crate::settings::Settings;
 
@@ -76,6 +77,11 @@ pub(crate) fn request_of(
         .object(object)
         .old_object(old)
         .build()
+}
+
+/// Decided at the corpus's `now`, with these settings (JSON), before any text.
+pub(crate) fn decided<'a>(r: &'a AdmissionRequest, s: &str) -> Decision<'a> {
+    decide(r, &settings(s), &Context::new(now(), &NoCluster))
 }
 
 /// Judged at the corpus's `now`, with these settings (JSON).
