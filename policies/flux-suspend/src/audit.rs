@@ -1,43 +1,48 @@
 //! What is recorded of who suspended: audit annotations, and the suspender
 //! annotation of `recordSuspender`.
 
-use guard_core::identity;
-use guard_core::{UserInfo, Verdict};
+use guard_core::UserInfo;
 
-use crate::judge::Change;
 use crate::kinds::Kind;
 use crate::mirror::Edit;
 use crate::settings::Settings;
 use crate::view::{Object, State};
+use crate::write::{Change, Write};
 
-/// Audit annotations on every suspend, resume and reason change. Keys are
-/// name parts: the API server prefixes them with the webhook's name.
-pub(crate) fn audit(
-    verdict: Verdict,
-    change: Change,
-    old: Option<&State<'_>>,
-    state: &State<'_>,
-    kind: &Kind,
-    user: &UserInfo,
-) -> Verdict {
-    let (action, shown) = match change {
-        Change::Enter => ("suspend", Some(state)),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    Suspend,
+    ChangeReason,
+    Resume,
+}
+
+/// The audit annotations of a suspend, resume or reason change: the action,
+/// and the suspension it made or ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Audit {
+    pub(crate) action: Action,
+    pub(crate) kind: Kind,
+    pub(crate) shown: State,
+}
+
+/// What a write records, if anything.
+pub(crate) fn entry(write: &Write<'_>) -> Option<Audit> {
+    let (action, shown) = match write.change {
+        Change::Enter => (Action::Suspend, Some(&write.state)),
         Change::Stay {
             reason_changed: true,
-        } => ("change-reason", Some(state)),
-        Change::Leave => ("resume", old),
+        } => (Action::ChangeReason, Some(&write.state)),
+        Change::Leave => (Action::Resume, write.old.as_ref()),
         Change::Unsuspended
         | Change::Stay {
             reason_changed: false,
-        } => return verdict,
+        } => return None,
     };
-    let Some(shown) = shown else { return verdict };
-    let reason: String = shown.reason.unwrap_or("").chars().take(256).collect();
-    verdict
-        .audit("action", action)
-        .audit("user", identity::describe(user))
-        .audit("mechanism", shown.mechanisms(kind))
-        .audit("reason", reason)
+    Some(Audit {
+        action,
+        kind: write.kind,
+        shown: shown?.clone(),
+    })
 }
 
 /// `recordSuspender`: the policy owns the suspender annotation. Set on

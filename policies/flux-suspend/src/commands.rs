@@ -24,7 +24,7 @@ use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::{Mode, Settings};
 
 /// The field manager every suggested kubectl command names.
-pub const FIELD_MANAGER: &str = "flux-suspend";
+pub(crate) const FIELD_MANAGER: &str = "flux-suspend";
 
 /// `--field-manager=flux-suspend`, the last word of every suggested command.
 fn manager_flag() -> String {
@@ -33,7 +33,7 @@ fn manager_flag() -> String {
 
 /// A reason to fill in, shaped by what the settings require: a ticket
 /// first, so that it also fits a ticket pattern such as `^[A-Z]+-[0-9]+ `.
-pub fn reason_template(settings: &Settings) -> String {
+pub(crate) fn reason_template(settings: &Settings) -> String {
     if settings.expiry_required() {
         "<ticket> <why> until=<RFC 3339 time>".to_string()
     } else {
@@ -45,7 +45,7 @@ pub fn reason_template(settings: &Settings) -> String {
 /// in). In mirror mode the annotation alone does it (the policy sets the
 /// rest); otherwise one merge patch sets both, so no intermediate state is
 /// refused.
-pub fn suspend(
+pub(crate) fn suspend(
     object: &ObjectName<'_>,
     kind: &Kind,
     settings: &Settings,
@@ -69,7 +69,7 @@ pub fn suspend(
 }
 
 /// Resumes: removes the annotation and the honoured mechanism together.
-pub fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> String {
+pub(crate) fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> String {
     match settings.mode {
         Mode::Mirror => unannotate(object),
         Mode::AnnotationOnly | Mode::DenyAnnotationOnly => merge_patch(object, kind, "null", false),
@@ -77,7 +77,7 @@ pub fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> Stri
 }
 
 /// Removes the annotation alone.
-pub fn unannotate(object: &ObjectName<'_>) -> String {
+pub(crate) fn unannotate(object: &ObjectName<'_>) -> String {
     object.kubectl(
         "annotate",
         &[&format!("{SUSPEND_ANNOTATION}-"), &manager_flag()],
@@ -85,7 +85,7 @@ pub fn unannotate(object: &ObjectName<'_>) -> String {
 }
 
 /// Sets the honoured mechanism beside the annotation already there.
-pub fn honour(object: &ObjectName<'_>, kind: &Kind) -> String {
+pub(crate) fn honour(object: &ObjectName<'_>, kind: &Kind) -> String {
     match kind.honours {
         Honours::SpecSuspend => patch(object, r#"{"spec":{"suspend":true}}"#),
         Honours::DisableAnnotation(key) => object.kubectl(
@@ -96,7 +96,7 @@ pub fn honour(object: &ObjectName<'_>, kind: &Kind) -> String {
 }
 
 /// The manifest lines a CREATE needs.
-pub fn manifest(settings: &Settings) -> String {
+pub(crate) fn manifest(settings: &Settings) -> String {
     format!(
         "metadata:\n  annotations:\n    {SUSPEND_ANNOTATION}: \"{}\"",
         reason_template(settings)

@@ -1,14 +1,14 @@
 //! A DELETE: the namespace controller's follow-ups, who may end a
 //! suspension by deleting, and the prune hazard ([`crate::prune`]).
 
-use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Verdict, Which};
+use guard_core::{AdmissionRequest, Which};
 
-use crate::identity_rules::check_delete;
+use crate::identity_rules::{self, Act};
 use crate::kinds::Kind;
-use crate::prune;
+use crate::prune::{self, Hazard};
 use crate::settings::Settings;
-use crate::view::{self, State};
+use crate::view::{self, State, Target, Unreadable};
+use crate::warnings::Warning;
 
 /// The namespace controller of kube-controller-manager, which deletes
 /// everything a terminating Namespace holds: its client is built for the
@@ -22,35 +22,41 @@ use crate::view::{self, State};
 /// `pkg/registry/rest/delete.go` `AdmissionToValidateObjectDeleteFunc`,
 /// commit 24a394e5). Refusing one leaves the Namespace stuck in Terminating
 /// with nobody told why: the deletion was decided at the Namespace.
-pub const NAMESPACE_CONTROLLER: &str = "system:serviceaccount:kube-system:namespace-controller";
+pub(crate) const NAMESPACE_CONTROLLER: &str =
+    "system:serviceaccount:kube-system:namespace-controller";
 
-pub fn delete(request: &AdmissionRequest, kind: &Kind, settings: &Settings) -> Verdict {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    Unreadable(Unreadable),
+    /// With `resumers` listed, someone else deletes a suspended object.
+    NotAllowed(Target),
+    Hazard(Box<Hazard>),
+}
+
+pub(crate) fn check(
+    request: &AdmissionRequest,
+    kind: &Kind,
+    settings: &Settings,
+) -> Result<Option<Warning>, Refused> {
     if request.user_info.username == NAMESPACE_CONTROLLER {
-        return Verdict::allow();
+        return Ok(None);
     }
     if !settings.resumers.is_empty() {
         // Deleting a suspended object and creating it again unsuspended
         // resumes it: only the resumers may.
-        let object = match view::load(request, Which::OldObject) {
-            Ok(Some(o)) => o,
-            Ok(None) => {
-                return Verdict::deny(format!(
-                    "malformed request: a DELETE of {} has no oldObject, so whether it is \
-                     suspended cannot be judged",
-                    kind.kind
-                ))
-            }
-            Err(e) => return Verdict::deny(e),
-        };
+        let object = view::load_required(request, Which::OldObject).map_err(Refused::Unreadable)?;
         let suspended = State::of(&object, kind, false).is_ok_and(|s| s.suspended());
-        if suspended {
-            let target = ObjectName::of(request, Some(&object.metadata));
-            if let Some(refusal) = check_delete(settings, &request.user_info, &target) {
-                return refusal;
-            }
+        if suspended && !identity_rules::may(Act::Delete, settings, &request.user_info) {
+            return Err(Refused::NotAllowed(Target::of(
+                request,
+                Some(&object.metadata),
+            )));
         }
     }
-    prune::delete(request, kind)
+    prune::check_delete(request, kind).map_err(|refused| match refused {
+        prune::Refused::Unreadable(e) => Refused::Unreadable(e),
+        prune::Refused::Hazard(h) => Refused::Hazard(h),
+    })
 }
 
 #[cfg(test)]
@@ -87,8 +93,7 @@ mod tests {
         let r = request("DELETE", "alice", Value::Null, Value::Null);
         assert_eq!(
             message(&run(&r, RESUMERS)),
-            "malformed request: a DELETE of Kustomization has no oldObject, so whether it is \
-             suspended cannot be judged"
+            "Kustomization flux-system/apps: the DELETE request carries no oldObject"
         );
     }
 }

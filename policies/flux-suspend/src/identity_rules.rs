@@ -1,103 +1,57 @@
 //! Who may suspend and resume: the `suspenders` and `resumers` settings.
 
-use guard_core::identity::{self, Identities};
-use guard_core::object::ObjectName;
-use guard_core::{UserInfo, Verdict};
+use guard_core::identity::Identities;
+use guard_core::UserInfo;
 
-use crate::judge::Change;
 use crate::settings::Settings;
+use crate::write::{Change, Origin, Write};
 
-/// Kubewarden's audit scanner replays stored objects as CREATEs without any
-/// userInfo (kubewarden/audit-scanner `internal/scanner/admission_request.go`
-/// `newAdmissionRequest`, commit 8472a7cf; policy-server's `/audit` handler
-/// passes the request on as it is). kube-apiserver never sends an empty
-/// username: an unauthenticated request is `system:anonymous`
-/// (k8s.io/apiserver `pkg/authentication/request/anonymous`).
-pub(crate) fn audit_replay(create: bool, user: &UserInfo) -> bool {
-    create && user.username.is_empty()
+/// What someone not listed was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Act {
+    Suspend,
+    ChangeReason,
+    Resume,
+    /// Deleting a suspended object: created again unsuspended, it would be
+    /// resumed.
+    Delete,
+}
+
+impl Act {
+    /// The setting that lists who may.
+    pub(crate) fn listed(self, settings: &Settings) -> &Identities {
+        match self {
+            Act::Suspend | Act::ChangeReason => &settings.suspenders,
+            Act::Resume | Act::Delete => &settings.resumers,
+        }
+    }
 }
 
 /// `suspenders` and `resumers`, on CREATE too (deleting and re-creating an
 /// object suspended must not bypass them), except for the audit scanner's
 /// replays, which say nothing of who suspended.
-pub(crate) fn check_identity(
-    create: bool,
-    change: Change,
-    settings: &Settings,
-    user: &UserInfo,
-    target: &ObjectName<'_>,
-) -> Option<Verdict> {
-    if audit_replay(create, user) {
+pub(crate) fn refused(write: &Write<'_>, settings: &Settings) -> Option<Act> {
+    if write.origin == Origin::Replay {
         return None;
     }
-    let (list, setting, act) = match change {
-        Change::Enter => (&settings.suspenders, "suspenders", "suspend"),
+    let act = match write.change {
+        Change::Enter => Act::Suspend,
         Change::Stay {
             reason_changed: true,
-        } => (
-            &settings.suspenders,
-            "suspenders",
-            "change the suspension reason of",
-        ),
-        Change::Leave => (&settings.resumers, "resumers", "resume"),
+        } => Act::ChangeReason,
+        Change::Leave => Act::Resume,
         Change::Unsuspended
         | Change::Stay {
             reason_changed: false,
         } => return None,
     };
-    if list.is_empty() || list.matches(user) {
-        return None;
-    }
-    Some(Verdict::deny_with_code(
-        format!(
-            "{} may not {act} {}: the flux-suspend policy allows only its {setting} ({}). \
-             Ask one of them, or an administrator to extend the {setting} setting.",
-            identity::describe(user),
-            target.describe(),
-            list_identities(list)
-        ),
-        403,
-    ))
+    (!may(act, settings, write.user)).then_some(act)
 }
 
-/// Deleting a suspended object, with `resumers` listed: re-created
-/// unsuspended it would be resumed, so only the resumers may delete it.
-pub(crate) fn check_delete(
-    settings: &Settings,
-    user: &UserInfo,
-    target: &ObjectName<'_>,
-) -> Option<Verdict> {
-    let list = &settings.resumers;
-    if list.is_empty() || list.matches(user) {
-        return None;
-    }
-    Some(Verdict::deny_with_code(
-        format!(
-            "{} may not delete {} while it is suspended: created again without the suspension, \
-             it would be resumed, and the flux-suspend policy allows only its resumers ({}) to \
-             resume it. Ask one of them to resume it first, or an administrator to extend the \
-             resumers setting.",
-            identity::describe(user),
-            target.describe(),
-            list_identities(list)
-        ),
-        403,
-    ))
-}
-
-/// The listed identities as the refusal names them, so the person knows whom to ask.
-pub(crate) fn list_identities(ids: &Identities) -> String {
-    let mut parts = Vec::new();
-    for (label, list) in [
-        ("users", &ids.users),
-        ("groups", &ids.groups),
-        ("service accounts", &ids.service_accounts),
-    ] {
-        if !list.is_empty() {
-            parts.push(format!("{label} {}", list.join(", ")));
-        }
-    }
-    parts.join("; ")
+/// Whether `user` may do `act`: anyone when the setting lists nobody.
+pub(crate) fn may(act: Act, settings: &Settings, user: &UserInfo) -> bool {
+    let list = act.listed(settings);
+    list.is_empty() || list.matches(user)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 pub const SUSPEND_ANNOTATION: &str = "reconcile.fluxcd.io/suspended";
 
 /// The value a `<group>/reconcile` annotation takes to stop reconciliation.
-pub const DISABLED: &str = "disabled";
+pub(crate) const DISABLED: &str = "disabled";
 
 /// Does a `<group>/reconcile` value stop reconciliation? As its controllers
 /// read it: `strings.ToLower(val) == "disabled"`, untrimmed
@@ -15,7 +15,7 @@ pub const DISABLED: &str = "disabled";
 /// ResourceSetInputProvider, commit 17c6aead; fluxcd/source-watcher
 /// `api/v1beta1/artifactgenerator_types.go` `ArtifactGenerator.IsDisabled`,
 /// commit 825fa15b).
-pub fn is_disabled(value: &str) -> bool {
+pub(crate) fn is_disabled(value: &str) -> bool {
     let mut chars = value.chars();
     DISABLED
         .chars()
@@ -38,15 +38,15 @@ fn go_to_lower(c: char) -> char {
     }
 }
 
-pub use guard_core::flux::Honours;
+pub(crate) use guard_core::flux::Honours;
 use guard_core::flux::{self, KUSTOMIZE};
 
 /// A Flux kind that can be suspended: the shared table's entry with the
 /// mechanism its controller honours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kind {
+pub(crate) struct Kind {
     flux: &'static flux::Kind,
-    pub honours: Honours,
+    pub(crate) honours: Honours,
 }
 
 impl std::ops::Deref for Kind {
@@ -67,32 +67,24 @@ impl Kind {
     }
 
     /// Only a Kustomization garbage-collects what it applied (`spec.prune`).
-    pub fn prunes(&self) -> bool {
+    pub(crate) fn prunes(&self) -> bool {
         self.group == KUSTOMIZE && self.kind == "Kustomization"
-    }
-
-    /// How the honoured mechanism reads in messages.
-    pub fn honoured_mechanism(&self) -> String {
-        match self.honours {
-            Honours::SpecSuspend => "spec.suspend: true".to_string(),
-            Honours::DisableAnnotation(key) => format!("annotation {key}: {DISABLED}"),
-        }
     }
 }
 
 /// The suspendable kinds: every Flux kind but ExternalArtifact, which has no
 /// suspend at all; metadata.yml lists the same resources.
-pub fn suspendable() -> impl Iterator<Item = Kind> {
+pub(crate) fn suspendable() -> impl Iterator<Item = Kind> {
     flux::KINDS.iter().filter_map(Kind::of)
 }
 
 /// The suspendable kind of a request, or `None` for any other kind.
-pub fn find(group: &str, kind: &str) -> Option<Kind> {
+pub(crate) fn find(group: &str, kind: &str) -> Option<Kind> {
     flux::find(group, kind).and_then(Kind::of)
 }
 
 /// Is this annotation key a disable annotation some kind honours?
-pub fn is_disable_annotation(key: &str) -> bool {
+pub(crate) fn is_disable_annotation(key: &str) -> bool {
     suspendable().any(|k| matches!(k.honours, Honours::DisableAnnotation(d) if d == key))
 }
 
@@ -168,15 +160,9 @@ mod tests {
     }
 
     #[test]
-    fn resources_and_mechanisms_read_as_kubectl_and_users_write_them() {
+    fn resources_and_disable_annotations_read_as_kubectl_and_users_write_them() {
         let k = find(IMAGE, "ImagePolicy").unwrap();
         assert_eq!(k.resource(), "imagepolicies.image.toolkit.fluxcd.io");
-        assert_eq!(k.honoured_mechanism(), "spec.suspend: true");
-        let ag = find(SOURCE_EXTENSIONS, "ArtifactGenerator").unwrap();
-        assert_eq!(
-            ag.honoured_mechanism(),
-            "annotation source.extensions.fluxcd.io/reconcile: disabled"
-        );
         assert!(is_disable_annotation("fluxcd.controlplane.io/reconcile"));
         assert!(!is_disable_annotation(SUSPEND_ANNOTATION));
     }

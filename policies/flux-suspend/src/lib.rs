@@ -7,17 +7,15 @@
 //! garbage-collects everything it applied. This policy makes the RFC's user
 //! stories real on today's Flux:
 //!
-//! - a suspension needs a reason (not a placeholder, long enough, optionally
-//!   matching a pattern and carrying an `until=` expiry);
+//! - a suspension needs a reason (optionally a pattern and an `until=` expiry);
 //! - in `mirror` mode the annotation and the mechanism the kind's controller
-//!   honours (`spec.suspend`, or `<group>/reconcile: disabled`) are kept in
-//!   step, whichever of them the request changed;
+//!   honours (`spec.suspend`, or `<group>/reconcile: disabled`) are kept in step;
 //! - `annotation-only` and `deny-annotation-only` modes guard the RFC's
 //!   version-skew hazard without mutating;
-//! - settings can restrict who suspends and resumes, and record the suspender;
-//! - warnings and audit annotations say what the effective state became.
+//! - settings can restrict who suspends and resumes, and record the suspender.
 //!
-//! [`judge`] holds the flow; each rule lives in a module named for it.
+//! [`decide`] holds the flow and returns a [`decision::Decision`]; [`render`]
+//! writes every text a user reads from it; each rule has a module named for it.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -30,28 +28,33 @@
     )
 )]
 
+mod annotation_only;
 mod audit;
-pub mod commands;
-pub mod deletion;
+mod commands;
+mod decide;
+mod decision;
+mod deletion;
+mod deletion_policy;
 mod identity_rules;
-pub mod judge;
-pub mod kinds;
-pub mod mirror;
-pub mod namespace;
-pub mod noop;
-pub mod prune;
-pub mod reason;
-pub mod reconciler;
-mod refusals;
+mod kinds;
+mod mirror;
+mod namespace;
+mod noop;
+mod prune;
+mod reason;
+mod reconciler;
+mod render;
 pub mod settings;
-pub mod view;
+mod view;
 mod warnings;
+mod write;
 
 #[cfg(test)]
 mod test_support;
 
 use guard_core::{AdmissionRequest, Context, Policy, Verdict};
 
+pub use kinds::SUSPEND_ANNOTATION;
 pub use settings::Settings;
 
 /// The flux-suspend policy.
@@ -62,7 +65,7 @@ impl Policy for FluxSuspend {
     type Settings = Settings;
 
     fn evaluate(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-        judge::judge(request, settings, ctx)
+        render::verdict(&decide::decide(request, settings, ctx), request, settings)
     }
 }
 

@@ -3,6 +3,8 @@
 //! Flux release, and a resume by either mechanism resumes it fully.
 
 use guard_core::edit::RawObject;
+use guard_core::{AdmissionRequest, Which};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
@@ -10,7 +12,7 @@ use crate::view::State;
 
 /// One change to the object the request stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Edit {
+pub(crate) enum Edit {
     SpecSuspend(bool),
     SetAnnotation(String, String),
     RemoveAnnotation(String),
@@ -18,7 +20,7 @@ pub enum Edit {
 
 /// What mirroring did, for the warning that explains it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mirrored {
+pub(crate) enum Mirrored {
     /// The annotation was given: the honoured mechanism was set.
     Honoured,
     /// A reconciler re-applied a manifest carrying the annotation but not the
@@ -38,10 +40,10 @@ pub enum Mirrored {
 ///
 /// Otherwise a stored annotation without the mechanism (stored before the
 /// policy, or in another mode) is honoured on the next write.
-pub fn mirror(
+pub(crate) fn mirror(
     kind: &Kind,
-    old: Option<&State<'_>>,
-    new: &mut State<'_>,
+    old: Option<&State>,
+    new: &mut State,
     reconciler: bool,
 ) -> Option<(Mirrored, Vec<Edit>)> {
     let remove = || vec![Edit::RemoveAnnotation(SUSPEND_ANNOTATION.to_string())];
@@ -80,10 +82,37 @@ fn honour(kind: &Kind, on: bool) -> Edit {
     }
 }
 
+/// The object as the request stores it, after the policy's edits.
+#[derive(Debug)]
+pub(crate) struct Mutated(pub(crate) Box<RawValue>);
+
+impl PartialEq for Mutated {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+/// The request's object with `edits` applied; `None` without edits. The
+/// error names the field whose shape prevents it.
+pub(crate) fn edited(
+    request: &AdmissionRequest,
+    edits: &[Edit],
+) -> Result<Option<Mutated>, String> {
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    let Some(raw) = request.raw(Which::Object) else {
+        return Ok(None);
+    };
+    let mut object = RawObject::parse(raw.get()).map_err(|e| format!("malformed object: {e}"))?;
+    apply(edits, &mut object)?;
+    Ok(Some(Mutated(object.to_raw()?)))
+}
+
 /// Applies edits to the full object, expanding only the members they touch.
 /// Errors name the field whose shape prevents it (already refused earlier in
 /// practice).
-pub fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), String> {
+fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), String> {
     let malformed = |e: String| format!("malformed object: {e}");
     for edit in edits {
         match edit {
@@ -124,11 +153,11 @@ mod tests {
         kinds::find("source.extensions.fluxcd.io", "ArtifactGenerator").unwrap()
     }
 
-    fn state(spec_suspend: bool, reason: Option<&str>) -> State<'_> {
+    fn state(spec_suspend: bool, reason: Option<&str>) -> State {
         State {
             spec_suspend,
             disabled: false,
-            reason,
+            reason: reason.map(str::to_string),
             collects: None,
         }
     }

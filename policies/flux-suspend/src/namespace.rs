@@ -6,43 +6,49 @@
 //! would leave the Namespace stuck in Terminating with nobody told why. So
 //! each Kustomization the Namespace holds, read from the cluster
 //! (`contextAwareResources`: Kustomizations), is judged here as the DELETE of
-//! it by the person deleting the Namespace ([`crate::deletion::delete`]): the
+//! it by the person deleting the Namespace ([`crate::deletion::check`]): the
 //! prune hazard, and, with `resumers` listed, who may end a suspension by
 //! deleting it (a parent Kustomization re-creates the Namespace and its
 //! children from Git, unsuspended).
 
-use guard_core::{AdmissionRequest, Context, Verdict};
+use guard_core::{AdmissionRequest, Context};
 
 use crate::deletion;
 use crate::kinds;
 use crate::settings::Settings;
+use crate::warnings::Warning;
 
 /// The Kustomization API the policy lists.
 const KUSTOMIZATION_API: &str = "kustomize.toolkit.fluxcd.io/v1";
 
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The Kustomizations cannot be listed: the cluster's error.
+    Unlisted(String),
+    /// One of them cannot be read as a request: serde's error.
+    Unreadable(String),
+    /// The deletes of some of them are refused.
+    Deletes(Vec<deletion::Refused>),
+}
+
 /// Is this the DELETE of a Namespace?
-pub fn is_namespace(request: &AdmissionRequest) -> bool {
+pub(crate) fn is_namespace(request: &AdmissionRequest) -> bool {
     request.kind.group.is_empty() && request.kind.kind == "Namespace"
 }
 
-pub fn delete(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
+pub(crate) fn check_delete(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+) -> Result<Vec<Warning>, Refused> {
     let Some(kind) = kinds::find(guard_core::flux::KUSTOMIZE, "Kustomization") else {
-        return Verdict::allow();
+        return Ok(Vec::new());
     };
     let namespace = request.name.as_str();
-    let items = match ctx
+    let items = ctx
         .cluster
         .list(KUSTOMIZATION_API, "Kustomization", Some(namespace))
-    {
-        Ok(items) => items,
-        Err(e) => {
-            return Verdict::deny(format!(
-                "Deleting Namespace {namespace} deletes the Kustomizations it holds, and they \
-                 cannot be listed to see whether that would garbage-collect what they applied: \
-                 {e}"
-            ))
-        }
-    };
+        .map_err(|e| Refused::Unlisted(e.to_string()))?;
     let mut refusals = Vec::new();
     let mut warnings = Vec::new();
     for item in &items {
@@ -54,37 +60,28 @@ pub fn delete(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>
             ns = serde_json::Value::String(namespace.to_string()),
             item = item.get()
         );
-        let mut one = match serde_json::from_str::<AdmissionRequest>(&text) {
-            Ok(one) => one,
-            Err(e) => {
-                return Verdict::deny(format!(
-                    "Deleting Namespace {namespace}: a Kustomization it holds cannot be read: {e}"
-                ))
-            }
-        };
+        let mut one = serde_json::from_str::<AdmissionRequest>(&text)
+            .map_err(|e| Refused::Unreadable(e.to_string()))?;
         one.user_info = request.user_info.clone();
-        let verdict = deletion::delete(&one, &kind, settings);
-        match verdict.message {
-            Some(message) if !verdict.allowed => refusals.push(message),
-            _ => warnings.extend(verdict.warnings),
+        match deletion::check(&one, &kind, settings) {
+            Ok(warning) => warnings.extend(warning),
+            Err(refused) => refusals.push(refused),
         }
     }
     if refusals.is_empty() {
-        return Verdict::allow().with_warnings(warnings);
+        return Ok(warnings);
     }
-    Verdict::deny(format!(
-        "Deleting Namespace {namespace} deletes the Kustomizations it holds, and the namespace \
-         controller's deletes are not judged one by one:\n{}",
-        refusals.join("\n")
-    ))
+    Err(Refused::Deletes(refusals))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::decide;
+    use crate::render;
     use conformance::cluster::{Recorded, RecordedCluster};
     use guard_core::testing::RequestBuilder;
-    use guard_core::Timestamp;
+    use guard_core::{Timestamp, Verdict};
     use serde_json::{json, Value};
 
     /// A Kustomization `tenant-a/apps` as the cluster holds it, or the
@@ -117,7 +114,11 @@ mod tests {
             .build();
         let now: Timestamp = "2026-11-20T10:00:00Z".parse().unwrap();
         let settings = guard_core::settings::parse::<Settings>(settings.as_bytes()).unwrap();
-        delete(&r, &settings, &Context::new(now, &cluster))
+        render::verdict(
+            &decide(&r, &settings, &Context::new(now, &cluster)),
+            &r,
+            &settings,
+        )
     }
 
     fn kustomization(annotations: Value, spec: Value) -> Value {

@@ -29,12 +29,15 @@
 //! changes the suspension: not a resume, not a reason to mirror.
 
 use guard_core::json_eq;
-use guard_core::{AdmissionRequest, Operation, Which};
+use guard_core::{AdmissionRequest, Operation, UserInfo, Which};
+
+use crate::kinds::{Honours, Kind};
+use crate::view::State;
 
 /// Is this a write that changes nothing and names no field manager? The
 /// field manager is the request's, already read from its options (which, when
 /// unreadable, the caller refuses).
-pub fn is_noop(request: &AdmissionRequest, field_manager: &str) -> bool {
+pub(crate) fn is_noop(request: &AdmissionRequest, field_manager: &str) -> bool {
     if request.operation != Operation::Update || !field_manager.is_empty() {
         return false;
     }
@@ -42,6 +45,17 @@ pub fn is_noop(request: &AdmissionRequest, field_manager: &str) -> bool {
         return false;
     };
     equal_but_managed_fields(new.get(), old.get())
+}
+
+/// A write that changes nothing leaves the suspension as stored. When a
+/// person sends it and the object is suspended only by the annotation, it
+/// may have been `flux resume`, which cannot resume it: they are to be told
+/// the command that does. A service account's no-op (Flux Operator's
+/// migration) gets no such hint: no one reads it.
+pub(crate) fn keeps_annotation_only(old: Option<&State>, kind: &Kind, user: &UserInfo) -> bool {
+    kind.honours == Honours::SpecSuspend
+        && old.is_some_and(State::annotation_only)
+        && !user.username.starts_with("system:serviceaccount:")
 }
 
 /// Equal as JSON values once `metadata.managedFields` is left out of both,

@@ -1,56 +1,33 @@
-//! The prune hazard: what kustomize-controller deletes when a Kustomization
-//! is deleted, and a suspension by annotation alone, which does not stop it
-//! on any Flux release.
-//!
-//! The rule is kustomize-controller's `finalizerShouldDeleteResources`
-//! (fluxcd/kustomize-controller `internal/controller/kustomization_controller.go`,
-//! commit 186fb3b2, v1.9.0+36): nothing is deleted when `spec.suspend` is
-//! true or the inventory is empty; otherwise `deletionPolicy` decides:
-//! `MirrorPrune` (the default, `GetDeletionPolicy` in `api/v1/kustomization_types.go`)
-//! follows `spec.prune`, `Delete` and `WaitForTermination` always delete, and
-//! `Orphan` (or any other value) never does.
+//! The prune hazard: a Kustomization deleted while suspended by annotation
+//! alone, which does not stop kustomize-controller from deleting what it
+//! applied ([`crate::deletion_policy`]) on any Flux release.
 
-use guard_core::object::ObjectName;
 use guard_core::request::json_type;
-use guard_core::{names, AdmissionRequest, Verdict, Which};
+use guard_core::{AdmissionRequest, Which};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::commands;
-use crate::kinds::{Kind, SUSPEND_ANNOTATION};
-use crate::view::{self, State};
+use crate::deletion_policy::Collects;
+use crate::kinds::Kind;
+use crate::view::{self, State, Target, Unreadable};
+use crate::warnings::Warning;
 
-/// Why deleting a Kustomization would delete its inventory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Collects {
-    /// `deletionPolicy` MirrorPrune (or unset) with `spec.prune: true`.
-    Prune,
-    /// `deletionPolicy: Delete`.
-    Delete,
-    /// `deletionPolicy: WaitForTermination`.
-    WaitForTermination,
+/// Deleting it would garbage-collect `objects` objects although it reads as
+/// suspended (by `reason`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hazard {
+    pub(crate) target: Target,
+    pub(crate) kind: Kind,
+    pub(crate) objects: usize,
+    pub(crate) collects: Collects,
+    pub(crate) reason: String,
 }
 
-impl Collects {
-    /// The deciding field, as messages name it.
-    pub fn deciding(self) -> &'static str {
-        match self {
-            Collects::Prune => "spec.prune is true",
-            Collects::Delete => "spec.deletionPolicy is Delete",
-            Collects::WaitForTermination => "spec.deletionPolicy is WaitForTermination",
-        }
-    }
-}
-
-/// kustomize-controller's deletion policy, suspension and inventory aside.
-pub fn collects(deletion_policy: Option<&str>, prune: bool) -> Option<Collects> {
-    match deletion_policy.unwrap_or("") {
-        "" | "MirrorPrune" => prune.then_some(Collects::Prune),
-        "Delete" => Some(Collects::Delete),
-        "WaitForTermination" => Some(Collects::WaitForTermination),
-        _ => None,
-    }
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    Unreadable(Unreadable),
+    Hazard(Box<Hazard>),
 }
 
 /// `status.inventory.entries`, counted without being read. Absent or null
@@ -118,105 +95,89 @@ fn inventory_error(request: &AdmissionRequest) -> Option<String> {
 }
 
 /// Judges a DELETE: refused when the object looks suspended but
-/// kustomize-controller would delete its inventory.
-pub fn delete(request: &AdmissionRequest, kind: &Kind) -> Verdict {
+/// kustomize-controller would delete its inventory; a warning when
+/// `spec.suspend` keeps the inventory, unmanaged.
+pub(crate) fn check_delete(
+    request: &AdmissionRequest,
+    kind: &Kind,
+) -> Result<Option<Warning>, Refused> {
     if !kind.prunes() {
-        return Verdict::allow();
+        return Ok(None);
     }
     // kube-apiserver sends the object being deleted as oldObject; without it
     // nothing says whether its inventory would be deleted.
-    let object = match view::load(request, Which::OldObject) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            return Verdict::deny(format!(
-                "malformed request: a DELETE of {} has no oldObject, so whether \
-                 kustomize-controller would delete its inventory cannot be judged",
-                kind.kind
-            ))
-        }
-        Err(e) => return Verdict::deny(e),
-    };
-    let state = match State::of(&object, kind, true) {
-        Ok(state) => state,
-        Err(e) => return Verdict::deny(format!("malformed oldObject: {e}")),
-    };
+    let object = view::load_required(request, Which::OldObject).map_err(Refused::Unreadable)?;
+    let state =
+        State::of(&object, kind, true).map_err(|e| Refused::Unreadable(Unreadable::OldField(e)))?;
     let Some(collects) = state.collects else {
-        return Verdict::allow();
+        return Ok(None);
     };
     // An empty or absent inventory: the controller deletes nothing.
     let objects = match inventory_size(request) {
-        Err(e) => return Verdict::deny(e),
-        Ok(0) => return Verdict::allow(),
-        Ok(1) => "the 1 object in its inventory".to_string(),
-        Ok(n) => format!("the {n} objects in its inventory"),
+        Err(e) => return Err(Refused::Unreadable(Unreadable::Object(e))),
+        Ok(0) => return Ok(None),
+        Ok(n) => n,
     };
-    let target = ObjectName::of(request, Some(&object.metadata));
+    let target = Target::of(request, Some(&object.metadata));
     if state.spec_suspend {
-        return Verdict::allow().warn(format!(
-            "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without \
-             deleting {objects} although {}: they stay in the cluster, unmanaged",
-            target.describe(),
-            collects.deciding()
-        ));
+        return Ok(Some(Warning::InventoryKept {
+            target,
+            objects,
+            collects,
+        }));
     }
-    let Some(reason) = state.reason else {
-        return Verdict::allow();
-    };
-    Verdict::deny(format!(
-        "Deleting {} would garbage-collect {objects}: {} and it is suspended only by \
-         annotation {SUSPEND_ANNOTATION} ({}), which kustomize-controller does not honour. \
-         To delete it and keep its objects, suspend it first:\n  {}\n\
-         To delete it and its objects, remove the annotation first:\n  {}",
-        target.describe(),
-        collects.deciding(),
-        names::quote(reason),
-        commands::honour(&target, kind),
-        commands::unannotate(&target),
-    ))
-}
-
-/// Annotation-only mode's refusal: the annotation alone on a Kustomization
-/// whose deletion would delete its inventory, the RFC's version-skew hazard.
-/// `suspend` sets both in one request; `resume`, when the request was
-/// resuming, removes both.
-pub fn hazard_message(
-    target: &ObjectName<'_>,
-    collects: Collects,
-    suspend: &str,
-    resume: Option<&str>,
-) -> String {
-    let mut message = format!(
-        "{} would be suspended only by annotation {SUSPEND_ANNOTATION} while {}. \
-         Flux releases that do not implement RFC-0006 keep reconciling it, and deleting it would \
-         garbage-collect everything it applied. Set spec.suspend in the same request:\n  {suspend}",
-        target.describe(),
-        collects.deciding(),
-    );
-    if let Some(resume) = resume {
-        message.push_str(&format!(
-            "\nor, to resume it, remove the annotation in the same request:\n  {resume}"
-        ));
+    match state.reason {
+        None => Ok(None),
+        Some(reason) => Err(Refused::Hazard(Box::new(Hazard {
+            target,
+            kind: *kind,
+            objects,
+            collects,
+            reason,
+        }))),
     }
-    message
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deletion_policy::Collects;
     use crate::kinds;
 
     fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
     }
 
-    fn delete_of(old: &str) -> Verdict {
-        let r: AdmissionRequest = serde_json::from_str(&format!(
+    fn request(old: &str) -> AdmissionRequest {
+        serde_json::from_str(&format!(
             r#"{{"operation":"DELETE","kind":{{"group":"kustomize.toolkit.fluxcd.io","version":"v1","kind":"Kustomization"}},
                 "resource":{{"group":"kustomize.toolkit.fluxcd.io","version":"v1","resource":"kustomizations"}},
                 "name":"apps","namespace":"flux-system","object":null,"oldObject":{old}}}"#
         ))
-        .unwrap();
-        delete(&r, &ks())
+        .unwrap()
+    }
+
+    fn delete_of(old: &str) -> Result<Option<Warning>, Refused> {
+        let r = request(old);
+        check_delete(&r, &ks())
+    }
+
+    fn target() -> Target {
+        Target::of(&request("null"), None)
+    }
+
+    fn hazard(
+        objects: usize,
+        collects: Collects,
+        reason: &str,
+    ) -> Result<Option<Warning>, Refused> {
+        Err(Refused::Hazard(Box::new(Hazard {
+            target: target(),
+            kind: ks(),
+            objects,
+            collects,
+            reason: reason.into(),
+        })))
     }
 
     #[test]
@@ -225,21 +186,17 @@ mod tests {
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 cutover"}},
                 "spec":{"prune":true},"status":{"inventory":{"entries":[{"id":"a","v":"v1"},{"id":"b","v":"v1"}]}}}"#,
         );
-        assert!(!v.allowed);
-        let m = v.message.unwrap();
-        assert!(m.starts_with("Deleting Kustomization flux-system/apps would garbage-collect the 2 objects in its inventory"), "{m}");
-        assert!(m.contains(r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"spec":{"suspend":true}}'"#), "{m}");
-        assert!(m.contains("kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended-"), "{m}");
+        assert_eq!(v, hazard(2, Collects::Prune, "INC-1 cutover"));
         // Without an inventory the controller deletes nothing.
         let v = delete_of(
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 cutover"}},"spec":{"prune":true}}"#,
         );
-        assert_eq!(v, Verdict::allow());
+        assert_eq!(v, Ok(None));
     }
 
     const INVENTORY: &str = r#""status":{"inventory":{"entries":[{"id":"a","v":"v1"}]}}"#;
 
-    fn annotated(spec: &str) -> Verdict {
+    fn annotated(spec: &str) -> Result<Option<Warning>, Refused> {
         delete_of(&format!(
             r#"{{"metadata":{{"annotations":{{"reconcile.fluxcd.io/suspended":"INC-1 x"}}}},"spec":{spec},{INVENTORY}}}"#
         ))
@@ -248,33 +205,27 @@ mod tests {
     #[test]
     fn the_deletion_policy_decides_as_the_controller_does() {
         for (spec, refused) in [
-            (r#"{"prune":true}"#, Some("spec.prune is true")),
+            (r#"{"prune":true}"#, Some(Collects::Prune)),
             (
                 r#"{"prune":true,"deletionPolicy":"MirrorPrune"}"#,
-                Some("spec.prune is true"),
+                Some(Collects::Prune),
             ),
             (r#"{"prune":false}"#, None),
             (
                 r#"{"prune":false,"deletionPolicy":"Delete"}"#,
-                Some("spec.deletionPolicy is Delete"),
+                Some(Collects::Delete),
             ),
             (
                 r#"{"deletionPolicy":"WaitForTermination"}"#,
-                Some("spec.deletionPolicy is WaitForTermination"),
+                Some(Collects::WaitForTermination),
             ),
             (r#"{"prune":true,"deletionPolicy":"Orphan"}"#, None),
         ] {
-            let v = annotated(spec);
-            match refused {
-                Some(field) => {
-                    let m = v.message.unwrap_or_default();
-                    assert!(
-                        m.contains(&format!("the 1 object in its inventory: {field} and")),
-                        "{spec}: {m}"
-                    );
-                }
-                None => assert_eq!(v, Verdict::allow(), "{spec}"),
-            }
+            let want = match refused {
+                Some(collects) => hazard(1, collects, "INC-1 x"),
+                None => Ok(None),
+            };
+            assert_eq!(annotated(spec), want, "{spec}");
         }
     }
 
@@ -283,15 +234,19 @@ mod tests {
         let v = delete_of(&format!(
             r#"{{"metadata":{{}},"spec":{{"deletionPolicy":"Delete","suspend":true}},{INVENTORY}}}"#
         ));
-        assert!(v.allowed);
-        assert!(v.warnings[0].contains(
-            "without deleting the 1 object in its inventory although spec.deletionPolicy is Delete"
-        ));
+        assert_eq!(
+            v,
+            Ok(Some(Warning::InventoryKept {
+                target: target(),
+                objects: 1,
+                collects: Collects::Delete
+            }))
+        );
         assert_eq!(
             delete_of(&format!(
                 r#"{{"metadata":{{}},"spec":{{"prune":true}},{INVENTORY}}}"#
             )),
-            Verdict::allow()
+            Ok(None)
         );
     }
 
@@ -300,10 +255,12 @@ mod tests {
     /// and the deletion is refused, naming the field, instead of allowed.
     #[test]
     fn a_delete_that_cannot_be_judged_is_refused() {
-        let m = delete_of("null").message.unwrap_or_default();
-        assert!(
-            m.starts_with("malformed request: a DELETE of Kustomization has no oldObject"),
-            "{m}"
+        assert_eq!(
+            delete_of("null"),
+            Err(Refused::Unreadable(Unreadable::Missing {
+                which: Which::OldObject,
+                target: target()
+            }))
         );
         let annotation =
             r#""metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 x"}}"#;
@@ -322,8 +279,10 @@ mod tests {
                 r#"{{{annotation},"spec":{{"prune":true}},"status":{status}}}"#
             ));
             assert_eq!(
-                v.message.as_deref(),
-                Some(format!("malformed oldObject: {field}").as_str()),
+                v,
+                Err(Refused::Unreadable(Unreadable::Object(format!(
+                    "malformed oldObject: {field}"
+                )))),
                 "{status}"
             );
         }
@@ -332,11 +291,10 @@ mod tests {
             r#"{{{annotation},"spec":{{"prune":"true"}},{INVENTORY}}}"#
         ));
         assert_eq!(
-            v.message.as_deref(),
-            Some(
-                "malformed oldObject: spec.prune must be a boolean (true or false), found the \
-                 string \"true\""
-            )
+            v,
+            Err(Refused::Unreadable(Unreadable::OldField(
+                "spec.prune must be a boolean (true or false), found the string \"true\"".into()
+            )))
         );
         // Absent or null at any level is no inventory, as in the controller.
         for status in [
@@ -348,7 +306,7 @@ mod tests {
             let v = delete_of(&format!(
                 r#"{{{annotation},"spec":{{"prune":true}},"status":{status}}}"#
             ));
-            assert_eq!(v, Verdict::allow(), "{status}");
+            assert_eq!(v, Ok(None), "{status}");
         }
     }
 
@@ -359,24 +317,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            delete(
+            check_delete(
                 &r,
                 &kinds::find("helm.toolkit.fluxcd.io", "HelmRelease").unwrap()
             ),
-            Verdict::allow()
+            Ok(None)
         );
-    }
-
-    #[test]
-    fn the_hazard_message_offers_both_ways_out_when_resuming() {
-        let t = ObjectName::new("Kustomization", ks().resource(), "flux-system", "apps");
-        let m = hazard_message(&t, Collects::Delete, "SUSPEND", Some("RESUME"));
-        assert!(
-            m.contains("while spec.deletionPolicy is Delete")
-                && m.contains("same request:\n  SUSPEND\n")
-                && m.ends_with("same request:\n  RESUME"),
-            "{m}"
-        );
-        assert!(!hazard_message(&t, Collects::Prune, "SUSPEND", None).contains("RESUME"));
     }
 }

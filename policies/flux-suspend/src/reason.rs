@@ -1,26 +1,69 @@
 //! The suspension reason: the value of `reconcile.fluxcd.io/suspended`, with an
 //! optional expiry written inside it as `until=<RFC 3339 time>`.
 
-use guard_core::{duration, names, rfc3339, Timestamp};
+use guard_core::{rfc3339, Timestamp};
 
 use crate::settings::Settings;
+use crate::write::Write;
 
 const UNTIL: &str = "until=";
 
+/// Why an `until=` expiry cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    MoreThanOne,
+    /// The text after `until=`, which is not an RFC 3339 time.
+    NotATime(String),
+}
+
+/// Why a reason given now is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Problem {
+    /// Longer than `maxReasonLength`.
+    TooLong,
+    Expiry(Unreadable),
+    Empty,
+    Placeholder,
+    /// Fewer visible characters than `minReasonLength`.
+    TooShort {
+        visible: usize,
+    },
+    /// Does not match `reasonPattern`.
+    Unmatched,
+    /// `requireExpiry` or `maxDuration` without an `until=`.
+    NoExpiry,
+    Expired {
+        at: Timestamp,
+        now: Timestamp,
+    },
+    /// Further ahead than `maxDuration`, by `ahead` nanoseconds.
+    TooFar {
+        at: Timestamp,
+        ahead: i128,
+    },
+}
+
+/// What the reason rule found on a write that gives a reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Finding {
+    /// No annotation where one is required: a reason (`requireReason`), or,
+    /// without it, the expiry `requireExpiry` or `maxDuration` asks for.
+    Missing,
+    Refused {
+        value: String,
+        problem: Problem,
+    },
+}
+
 /// The expiry of a reason: `None` without `until=`, an error when it does not parse.
-pub fn until(value: &str) -> Option<Result<Timestamp, String>> {
+pub(crate) fn until(value: &str) -> Option<Result<Timestamp, Unreadable>> {
     let mut tokens = value.split_whitespace().filter(|t| t.starts_with(UNTIL));
     let token = tokens.next()?;
     if tokens.next().is_some() {
-        return Some(Err("it has more than one until= time; keep one".to_string()));
+        return Some(Err(Unreadable::MoreThanOne));
     }
     let text = token.get(UNTIL.len()..).unwrap_or("");
-    Some(rfc3339::parse(text).map_err(|_| {
-        format!(
-            "until={} is not an RFC 3339 time; write it like until=2026-11-22T18:00:00Z",
-            names::quote(text)
-        )
-    }))
+    Some(rfc3339::parse(text).map_err(|_| Unreadable::NotATime(text.to_string())))
 }
 
 /// The reason without its `until=` token, trimmed.
@@ -44,23 +87,42 @@ fn is_visible(c: char) -> bool {
             | '\u{FFA0}' | '\u{E0000}'..='\u{E0FFF}'))
 }
 
+/// The reason rule of a write: entering suspension or changing the reason
+/// needs an acceptable one. Returns the expiry of the reason given.
+pub(crate) fn check_given(
+    write: &Write<'_>,
+    settings: &Settings,
+    now: Timestamp,
+) -> Result<Option<Timestamp>, Finding> {
+    if !write.change.gives_reason() {
+        return Ok(None);
+    }
+    match write.state.reason.as_deref() {
+        // Without requireReason the expiry rules still need the annotation.
+        None if settings.require_reason || settings.expiry_required() => Err(Finding::Missing),
+        None => Ok(None),
+        Some(value) => check(value, settings, now).map_err(|problem| Finding::Refused {
+            value: value.to_string(),
+            problem,
+        }),
+    }
+}
+
 /// Checks a reason given now (entering suspension, or a changed reason) and
-/// returns its expiry. The error says what is wrong, for the refusal message.
-/// With `requireReason: false` the value is not judged as a reason (the RFC's
-/// generic `true` passes); the length cap and the expiry rules still apply.
-pub fn check(
+/// returns its expiry. With `requireReason: false` the value is not judged
+/// as a reason (the RFC's generic `true` passes); the length cap and the
+/// expiry rules still apply.
+pub(crate) fn check(
     value: &str,
     settings: &Settings,
     now: Timestamp,
-) -> Result<Option<Timestamp>, String> {
+) -> Result<Option<Timestamp>, Problem> {
     // Bounded before anything else looks at a value that may be 256 KiB.
     let max = settings.max_reason_length;
     if value.chars().take(max.saturating_add(1)).count() > max {
-        return Err(format!(
-            "it is longer than maxReasonLength ({max} characters)"
-        ));
+        return Err(Problem::TooLong);
     }
-    let expiry = until(value).transpose()?;
+    let expiry = until(value).transpose().map_err(Problem::Expiry)?;
     if settings.require_reason {
         check_text(&text_of(value), settings)?;
     }
@@ -68,32 +130,24 @@ pub fn check(
 }
 
 /// Emptiness, placeholders, visible length and `reasonPattern`.
-fn check_text(text: &str, settings: &Settings) -> Result<(), String> {
+fn check_text(text: &str, settings: &Settings) -> Result<(), Problem> {
     if text.is_empty() {
-        return Err("it is empty; say why reconciliation is stopped".to_string());
+        return Err(Problem::Empty);
     }
     if settings
         .placeholder_reasons
         .iter()
         .any(|p| p.trim().eq_ignore_ascii_case(text))
     {
-        return Err(
-            "it is a placeholder that says nothing; say why reconciliation is stopped".to_string(),
-        );
+        return Err(Problem::Placeholder);
     }
     let visible = text.chars().filter(|c| is_visible(*c)).count();
     if visible < settings.min_reason_length {
-        return Err(format!(
-            "it has {visible} visible characters, fewer than minReasonLength ({})",
-            settings.min_reason_length
-        ));
+        return Err(Problem::TooShort { visible });
     }
     if let Some(regex) = &settings.reason_pattern.regex {
         if !regex.is_match(text) {
-            return Err(format!(
-                "it does not match reasonPattern {}",
-                names::quote(&settings.reason_pattern.source)
-            ));
+            return Err(Problem::Unmatched);
         }
     }
     Ok(())
@@ -104,29 +158,16 @@ fn check_expiry(
     expiry: Option<Timestamp>,
     settings: &Settings,
     now: Timestamp,
-) -> Result<Option<Timestamp>, String> {
+) -> Result<Option<Timestamp>, Problem> {
     match expiry {
-        None if settings.expiry_required() => Err(
-            "it has no expiry; this cluster requires until=<RFC 3339 time> in the reason"
-                .to_string(),
-        ),
+        None if settings.expiry_required() => Err(Problem::NoExpiry),
         None => Ok(None),
-        Some(at) if at <= now => Err(format!(
-            "its expiry until={} has already passed (now is {})",
-            rfc3339::format(at),
-            rfc3339::format(now)
-        )),
+        Some(at) if at <= now => Err(Problem::Expired { at, now }),
         Some(at) => {
             if let Some(max) = &settings.max_duration {
                 let ahead = at.as_nanosecond().saturating_sub(now.as_nanosecond());
                 if ahead > i128::from(max.nanos) {
-                    let shown = i64::try_from(ahead)
-                        .map_or_else(|_| "centuries".to_string(), duration::format);
-                    return Err(format!(
-                        "its expiry until={} is {shown} ahead, more than maxDuration ({})",
-                        rfc3339::format(at),
-                        max.text
-                    ));
+                    return Err(Problem::TooFar { at, ahead });
                 }
             }
             Ok(Some(at))
@@ -142,11 +183,15 @@ mod tests {
         "2026-11-20T10:00:00Z".parse().unwrap()
     }
 
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
     fn settings(json: &str) -> Settings {
         guard_core::settings::parse::<Settings>(json.as_bytes()).unwrap()
     }
 
-    fn refused(value: &str, json: &str) -> String {
+    fn refused(value: &str, json: &str) -> Problem {
         check(value, &settings(json), now()).unwrap_err()
     }
 
@@ -160,48 +205,50 @@ mod tests {
 
     #[test]
     fn expiry_is_read_from_the_reason() {
-        let at = check(
+        let until = check(
             "INC-4711 migration until=2026-11-22T18:00:00Z",
             &settings("{}"),
             now(),
         );
-        assert_eq!(at, Ok(Some("2026-11-22T18:00:00Z".parse().unwrap())));
+        assert_eq!(until, Ok(Some(at("2026-11-22T18:00:00Z"))));
         let offset = check(
             "INC-4711 migration until=2026-11-22T19:00:00+01:00",
             &settings("{}"),
             now(),
         );
-        assert_eq!(offset, Ok(Some("2026-11-22T18:00:00Z".parse().unwrap())));
+        assert_eq!(offset, Ok(Some(at("2026-11-22T18:00:00Z"))));
     }
 
     #[test]
     fn empty_and_short_and_padded_reasons_are_refused() {
-        assert!(refused("", "{}").contains("it is empty"));
-        assert!(refused("   \t", "{}").contains("it is empty"));
-        assert!(refused("until=2026-11-22T18:00:00Z", "{}").contains("it is empty"));
-        assert!(
-            refused("db", "{}").contains("2 visible characters, fewer than minReasonLength (5)")
-        );
+        assert_eq!(refused("", "{}"), Problem::Empty);
+        assert_eq!(refused("   \t", "{}"), Problem::Empty);
+        assert_eq!(refused("until=2026-11-22T18:00:00Z", "{}"), Problem::Empty);
+        assert_eq!(refused("db", "{}"), Problem::TooShort { visible: 2 });
         let padded = "ab\u{200B}\u{200B}\u{200B}\u{202E}\u{FEFF}";
-        assert!(refused(padded, "{}").contains("2 visible characters"));
+        assert_eq!(refused(padded, "{}"), Problem::TooShort { visible: 2 });
         assert!(check("déjà vu 🙂", &settings("{}"), now()).is_ok());
     }
 
     #[test]
     fn placeholders_are_refused_whatever_their_case() {
         for p in ["true", "SUSPENDED", " Paused ", "n/a"] {
-            assert!(
-                refused(p, r#"{"minReasonLength":0}"#).contains("placeholder"),
+            assert_eq!(
+                refused(p, r#"{"minReasonLength":0}"#),
+                Problem::Placeholder,
                 "{p}"
             );
         }
-        assert!(refused("blocked", r#"{"placeholderReasons":["Blocked"]}"#).contains("placeholder"));
+        assert_eq!(
+            refused("blocked", r#"{"placeholderReasons":["Blocked"]}"#),
+            Problem::Placeholder
+        );
     }
 
     #[test]
     fn long_reasons_are_refused_without_reading_them_all() {
         let huge = "x".repeat(64 * 1024);
-        assert!(refused(&huge, "{}").contains("longer than maxReasonLength (1024 characters)"));
+        assert_eq!(refused(&huge, "{}"), Problem::TooLong);
         assert!(check(&"é".repeat(1024), &settings("{}"), now()).is_ok());
     }
 
@@ -214,39 +261,56 @@ mod tests {
             now()
         )
         .is_ok());
-        assert!(refused("cutover of the repo", json)
-            .contains("does not match reasonPattern \"^[A-Z]+-[0-9]+ \""));
+        assert_eq!(refused("cutover of the repo", json), Problem::Unmatched);
     }
 
     #[test]
     fn malformed_and_repeated_expiries_are_refused() {
-        assert!(refused("INC-1 migration until=tomorrow", "{}")
-            .contains("until=\"tomorrow\" is not an RFC 3339 time"));
-        assert!(refused("INC-1 migration until=2026-11-22", "{}").contains("not an RFC 3339 time"));
+        assert_eq!(
+            refused("INC-1 migration until=tomorrow", "{}"),
+            Problem::Expiry(Unreadable::NotATime("tomorrow".into()))
+        );
+        assert_eq!(
+            refused("INC-1 migration until=2026-11-22", "{}"),
+            Problem::Expiry(Unreadable::NotATime("2026-11-22".into()))
+        );
         let twice = "INC-1 until=2026-11-21T00:00:00Z until=2026-11-22T00:00:00Z";
-        assert!(refused(twice, "{}").contains("more than one until="));
+        assert_eq!(
+            refused(twice, "{}"),
+            Problem::Expiry(Unreadable::MoreThanOne)
+        );
     }
 
     #[test]
     fn expiries_must_be_ahead_and_within_max_duration() {
-        assert!(refused("INC-1 migration until=2026-11-20T10:00:00Z", "{}")
-            .contains("has already passed"));
-        assert!(refused("INC-1 migration until=2026-11-19T10:00:00Z", "{}")
-            .contains("has already passed"));
+        for passed in ["2026-11-20T10:00:00Z", "2026-11-19T10:00:00Z"] {
+            assert_eq!(
+                refused(&format!("INC-1 migration until={passed}"), "{}"),
+                Problem::Expired {
+                    at: at(passed),
+                    now: now()
+                }
+            );
+        }
         let json = r#"{"maxDuration":"72h"}"#;
-        assert!(refused("INC-1 migration", json).contains("it has no expiry"));
+        assert_eq!(refused("INC-1 migration", json), Problem::NoExpiry);
         assert!(check(
             "INC-1 migration until=2026-11-23T10:00:00Z",
             &settings(json),
             now()
         )
         .is_ok());
-        let e = refused("INC-1 migration until=2026-11-23T10:00:01Z", json);
-        assert!(
-            e.contains("is 72h0m1s ahead, more than maxDuration (72h)"),
-            "{e}"
+        assert_eq!(
+            refused("INC-1 migration until=2026-11-23T10:00:01Z", json),
+            Problem::TooFar {
+                at: at("2026-11-23T10:00:01Z"),
+                ahead: (72 * 3600 + 1) * 1_000_000_000
+            }
         );
-        assert!(refused("INC-1 migration", r#"{"requireExpiry":true}"#).contains("no expiry"));
+        assert_eq!(
+            refused("INC-1 migration", r#"{"requireExpiry":true}"#),
+            Problem::NoExpiry
+        );
     }
 
     #[test]
@@ -254,11 +318,14 @@ mod tests {
         let lax = r#"{"requireReason":false}"#;
         assert_eq!(check("true", &settings(lax), now()), Ok(None));
         assert_eq!(check("", &settings(lax), now()), Ok(None));
-        assert!(refused("x until=soon", lax).contains("is not an RFC 3339 time"));
-        assert!(refused(&"x".repeat(2000), lax).contains("longer than maxReasonLength"));
-        assert!(
-            refused("true", r#"{"requireReason":false,"requireExpiry":true}"#)
-                .contains("it has no expiry")
+        assert_eq!(
+            refused("x until=soon", lax),
+            Problem::Expiry(Unreadable::NotATime("soon".into()))
+        );
+        assert_eq!(refused(&"x".repeat(2000), lax), Problem::TooLong);
+        assert_eq!(
+            refused("true", r#"{"requireReason":false,"requireExpiry":true}"#),
+            Problem::NoExpiry
         );
     }
 

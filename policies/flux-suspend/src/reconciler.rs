@@ -11,12 +11,40 @@
 //! (fluxcd/pkg `runtime/client/impersonator.go` `setImpersonationConfig`):
 //! the field manager is the one thing every apply of it shares.
 
+use guard_core::AdmissionRequest;
+
+use crate::kinds::SUSPEND_ANNOTATION;
+use crate::view;
+
 /// The field manager of kustomize-controller's applies.
-pub const KUSTOMIZE_CONTROLLER: &str = "kustomize-controller";
+const KUSTOMIZE_CONTROLLER: &str = "kustomize-controller";
 
 /// Does this field manager name an apply of Git by Flux? Anyone may name
 /// it; what it changes is only that the annotation the manifest states wins
 /// over a `spec.suspend` the apply dropped, which keeps a suspension.
-pub fn applies(field_manager: &str) -> bool {
+pub(crate) fn applies(field_manager: &str) -> bool {
     field_manager == KUSTOMIZE_CONTROLLER
+}
+
+/// Who keeps the annotation when a reconciler's apply keeps a suspension:
+/// the manifest it applies, or managers outside it (`kubectl annotate`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeptBy {
+    /// The applier's own apply entry owns the annotation: Git states it.
+    Manifest,
+    /// Other field managers own it (none when nobody does).
+    Others(Vec<String>),
+}
+
+/// Whether the reconciler's own apply states the annotation (its `Apply`
+/// entry under the request's field manager owns it) or others set it.
+pub(crate) fn kept_by(request: &AdmissionRequest, field_manager: &str) -> KeptBy {
+    let owners = view::annotation_owners(request, SUSPEND_ANNOTATION);
+    if owners
+        .iter()
+        .any(|(m, op)| m == field_manager && op == "Apply")
+    {
+        return KeptBy::Manifest;
+    }
+    KeptBy::Others(owners.into_iter().map(|(m, _)| m).collect())
 }

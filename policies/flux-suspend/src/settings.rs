@@ -178,6 +178,24 @@ impl Settings {
     /// Checks values that types alone cannot, naming the setting at fault;
     /// `reasonPattern`'s program, compiled.
     fn check(&self) -> Result<Option<Regex>, String> {
+        self.check_reason_bounds()?;
+        self.suspenders.validate("suspenders")?;
+        self.resumers.validate("resumers")?;
+        self.reconcilers.validate("reconcilers")?;
+        self.check_suspender_annotation()?;
+        let reason_pattern = self.compile_reason_pattern()?;
+        if self.record_suspender && self.mode != Mode::Mirror {
+            return Err(format!(
+                "recordSuspender: writing the suspender is a mutation, and mode {} never mutates; \
+                 use mode mirror or set recordSuspender to false",
+                self.mode.as_str()
+            ));
+        }
+        Ok(reason_pattern)
+    }
+
+    /// `maxDuration`, the lengths, the pattern's length and the placeholders.
+    fn check_reason_bounds(&self) -> Result<(), String> {
         if let Some(max) = self.max_duration.as_ref().filter(|d| d.nanos <= 0) {
             return Err(format!(
                 "maxDuration: {} is not a positive duration; write one such as 72h or 168h, \
@@ -211,9 +229,11 @@ impl Settings {
                 "placeholderReasons[{i}]: entries must not be empty (an empty reason is always refused)"
             ));
         }
-        self.suspenders.validate("suspenders")?;
-        self.resumers.validate("resumers")?;
-        self.reconcilers.validate("reconcilers")?;
+        Ok(())
+    }
+
+    /// `suspenderAnnotation`: a key, and not one the policy reads.
+    fn check_suspender_annotation(&self) -> Result<(), String> {
         let key = &self.suspender_annotation;
         names::check_qualified_name(key).map_err(|e| {
             format!(
@@ -228,35 +248,30 @@ impl Settings {
                 names::quote(key)
             ));
         }
-        let reason_pattern = if self.reason_pattern.source.is_empty() {
-            None
-        } else {
-            // Matched against reasons up to maxReasonLength, so its cost is
-            // bounded by the pair (guard_core::pattern).
-            let source = names::quote(&self.reason_pattern.source);
-            let limit = pattern::size_limit(self.max_reason_length, 1);
-            let regex =
-                pattern::compile(&self.reason_pattern.source, limit).map_err(|e| match e {
-                    pattern::Refused::Syntax(e) => format!(
-                        "reasonPattern: {source} is not a regular expression ({e}); \
-                     write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)"
-                    ),
-                    too_large if too_large.limited_by_text_length() => format!(
-                        "reasonPattern: {source} {too_large} (maxReasonLength is {})",
-                        self.max_reason_length
-                    ),
-                    too_large => format!("reasonPattern: {source} {too_large}"),
-                })?;
-            Some(regex)
-        };
-        if self.record_suspender && self.mode != Mode::Mirror {
-            return Err(format!(
-                "recordSuspender: writing the suspender is a mutation, and mode {} never mutates; \
-                 use mode mirror or set recordSuspender to false",
-                self.mode.as_str()
-            ));
+        Ok(())
+    }
+
+    /// `reasonPattern`'s program, `None` when there is no pattern.
+    fn compile_reason_pattern(&self) -> Result<Option<Regex>, String> {
+        if self.reason_pattern.source.is_empty() {
+            return Ok(None);
         }
-        Ok(reason_pattern)
+        // Matched against reasons up to maxReasonLength, so its cost is
+        // bounded by the pair (guard_core::pattern).
+        let source = names::quote(&self.reason_pattern.source);
+        let limit = pattern::size_limit(self.max_reason_length, 1);
+        let regex = pattern::compile(&self.reason_pattern.source, limit).map_err(|e| match e {
+            pattern::Refused::Syntax(e) => format!(
+                "reasonPattern: {source} is not a regular expression ({e}); \
+                 write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)"
+            ),
+            too_large if too_large.limited_by_text_length() => format!(
+                "reasonPattern: {source} {too_large} (maxReasonLength is {})",
+                self.max_reason_length
+            ),
+            too_large => format!("reasonPattern: {source} {too_large}"),
+        })?;
+        Ok(Some(regex))
     }
 }
 

@@ -5,7 +5,9 @@ use guard_core::testing::RequestBuilder;
 use guard_core::{AdmissionRequest, Context, NoCluster, Timestamp, Verdict};
 use serde_json::{json, Value};
 
-use crate::judge::judge;
+use crate::decide::decide;
+use crate::decision::Decision;
+use crate::render;
 use crate::settings::Settings;
 
 /// The reason annotation, the key most tests write.
@@ -77,9 +79,19 @@ pub(crate) fn request_of(
         .build()
 }
 
+/// Decided at the corpus's `now`, with these settings (JSON), before any text.
+pub(crate) fn decided<'a>(r: &'a AdmissionRequest, s: &str) -> Decision<'a> {
+    decide(r, &settings(s), &Context::new(now(), &NoCluster))
+}
+
 /// Judged at the corpus's `now`, with these settings (JSON).
 pub(crate) fn run(r: &AdmissionRequest, s: &str) -> Verdict {
-    judge(r, &settings(s), &Context::new(now(), &NoCluster))
+    let settings = settings(s);
+    render::verdict(
+        &decide(r, &settings, &Context::new(now(), &NoCluster)),
+        r,
+        &settings,
+    )
 }
 
 pub(crate) fn message(v: &Verdict) -> &str {

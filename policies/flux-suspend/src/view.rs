@@ -5,13 +5,60 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::deletion_policy::{collects, Collects};
 use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
-use crate::prune::{self, Collects};
+use guard_core::object::ObjectName;
+
+/// The object a finding is about, owned, so that a decision outlives the
+/// objects read to make it; [`Target::name`] is how messages name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    kind: String,
+    resource: String,
+    namespace: String,
+    name: String,
+}
+
+impl Target {
+    /// The request's object (see [`ObjectName::of`]).
+    pub(crate) fn of(request: &AdmissionRequest, meta: Option<&Metadata>) -> Self {
+        let name = ObjectName::of(request, meta);
+        Self {
+            kind: name.kind.to_string(),
+            resource: name.resource.into_owned(),
+            namespace: name.namespace.to_string(),
+            name: name.name.into_owned(),
+        }
+    }
+
+    pub(crate) fn name(&self) -> ObjectName<'_> {
+        ObjectName::new(
+            &self.kind,
+            self.resource.as_str(),
+            &self.namespace,
+            self.name.as_str(),
+        )
+    }
+}
+
+/// An object that cannot be read as the rules need it. The texts are the
+/// parse diagnostics of this module (and serde's), carried through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// The request lacks the object its operation carries.
+    Missing { which: Which, target: Target },
+    /// The whole diagnostic, naming `object` or `oldObject` itself.
+    Object(String),
+    /// A field of the request's object, named for the object.
+    Field { target: Target, error: String },
+    /// A field of the object a DELETE judges.
+    OldField(String),
+}
 
 /// An object reduced to metadata and the raw `spec`; status and managed
 /// fields are skipped unparsed.
 #[derive(Debug, Deserialize)]
-pub struct ObjectView {
+pub(crate) struct ObjectView {
     #[serde(default)]
     metadata: Option<Metadata>,
     #[serde(default)]
@@ -31,10 +78,10 @@ struct SpecView {
 
 /// An object's metadata and spec, checked for the shape the rules rely on.
 #[derive(Debug)]
-pub struct Object {
-    pub metadata: Metadata,
+pub(crate) struct Object {
+    pub(crate) metadata: Metadata,
     /// The raw `spec` text (`None` when absent or null), to see staged changes.
-    pub spec_raw: Option<Box<RawValue>>,
+    pub(crate) spec_raw: Option<Box<RawValue>>,
     /// `spec.suspend` when it is a boolean; `Err` names what was found instead.
     suspend: Result<bool, String>,
     /// What would make kustomize-controller delete the inventory; `Err`
@@ -44,7 +91,7 @@ pub struct Object {
 
 /// Reads `object` or `oldObject`: `Ok(None)` when the request has none, `Err`
 /// with a message naming the field when it is malformed.
-pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, String> {
+pub(crate) fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, String> {
     let view = match request.object_as::<ObjectView>(which) {
         Ok(None) => return Ok(None),
         Ok(Some(view)) => view,
@@ -78,7 +125,7 @@ pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, 
             });
             (
                 boolean(spec.suspend.as_ref()),
-                deletion_policy.and_then(|policy| Ok(prune::collects(policy, prune?))),
+                deletion_policy.and_then(|policy| Ok(collects(policy, prune?))),
             )
         }
     };
@@ -89,6 +136,20 @@ pub fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, 
         suspend,
         collects,
     }))
+}
+
+/// Reads the object the operation carries: kube-apiserver always sends it,
+/// so a request without it is refused, naming it.
+pub(crate) fn load_required(
+    request: &AdmissionRequest,
+    which: Which,
+) -> Result<Object, Unreadable> {
+    load(request, which)
+        .map_err(Unreadable::Object)?
+        .ok_or_else(|| Unreadable::Missing {
+            which,
+            target: Target::of(request, None),
+        })
 }
 
 fn field_name(which: Which) -> &'static str {
@@ -168,7 +229,7 @@ fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
 /// with its operation (`Apply`, `Update`), as managedFields record them.
 /// Read only when a reconciler's apply keeps a suspension, so the parse is
 /// rare; an unreadable managedFields owns nothing.
-pub fn annotation_owners(request: &AdmissionRequest, key: &str) -> Vec<(String, String)> {
+pub(crate) fn annotation_owners(request: &AdmissionRequest, key: &str) -> Vec<(String, String)> {
     #[derive(Deserialize)]
     struct Entry {
         #[serde(default)]
@@ -218,26 +279,27 @@ pub fn annotation_owners(request: &AdmissionRequest, key: &str) -> Vec<(String, 
 
 /// The suspend state of one object, as the RFC's `get` story defines it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct State<'a> {
+pub(crate) struct State {
     /// `spec.suspend: true` (toolkit kinds).
-    pub spec_suspend: bool,
+    pub(crate) spec_suspend: bool,
     /// `<group>/reconcile: disabled` (ArtifactGenerator, Flux Operator kinds).
-    pub disabled: bool,
-    /// The RFC-0006 annotation's value: the reason.
-    pub reason: Option<&'a str>,
+    pub(crate) disabled: bool,
+    /// The RFC-0006 annotation's value: the reason (owned, so a decision
+    /// can carry it past the object it was read from).
+    pub(crate) reason: Option<String>,
     /// Deleting the object would delete its inventory, and why
     /// (Kustomization only; suspension and inventory size aside).
-    pub collects: Option<Collects>,
+    pub(crate) collects: Option<Collects>,
 }
 
-impl<'a> State<'a> {
+impl State {
     /// The state of `object`; with `strict`, a non-boolean `spec.suspend` is
     /// an error naming the field (the new object of a request, or the one a
     /// DELETE judges), as is, on a kind that prunes, a `spec.prune` or
     /// `spec.deletionPolicy` of the wrong type. Otherwise (an object already
     /// stored, which its CRD schema validated) they read as not suspended and
     /// not deleting anything.
-    pub fn of(object: &'a Object, kind: &Kind, strict: bool) -> Result<Self, String> {
+    pub(crate) fn of(object: &Object, kind: &Kind, strict: bool) -> Result<Self, String> {
         let (spec_suspend, disabled) = match kind.honours {
             Honours::SpecSuspend => match &object.suspend {
                 Ok(b) => (*b, false),
@@ -265,44 +327,35 @@ impl<'a> State<'a> {
         Ok(Self {
             spec_suspend,
             disabled,
-            reason: object.metadata.annotation(SUSPEND_ANNOTATION),
+            reason: object
+                .metadata
+                .annotation(SUSPEND_ANNOTATION)
+                .map(str::to_string),
             collects,
         })
     }
 
     /// Does the kind's controller stop reconciling?
-    pub fn honoured(&self) -> bool {
+    pub(crate) fn honoured(&self) -> bool {
         self.spec_suspend || self.disabled
     }
 
     /// Suspended by any mechanism, the RFC's union.
-    pub fn suspended(&self) -> bool {
+    pub(crate) fn suspended(&self) -> bool {
         self.honoured() || self.reason.is_some()
     }
 
     /// The annotation without what the controller honours.
-    pub fn annotation_only(&self) -> bool {
+    pub(crate) fn annotation_only(&self) -> bool {
         self.reason.is_some() && !self.honoured()
     }
 
     /// Sets the honoured mechanism, as a mirror edit does.
-    pub fn set_honoured(&mut self, kind: &Kind, on: bool) {
+    pub(crate) fn set_honoured(&mut self, kind: &Kind, on: bool) {
         match kind.honours {
             Honours::SpecSuspend => self.spec_suspend = on,
             Honours::DisableAnnotation(_) => self.disabled = on,
         }
-    }
-
-    /// The mechanisms in effect, for messages and audit annotations.
-    pub fn mechanisms(&self, kind: &Kind) -> String {
-        let mut parts = Vec::with_capacity(2);
-        if self.honoured() {
-            parts.push(kind.honoured_mechanism());
-        }
-        if self.reason.is_some() {
-            parts.push(format!("annotation {SUSPEND_ANNOTATION}"));
-        }
-        parts.join(" and ")
     }
 }
 
@@ -361,15 +414,11 @@ mod tests {
             State {
                 spec_suspend: true,
                 disabled: false,
-                reason: Some("INC-1 x"),
+                reason: Some("INC-1 x".into()),
                 collects: Some(Collects::Prune)
             }
         );
         assert!(s.honoured() && s.suspended() && !s.annotation_only());
-        assert_eq!(
-            s.mechanisms(&ks()),
-            "spec.suspend: true and annotation reconcile.fluxcd.io/suspended"
-        );
     }
 
     #[test]

@@ -219,7 +219,7 @@ fn old_object() -> Value {
 fn new_object() -> Value {
     let mut annotations = Map::new();
     annotations.insert(
-        flux_suspend::kinds::SUSPEND_ANNOTATION.to_string(),
+        flux_suspend::SUSPEND_ANNOTATION.to_string(),
         json!(reason()),
     );
     let mut new = kustomization(annotations, false);

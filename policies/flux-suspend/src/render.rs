@@ -1,0 +1,147 @@
+//! Every text a user reads: refusal messages, warnings, the commands they
+//! suggest, audit annotation values, from a [`Decision`].
+
+mod refusals;
+mod warnings;
+
+use guard_core::identity::{self, Identities};
+use guard_core::object::ObjectName;
+use guard_core::{names, AdmissionRequest, UserInfo, Verdict};
+
+use crate::audit::{Action, Audit};
+use crate::commands;
+use crate::decision::{Allowed, Decision};
+use crate::deletion_policy::Collects;
+use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
+use crate::settings::Settings;
+use crate::view::State;
+
+pub(crate) fn verdict(
+    decision: &Decision<'_>,
+    request: &AdmissionRequest,
+    settings: &Settings,
+) -> Verdict {
+    match decision {
+        Decision::Allow(allowed) => allow(allowed, request, settings),
+        Decision::Refuse(refusal) => refusals::verdict(refusal, request, settings),
+    }
+}
+
+fn allow(allowed: &Allowed, request: &AdmissionRequest, settings: &Settings) -> Verdict {
+    let user = &request.user_info;
+    let mut verdict = Verdict::allow().with_warnings(
+        allowed
+            .warnings
+            .iter()
+            .map(|w| warnings::text(w, settings, user)),
+    );
+    if let Some(audit) = &allowed.audit {
+        verdict = audited(verdict, audit, user);
+    }
+    match &allowed.mutated {
+        Some(mutated) => verdict.mutate_raw(mutated.0.clone()),
+        None => verdict,
+    }
+}
+
+/// Audit annotations on every suspend, resume and reason change. Keys are
+/// name parts: the API server prefixes them with the webhook's name.
+fn audited(verdict: Verdict, audit: &Audit, user: &UserInfo) -> Verdict {
+    let action = match audit.action {
+        Action::Suspend => "suspend",
+        Action::ChangeReason => "change-reason",
+        Action::Resume => "resume",
+    };
+    let reason: String = audit
+        .shown
+        .reason
+        .as_deref()
+        .unwrap_or("")
+        .chars()
+        .take(256)
+        .collect();
+    verdict
+        .audit("action", action)
+        .audit("user", identity::describe(user))
+        .audit("mechanism", mechanisms(&audit.shown, &audit.kind))
+        .audit("reason", reason)
+}
+
+/// How the honoured mechanism reads in messages.
+fn honoured_mechanism(kind: &Kind) -> String {
+    match kind.honours {
+        Honours::SpecSuspend => "spec.suspend: true".to_string(),
+        Honours::DisableAnnotation(key) => format!("annotation {key}: {DISABLED}"),
+    }
+}
+
+/// The mechanisms in effect, for messages and audit annotations.
+fn mechanisms(state: &State, kind: &Kind) -> String {
+    let mut parts = Vec::with_capacity(2);
+    if state.honoured() {
+        parts.push(honoured_mechanism(kind));
+    }
+    if state.reason.is_some() {
+        parts.push(format!("annotation {SUSPEND_ANNOTATION}"));
+    }
+    parts.join(" and ")
+}
+
+/// The field that decides that deleting a Kustomization deletes its inventory.
+fn deciding(collects: Collects) -> &'static str {
+    match collects {
+        Collects::Prune => "spec.prune is true",
+        Collects::Delete => "spec.deletionPolicy is Delete",
+        Collects::WaitForTermination => "spec.deletionPolicy is WaitForTermination",
+    }
+}
+
+/// `the 1 object` / `the 3 objects` in its inventory.
+fn inventory(objects: usize) -> String {
+    match objects {
+        1 => "the 1 object in its inventory".to_string(),
+        n => format!("the {n} objects in its inventory"),
+    }
+}
+
+/// The listed identities as refusals name them, so the person knows whom to ask.
+fn list_identities(ids: &Identities) -> String {
+    let mut parts = Vec::new();
+    for (label, list) in [
+        ("users", &ids.users),
+        ("groups", &ids.groups),
+        ("service accounts", &ids.service_accounts),
+    ] {
+        if !list.is_empty() {
+            parts.push(format!("{label} {}", list.join(", ")));
+        }
+    }
+    parts.join("; ")
+}
+
+/// How `user` resumes: the command, or, when `resumers` are listed and they
+/// are not one, whom to ask (a command they would be refused is no help).
+/// Follows "to resume" or "to resume it".
+fn resume_hint(
+    target: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    user: &UserInfo,
+) -> String {
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(user) {
+        return format!("run `{}`", commands::resume(target, kind, settings));
+    }
+    format!(
+        "ask one of the flux-suspend policy's resumers ({})",
+        list_identities(resumers)
+    )
+}
+
+/// A reason as messages show it.
+fn shown(reason: Option<&str>) -> String {
+    reason.map_or_else(
+        || "no reason".to_string(),
+        |r| format!("reason {}", names::quote(r)),
+    )
+}
