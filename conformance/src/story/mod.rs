@@ -1,6 +1,7 @@
 //! Stories: a recorded cluster, then writes by named writers, each turned
 //! into the request kube-apiserver sends and judged by the policy; the
-//! admitted result becomes the next state (issue 40; the format:
+//! admitted result becomes the next state, so that a promise is checked over
+//! the writes that follow the request it admits (the format:
 //! `tests/stories/README.md`).
 
 pub mod cli;
