@@ -12,8 +12,9 @@ use serde_json::Value;
 use host_test::bench::{self, Input};
 use host_test::engines;
 use host_test::harness::Policy;
+use host_test::measurements::{Machine, Measurements};
 
-use super::input::read_document;
+use super::input::{read_document, write};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -58,6 +59,10 @@ pub struct Args {
     /// kwctl bench's --measurement-time, per benchmark (whole seconds).
     #[arg(long, default_value_t = 3)]
     kwctl_measurement: u64,
+    /// Also write the figures as a Markdown page, dated, with the machine's
+    /// facts (`make bench` writes docs/measurements.md).
+    #[arg(long, value_name = "FILE")]
+    measurements: Option<PathBuf>,
     /// Only the growth table (`make bench` prints it after the others).
     #[arg(long)]
     growth_only: bool,
@@ -82,22 +87,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
     };
     let official_floor = bench::Official::load(&official, &args.official_settings)?;
+    let machine = Machine::read();
+    let inputs = if args.growth_only {
+        Vec::new()
+    } else {
+        time_policies(&args, official_floor.as_ref())?
+    };
+    let growth = host_test::growth::run(&args.cases, &args.dist, &args.policies, args.iterations)?;
+    if !args.growth_only {
+        bench::print_table(&inputs);
+        bench::print_budget(&inputs);
+    }
+    host_test::growth::print_table(&growth);
+    let mut measured = Measurements {
+        machine,
+        inputs,
+        growth,
+    };
+    measured.machine.finish();
+    write_reports(&args, &measured)?;
     if args.growth_only {
-        let growth =
-            host_test::growth::run(&args.cases, &args.dist, &args.policies, args.iterations)?;
-        host_test::growth::print_table(&growth);
-        write_report(&args.json, &serde_json::json!({ "growth": growth }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rows = time_policies(&args, official_floor.as_ref())?;
-    let growth = host_test::growth::run(&args.cases, &args.dist, &args.policies, args.iterations)?;
-    bench::print_table(&rows);
-    bench::print_budget(&rows);
-    host_test::growth::print_table(&growth);
-    write_report(
-        &args.json,
-        &serde_json::json!({"inputs": rows, "growth": growth}),
-    )?;
     let Some(bench::Engine::Kwctl) = args.engine else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -168,12 +179,13 @@ fn time_policies(args: &Args, official: Option<&bench::Official>) -> Result<Vec<
     Ok(rows)
 }
 
-/// Writes `bench`'s JSON report and says where.
-fn write_report(json_out: &Path, report: &Value) -> Result<()> {
-    if let Some(parent) = json_out.parent() {
-        std::fs::create_dir_all(parent)?;
+/// Writes the JSON report, and the Markdown page where asked, and says where.
+fn write_reports(args: &Args, measured: &Measurements) -> Result<()> {
+    measured.write_json(&args.json)?;
+    println!("\nJSON report: {}", args.json.display());
+    if let Some(page) = &args.measurements {
+        write(page, measured.markdown())?;
+        println!("Measurements: {}", page.display());
     }
-    std::fs::write(json_out, serde_json::to_vec_pretty(report)?)?;
-    println!("\nJSON report: {}", json_out.display());
     Ok(())
 }
