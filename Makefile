@@ -89,11 +89,13 @@ build: setup
 demo: build
 	$(HOST_TEST) replay --table --repeat 21 tests/cases
 
-# The harness's timings, then the typical object through the real `kwctl bench`,
-# ours beside Kubewarden's official annotations policy (OFFICIAL_POLICY); each
-# part skipped, with the reason, where kwctl or the official module is absent.
+# The harness's timings (target/bench/bench.json, and the dated page
+# docs/measurements.md made from the same figures), then the typical object
+# through the real `kwctl bench`, ours beside Kubewarden's official annotations
+# policy (OFFICIAL_POLICY); each part skipped, with the reason, where kwctl or
+# the official module is absent.
 bench: build worst-cases
-	$(HOST_TEST) bench --engine kwctl
+	$(HOST_TEST) bench --engine kwctl --measurements docs/measurements.md
 
 # Each policy's worst case, written under target/bench/worst-case by its
 # tests/worst_case.rs from the limits its settings enforce (megabytes each,

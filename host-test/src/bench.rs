@@ -78,8 +78,8 @@ pub const BUDGET_MEMORY_BYTES: usize = 64 << 20;
 
 /// Each timing loop stops after this long, having taken at least
 /// [`MIN_SAMPLES`]: a worst case may take seconds per evaluation.
-const TIME_PER_LOOP_SECONDS: f64 = 3.0;
-const MIN_SAMPLES: usize = 3;
+pub const TIME_PER_LOOP_SECONDS: f64 = 3.0;
+pub const MIN_SAMPLES: usize = 3;
 
 #[derive(Debug, Serialize)]
 pub struct Row {

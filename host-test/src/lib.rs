@@ -9,6 +9,7 @@ pub mod engines;
 pub mod growth;
 pub mod harness;
 pub mod host;
+pub mod measurements;
 pub mod metadata;
 pub mod oci;
 pub mod replay;
