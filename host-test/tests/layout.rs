@@ -21,7 +21,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates whose module graph must have no cycle.
-const ACYCLIC: &[&str] = &["policies/catalog", "conformance", "host-test"];
+const ACYCLIC: &[&str] = &[
+    "policies/catalog",
+    "policies/flux-gate",
+    "conformance",
+    "host-test",
+];
 
 /// The crates whose functions must each fit in `LONGEST_FUNCTION` lines.
 const SHORT_FUNCTIONS: &[&str] = &["policies/catalog"];

@@ -13,8 +13,8 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::binding::FluxOwnerKind;
-use crate::compile::Compiled;
+use crate::flux_owner::FluxOwnerKind;
+use crate::settings::Compiled;
 use crate::writer;
 use crate::OVERRIDE_ANNOTATION;
 

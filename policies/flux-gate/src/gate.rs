@@ -46,10 +46,6 @@ impl Zone {
             tz: TimeZone::UTC,
         }
     }
-
-    pub fn is_utc(&self) -> bool {
-        self.tz == TimeZone::UTC || self.name.eq_ignore_ascii_case("UTC")
-    }
 }
 
 /// A recurring period: active from each firing, for `window` of elapsed time.

@@ -15,9 +15,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::compile::Compiled;
 use crate::gate::{self, Gate, ObjectGate};
 use crate::message;
+use crate::settings::Compiled;
 use crate::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
 
 /// The parts of a Gate the policy reads; fields stay JSON so that a wrong

@@ -11,9 +11,8 @@ use guard_core::names::quote;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
 
-use crate::binding::{self, GateRef};
+use crate::binding;
 use crate::change::{self, Change};
-use crate::compile::Compiled;
 use crate::emergency_override::{
     guard_override_annotation, override_groups_text, owner_override, remove_override, OwnerOverride,
 };
@@ -21,6 +20,7 @@ use crate::gate::Gate;
 use crate::gate_object::{self, LookupError};
 use crate::message;
 use crate::opening::{next_opening, Opening};
+use crate::settings::{Compiled, GateRef};
 use crate::writer;
 use crate::{AUDIT_KEY, GATES_ANNOTATION, GATE_API_VERSION, OPEN_ANNOTATION, OVERRIDE_ANNOTATION};
 

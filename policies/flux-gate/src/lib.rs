@@ -25,31 +25,29 @@
     )
 )]
 
-pub mod binding;
-pub mod change;
-mod compile;
+mod binding;
+mod change;
 pub mod cron;
 mod emergency_override;
-pub mod firing;
-pub mod gate;
-pub mod gate_object;
+mod firing;
+mod flux_owner;
+mod gate;
+mod gate_object;
 mod hold;
 mod json_diff;
-pub mod message;
-pub mod opening;
-pub mod settings;
+mod message;
+mod opening;
+mod settings;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod testrand;
 mod writer;
-mod zone_table;
-pub mod zones;
+mod zones;
 
 use guard_core::{AdmissionRequest, Context, Operation, Verdict};
 
-pub use crate::compile::Compiled;
-pub use crate::settings::Settings;
+pub use crate::settings::{limits, Compiled, Settings};
 
 pub const GATING_GROUP: &str = "gating.toolkit.fluxcd.io";
 pub const GATE_KIND: &str = "Gate";
