@@ -4,9 +4,9 @@
 
 use guard_core::{AdmissionRequest, Metadata};
 
+use crate::gating::GATES_ANNOTATION;
 use crate::settings::limits::MAX_ANNOTATED;
 use crate::settings::{parse_ref, Compiled, GateRef};
-use crate::GATES_ANNOTATION;
 
 /// The gates bound to one object (its metadata as in the request), in order,
 /// without repeats, and what was wrong with its gates annotation, if anything.

@@ -13,7 +13,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::cron::Cron;
 use crate::firing::Memo;
-use crate::{GATE_KIND, GATING_GROUP};
+use crate::gating::{GATE_KIND, GATING_GROUP};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -33,7 +33,7 @@ impl Action {
 }
 
 /// An IANA time zone with the name the user wrote.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Zone {
     pub name: String,
     pub tz: TimeZone,
@@ -122,7 +122,7 @@ pub struct Freeze {
 }
 
 /// A gate declared in the policy settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeclaredGate {
     pub name: String,
     pub default_open: bool,
@@ -335,7 +335,7 @@ impl ObjectGate {
 }
 
 /// A gate a request is bound to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Gate<'a> {
     Declared(&'a DeclaredGate),
     Object(ObjectGate),

@@ -10,9 +10,10 @@
 //! A request is held by the gates bound to it (settings `bindings`, or the
 //! object's `gating.toolkit.fluxcd.io/gates` annotation) when it changes the
 //! desired state ([`change`]) and any of them is closed at `ctx.now`
-//! ([`gate`]); `hold` decides. Gates are declared in settings (cron schedules
-//! in IANA zones, freezes) or are Gate objects read through `ctx.cluster`.
-//! Gate objects themselves are validated ([`gate_object`]) and never held.
+//! ([`gate`]). [`decide`] makes the decision, [`render`] writes it. Gates
+//! are declared in settings (cron schedules in IANA zones, freezes) or are
+//! Gate objects read through `ctx.cluster`. Gate objects themselves are
+//! validated ([`gate_object`]) and never held.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -28,15 +29,17 @@
 mod binding;
 mod change;
 pub mod cron;
+mod decide;
+mod decision;
 mod emergency_override;
 mod firing;
 mod flux_owner;
 mod gate;
 mod gate_object;
-mod hold;
+mod gating;
 mod json_diff;
-mod message;
 mod opening;
+mod render;
 mod settings;
 #[cfg(test)]
 mod test_support;
@@ -45,21 +48,9 @@ mod testrand;
 mod writer;
 mod zones;
 
-use guard_core::{AdmissionRequest, Context, Operation, Verdict};
+use guard_core::{AdmissionRequest, Context, Verdict};
 
 pub use crate::settings::{limits, Compiled, Settings};
-
-pub const GATING_GROUP: &str = "gating.toolkit.fluxcd.io";
-pub const GATE_KIND: &str = "Gate";
-pub const GATE_API_VERSION: &str = "gating.toolkit.fluxcd.io/v1alpha1";
-pub const OPEN_ANNOTATION: &str = "open.gate.fluxcd.io/requestedAt";
-pub const CLOSE_ANNOTATION: &str = "close.gate.fluxcd.io/requestedAt";
-/// Gates an object names itself: `name` or `namespace/name`, comma-separated.
-pub const GATES_ANNOTATION: &str = "gating.toolkit.fluxcd.io/gates";
-/// Emergency override; its value is the reason.
-pub const OVERRIDE_ANNOTATION: &str = "gating.toolkit.fluxcd.io/emergency-override";
-/// Audit annotation recording every exemption used.
-pub const AUDIT_KEY: &str = "gate-exemption";
 
 pub struct FluxGate;
 
@@ -68,14 +59,7 @@ impl guard_core::Policy for FluxGate {
     type Settings = Compiled;
 
     fn evaluate(request: &AdmissionRequest, compiled: &Compiled, ctx: &Context<'_>) -> Verdict {
-        // Status and other subresource writes never change the desired state.
-        if !request.sub_resource.is_empty() || request.operation == Operation::Connect {
-            return Verdict::allow();
-        }
-        if request.kind.group == GATING_GROUP && request.kind.kind == GATE_KIND {
-            return gate_object::admit(request, compiled, ctx);
-        }
-        hold::hold(request, compiled, ctx).unwrap_or_else(Verdict::deny)
+        render::verdict(&decide::decide(request, compiled, ctx), request)
     }
 }
 

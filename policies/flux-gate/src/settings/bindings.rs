@@ -8,7 +8,7 @@ use guard_core::{GroupKind, Operation, StringMap};
 
 use crate::flux_owner::FluxOwnerKind;
 use crate::gate::DeclaredGate;
-use crate::{GATE_KIND, GATING_GROUP};
+use crate::gating::{GATE_KIND, GATING_GROUP};
 
 use super::{BindingSettings, KindSettings, OwnerSettings};
 
