@@ -188,8 +188,8 @@ pub struct OverrideSettings {
 }
 
 /// Bounds that keep one evaluation's work small whatever the settings say:
-/// `make bench` times the worst case they allow (tests/bench/
-/// flux-gate-worst-case.yaml, checked against these by tests/worst_case.rs).
+/// `make bench` times the worst case they allow, which tests/worst_case.rs
+/// builds from these (under target/bench/worst-case, as `make worst-cases`).
 pub mod limits {
     /// Gates declared in settings.
     pub const MAX_GATES: usize = 32;
