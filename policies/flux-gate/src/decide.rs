@@ -280,7 +280,7 @@ fn judge_gates<'a>(
         failed,
         bound,
     } = found;
-    let zones: Vec<Zone> = gates.iter().flat_map(Gate::zones).cloned().collect();
+    let zones: Vec<&'a Zone> = gates.iter().flat_map(Gate::zones).collect();
     let closed: Vec<Gate<'a>> = gates
         .iter()
         .filter(|g| !g.is_open(ctx.now))

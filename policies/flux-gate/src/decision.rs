@@ -36,7 +36,7 @@ pub(crate) enum Decision<'a> {
         kind: Passing,
         /// The gates annotation's fault, when it has one.
         malformed: Option<String>,
-        closed: Option<ClosedGates>,
+        closed: Option<ClosedGates<'a>>,
     },
     /// A change no closed gate holds; the Gate objects that could not be
     /// read are let pass (onGateLookupError: allow).
@@ -105,10 +105,10 @@ pub(crate) enum Passing {
 
 /// The closed gates a passing write is told about.
 #[derive(Debug, PartialEq)]
-pub(crate) struct ClosedGates {
+pub(crate) struct ClosedGates<'a> {
     pub(crate) labels: Vec<String>,
     pub(crate) opening: Opening,
-    pub(crate) zones: Vec<Zone>,
+    pub(crate) zones: Vec<&'a Zone>,
 }
 
 /// A Gate object that could not be used.
@@ -174,7 +174,7 @@ pub(crate) struct Held<'a> {
     /// When all the gates are open again (`None` when none is closed, only
     /// unreadable).
     pub(crate) opening: Option<Opening>,
-    pub(crate) zones: Vec<Zone>,
+    pub(crate) zones: Vec<&'a Zone>,
     /// Gate objects that could not be read (onGateLookupError: deny).
     pub(crate) failed: Vec<Failed>,
     /// Overrides on owners that do not cover this sender.

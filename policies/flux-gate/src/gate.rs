@@ -341,7 +341,7 @@ pub enum Gate<'a> {
     Object(ObjectGate),
 }
 
-impl Gate<'_> {
+impl<'a> Gate<'a> {
     pub fn label(&self) -> String {
         match self {
             Gate::Declared(g) => g.name.clone(),
@@ -369,7 +369,7 @@ impl Gate<'_> {
     }
 
     /// The zones its times are best read in (UTC for Gate objects and freezes).
-    pub fn zones(&self) -> Vec<&Zone> {
+    pub fn zones(&self) -> Vec<&'a Zone> {
         match self {
             Gate::Declared(g) => g.schedules.iter().map(|s| &s.zone).collect(),
             Gate::Object(_) => Vec::new(),

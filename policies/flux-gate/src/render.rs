@@ -11,7 +11,7 @@ use crate::decision::{
     Change, ClosedGates, Decision, Exempted, Exemption, Failed, ForeignOverride, GateWrite, Held,
     OverrideProblem, Passing,
 };
-use crate::gate::{Gate, Zone};
+use crate::gate::Gate;
 use crate::gate_object::{LookupError, WriteError};
 use crate::gating::{GATE_API_VERSION, OPEN_ANNOTATION, OVERRIDE_ANNOTATION};
 use crate::opening::Opening;
@@ -142,15 +142,11 @@ fn change(change: &Change) -> String {
     }
 }
 
-fn zone_refs(zones: &[Zone]) -> Vec<&Zone> {
-    zones.iter().collect()
-}
-
 /// A metadata-only or suspend-only write passes; closed gates still hold
 /// the rest.
-fn passes_closed(kind: Passing, closed: &ClosedGates, who: &str) -> String {
+fn passes_closed(kind: Passing, closed: &ClosedGates<'_>, who: &str) -> String {
     let until = match closed.opening {
-        Opening::At(t) => format!("until {}", words::instant(t, &zone_refs(&closed.zones))),
+        Opening::At(t) => format!("until {}", words::instant(t, &closed.zones)),
         _ => "until the gates are opened".into(),
     };
     let kind = match kind {
@@ -238,8 +234,7 @@ fn held_message(h: &Held<'_>, request: &AdmissionRequest) -> String {
     let mut text = format!("Reconciliation is waiting approval, {}.", parts.join("; "));
     if let Some(opening) = h.opening {
         text.push(' ');
-        let zones = zone_refs(&h.zones);
-        text.push_str(&words::opening(opening, &zones, h.closed.len() > 1));
+        text.push_str(&words::opening(opening, &h.zones, h.closed.len() > 1));
         for g in &h.closed {
             if let Gate::Object(o) = g {
                 text.push_str(&format!(
