@@ -7,8 +7,8 @@
 //! annotations, `flux reconcile`'s `reconcile.fluxcd.io/requestedAt`), no-op
 //! writes (kustomize-controller re-applying an unchanged object) and
 //! suspending (`spec.suspend` alone, so incident responders can always
-//! suspend) are told apart here; `hold` decides which of those pass, by who
-//! sent them.
+//! suspend) are told apart here; [`crate::decide`] decides which of those
+//! pass, by who sent them.
 //!
 //! Only the top level and `spec` are split, borrowing the raw JSON; members
 //! are compared as text first and parsed only when the text differs (the API
@@ -26,7 +26,7 @@ pub enum Change {
     /// Changes the desired state: held by closed gates. Says what changed.
     Held(String),
     /// Only `spec.suspend` (and perhaps metadata) changed, and nothing
-    /// starts: suspended, or `false` written for an absent value (`hold`
+    /// starts: suspended, or `false` written for an absent value ([`crate::decide`]
     /// files a resumed Flux object here too).
     SuspendOnly,
     /// Only `spec.suspend` (and perhaps metadata) changed, from `true` to

@@ -1,6 +1,6 @@
-//! The emergency override annotation: who may set it on a Flux object,
+//! The emergency override annotation: who may set it on a Flux object, and
 //! reading it from the Kustomization or HelmRelease that applies a change,
-//! and the command that removes it.
+//! for the writes of that object's applier only.
 
 use std::fmt;
 
@@ -8,26 +8,27 @@ use guard_core::context;
 use guard_core::identity;
 use guard_core::json_eq::Key;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict};
+use guard_core::{AdmissionRequest, Context, Metadata, Operation};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::binding::FluxOwnerKind;
-use crate::compile::Compiled;
+use crate::flux_owner::FluxOwnerKind;
+use crate::gating::OVERRIDE_ANNOTATION;
+use crate::settings::Compiled;
 use crate::writer;
-use crate::OVERRIDE_ANNOTATION;
 
-/// Adding or changing the emergency-override annotation on a Kustomization
-/// or HelmRelease is for members of emergencyOverride.groups only: there it
-/// lets every change applied from that object pass closed gates, so a change
-/// from Git must not be able to set it on itself.
-pub(crate) fn guard_override_annotation(
+/// Whether the write adds or changes the emergency-override annotation on
+/// a Kustomization or HelmRelease without its sender being a member of
+/// emergencyOverride.groups: there it lets every change applied from that
+/// object pass closed gates, so a change from Git must not be able to set it
+/// on itself.
+pub(crate) fn sets_override_without_membership(
     request: &AdmissionRequest,
     c: &Compiled,
     old: Option<&Metadata>,
     new: Option<&Metadata>,
-) -> Option<Verdict> {
+) -> bool {
     if c.override_groups.is_empty()
         || FluxOwnerKind::parse(&request.kind.kind).is_none()
         || !matches!(
@@ -35,20 +36,13 @@ pub(crate) fn guard_override_annotation(
             "kustomize.toolkit.fluxcd.io" | "helm.toolkit.fluxcd.io"
         )
     {
-        return None;
+        return false;
     }
-    let value = new?.annotation(OVERRIDE_ANNOTATION)?;
-    if old.and_then(|m| m.annotation(OVERRIDE_ANNOTATION)) == Some(value)
-        || c.override_group(&request.user_info).is_some()
-    {
-        return None;
-    }
-    Some(Verdict::deny(format!(
-        "The {OVERRIDE_ANNOTATION} annotation is honoured only for members of emergencyOverride.groups ({}); {} is not one. On {} it would let every change applied from it pass closed gates, so only those members may set it.",
-        override_groups_text(c),
-        identity::describe(&request.user_info),
-        ObjectName::of(request, new).describe(),
-    )))
+    let Some(value) = new.and_then(|m| m.annotation(OVERRIDE_ANNOTATION)) else {
+        return false;
+    };
+    old.and_then(|m| m.annotation(OVERRIDE_ANNOTATION)) != Some(value)
+        && c.override_group(&request.user_info).is_none()
 }
 
 /// An emergency override found on the Flux object that applies a change.
@@ -57,13 +51,23 @@ pub(crate) struct OwnerOverride<'m> {
     pub(crate) reason: String,
 }
 
+/// An override on an owner that lets through only what its applier sends.
+pub(crate) struct ForeignOverride<'m> {
+    pub(crate) owner: ObjectName<'m>,
+    pub(crate) applier: String,
+    pub(crate) field_manager: &'static str,
+    /// This request's sender and field manager (empty: none).
+    pub(crate) sender: String,
+    pub(crate) manager: String,
+}
+
 /// What the Flux objects named by a change's owner labels say about it.
 #[derive(Default)]
 pub(crate) struct OwnerOverrides<'m> {
     /// An override the request may use.
     pub(crate) honoured: Option<OwnerOverride<'m>>,
-    /// Why an override found does not cover this request, as sentences.
-    pub(crate) refused: Vec<String>,
+    /// Overrides found that do not cover this request.
+    pub(crate) refused: Vec<ForeignOverride<'m>>,
     /// Owners that could not be read (`Kind namespace/name`, error): a
     /// failed lookup is not "no override", and the refusal says so.
     pub(crate) unchecked: Vec<(String, String)>,
@@ -123,18 +127,13 @@ pub(crate) fn owner_override<'m>(
             });
             return found;
         }
-        let sent = match manager.as_str() {
-            "" => identity::describe(&request.user_info),
-            m => format!(
-                "{} (field manager {m})",
-                identity::describe(&request.user_info)
-            ),
-        };
-        found.refused.push(format!(
-            "The emergency override on {} lets through only what its applier sends ({applier}, field manager {}); this request was sent by {sent}.",
-            owner.describe(),
-            kind.field_manager(),
-        ));
+        found.refused.push(ForeignOverride {
+            owner,
+            applier,
+            field_manager: kind.field_manager(),
+            sender: identity::describe(&request.user_info),
+            manager,
+        });
     }
     found
 }
@@ -219,24 +218,11 @@ impl<'de> Deserialize<'de> for OverrideAnnotation {
     }
 }
 
-/// The command that removes the emergency override from `object`.
-pub(crate) fn remove_override(object: &ObjectName<'_>) -> String {
-    object.kubectl("annotate", &[&format!("{OVERRIDE_ANNOTATION}-")])
-}
-
-pub(crate) fn override_groups_text(c: &Compiled) -> String {
-    if c.override_groups.is_empty() {
-        "none configured".to_string()
-    } else {
-        c.override_groups.join(", ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::AUDIT_KEY;
     use crate::test_support::{eval, freeze, object, update, Broken};
-    use crate::AUDIT_KEY;
     use guard_core::context::ObjectRef;
     use guard_core::testing::raw;
     use guard_core::{Cluster, ClusterError, ClusterObject};

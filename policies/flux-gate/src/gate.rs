@@ -13,7 +13,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::cron::Cron;
 use crate::firing::Memo;
-use crate::{GATE_KIND, GATING_GROUP};
+use crate::gating::{GATE_KIND, GATING_GROUP};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -33,7 +33,7 @@ impl Action {
 }
 
 /// An IANA time zone with the name the user wrote.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Zone {
     pub name: String,
     pub tz: TimeZone,
@@ -45,10 +45,6 @@ impl Zone {
             name: "UTC".into(),
             tz: TimeZone::UTC,
         }
-    }
-
-    pub fn is_utc(&self) -> bool {
-        self.tz == TimeZone::UTC || self.name.eq_ignore_ascii_case("UTC")
     }
 }
 
@@ -126,7 +122,7 @@ pub struct Freeze {
 }
 
 /// A gate declared in the policy settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeclaredGate {
     pub name: String,
     pub default_open: bool,
@@ -339,13 +335,13 @@ impl ObjectGate {
 }
 
 /// A gate a request is bound to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Gate<'a> {
     Declared(&'a DeclaredGate),
     Object(ObjectGate),
 }
 
-impl Gate<'_> {
+impl<'a> Gate<'a> {
     pub fn label(&self) -> String {
         match self {
             Gate::Declared(g) => g.name.clone(),
@@ -373,7 +369,7 @@ impl Gate<'_> {
     }
 
     /// The zones its times are best read in (UTC for Gate objects and freezes).
-    pub fn zones(&self) -> Vec<&Zone> {
+    pub fn zones(&self) -> Vec<&'a Zone> {
         match self {
             Gate::Declared(g) => g.schedules.iter().map(|s| &s.zone).collect(),
             Gate::Object(_) => Vec::new(),

@@ -7,18 +7,14 @@
 //! with an RFC 3339 instant.
 
 use guard_core::context::{self, Cluster};
-use guard_core::object::ObjectName;
 use guard_core::request::null_default;
 use guard_core::{duration, names, Metadata};
-use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::compile::Compiled;
-use crate::gate::{self, Gate, ObjectGate};
-use crate::message;
-use crate::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
+use crate::gate::ObjectGate;
+use crate::gating::{CLOSE_ANNOTATION, GATE_API_VERSION, GATE_KIND, OPEN_ANNOTATION};
 
 /// The parts of a Gate the policy reads; fields stay JSON so that a wrong
 /// type is reported with the field's name.
@@ -113,6 +109,20 @@ pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
     })
 }
 
+/// Why a Gate being written is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteError {
+    /// Malformed; the text names the field at fault.
+    Invalid(String),
+    /// An open or close request further ahead of the policy's clock than
+    /// the clock-skew tolerance.
+    Ahead {
+        key: &'static str,
+        at: Timestamp,
+        gate: Box<ObjectGate>,
+    },
+}
+
 /// Checks a Gate being written: well formed, and no request from the future
 /// beyond the clock-skew tolerance (a future instant would silently
 /// pre-schedule a state change nobody sees).
@@ -121,82 +131,20 @@ pub fn check_write(
     namespace: &str,
     now: Timestamp,
     skew: SignedDuration,
-) -> Result<ObjectGate, String> {
-    let mut gate = read(view, namespace)?;
+) -> Result<ObjectGate, WriteError> {
+    let mut gate = read(view, namespace).map_err(WriteError::Invalid)?;
     gate.skew = skew;
     let limit = now.checked_add(skew).unwrap_or(Timestamp::MAX);
     for (key, at) in [
         (OPEN_ANNOTATION, gate.open_at),
         (CLOSE_ANNOTATION, gate.close_at),
     ] {
-        let Some(at) = at.filter(|at| *at > limit) else {
-            continue;
-        };
-        let ahead = at.duration_since(now);
-        // The clock that wrote it is off: the command carries the policy's
-        // instant rather than `$(date)`, which would read that clock again.
-        return Err(format!(
-            "annotation {key}: {} is {} ahead of the policy's clock ({}; tolerance {}); \
-             check the clock that wrote it, or write the policy's time: `{}`",
-            guard_core::rfc3339::format(at),
-            duration::format(i64::try_from(ahead.as_nanos()).unwrap_or(i64::MAX)),
-            guard_core::rfc3339::format(now),
-            duration::format(i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX)),
-            message::request_at(&gate.object(), key, now),
-        ));
+        if let Some(at) = at.filter(|at| *at > limit) {
+            let gate = Box::new(gate);
+            return Err(WriteError::Ahead { key, at, gate });
+        }
     }
     Ok(gate)
-}
-
-/// CREATE and UPDATE of Gate objects: well formed, no request from the future.
-/// The warning shows the state the write leads to.
-pub(crate) fn admit(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Verdict {
-    if request.operation == Operation::Delete {
-        return Verdict::allow();
-    }
-    let view = match request.object_as::<GateView>(Which::Object) {
-        Ok(Some(v)) => v,
-        Ok(None) => {
-            return Verdict::deny(format!(
-                "{}: the request has no object",
-                ObjectName::of(request, None).describe()
-            ))
-        }
-        Err(e) => {
-            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
-        }
-    };
-    let namespace = if request.namespace.is_empty() {
-        &view.metadata.namespace
-    } else {
-        &request.namespace
-    };
-    let label = format!("{namespace}/{}", request.display_name(Some(&view.metadata)));
-    match check_write(&view, namespace, ctx.now, c.clock_skew) {
-        Err(e) => Verdict::deny(format!(
-            "{}: {e}",
-            ObjectName::of(request, Some(&view.metadata)).describe()
-        )),
-        Ok(g) => {
-            let until = g.next_change_after(ctx.now);
-            let gate = Gate::Object(g);
-            let state = gate.state_at(ctx.now);
-            let mut text = format!(
-                "gate '{label}' is {}",
-                if state.open { "open" } else { "closed" }
-            );
-            match (&state.why, until) {
-                (gate::Why::Request { until, .. }, _) => {
-                    text.push_str(&format!(" until {until}, then back to its default"))
-                }
-                (_, Some(t)) => text.push_str(&format!(
-                    " (its default) until a request takes effect at {t}"
-                )),
-                (_, None) => text.push_str(" (its default)"),
-            }
-            Verdict::allow().warn(text)
-        }
-    }
 }
 
 /// Why a Gate object could not be used.
@@ -204,17 +152,12 @@ pub(crate) fn admit(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>)
 pub enum LookupError {
     /// The cluster answered that it does not exist.
     NotFound,
-    /// The lookup failed, or the object is malformed; the text says which.
-    Unusable(String),
-}
-
-impl std::fmt::Display for LookupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LookupError::NotFound => f.write_str("does not exist"),
-            LookupError::Unusable(e) => f.write_str(e),
-        }
-    }
+    /// A binding names a gate the settings do not declare.
+    NotDeclared,
+    /// The lookup failed: the cluster's error.
+    Unreadable(String),
+    /// The object is malformed: the field at fault.
+    Malformed(String),
 }
 
 /// Looks a Gate object up; the error says why it could not be used.
@@ -231,14 +174,13 @@ pub fn lookup(
     };
     match cluster.get(&object) {
         Ok(Some(raw)) => {
-            let malformed = |e: String| LookupError::Unusable(format!("is malformed: {e}"));
-            let view: GateView = context::read(&raw).map_err(malformed)?;
-            let mut gate = read(&view, namespace).map_err(malformed)?;
+            let view: GateView = context::read(&raw).map_err(LookupError::Malformed)?;
+            let mut gate = read(&view, namespace).map_err(LookupError::Malformed)?;
             name.clone_into(&mut gate.name);
             Ok(gate)
         }
         Ok(None) => Err(LookupError::NotFound),
-        Err(e) => Err(LookupError::Unusable(format!("cannot be read: {e}"))),
+        Err(e) => Err(LookupError::Unreadable(e.to_string())),
     }
 }
 
@@ -246,8 +188,10 @@ pub fn lookup(
 mod tests {
     use super::*;
     use crate::gate::tests::ts;
+    use crate::gate::{self, Gate};
+    use crate::gating::GATING_GROUP;
     use crate::test_support::{eval, freeze};
-    use crate::GATING_GROUP;
+    use guard_core::AdmissionRequest;
     use guard_core::NoCluster;
     use serde_json::json;
 
@@ -342,13 +286,9 @@ mod tests {
             );
         }
         let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
-        assert_eq!(
-            err,
-            "annotation open.gate.fluxcd.io/requestedAt: 2026-11-20T12:00:00Z is 2h0m0s ahead of the \
-             policy's clock (2026-11-20T10:00:00Z; tolerance 5m0s); check the clock that wrote it, \
-             or write the policy's time: `kubectl annotate gates.gating.toolkit.fluxcd.io \
-             sre-approval -n flux-system --overwrite \
-             open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z`"
+        assert!(
+            matches!(err, WriteError::Ahead { key: OPEN_ANNOTATION, at, .. } if at == ts("2026-11-20T12:00:00Z")),
+            "{err:?}"
         );
     }
 
@@ -386,21 +326,19 @@ mod tests {
         );
         let down = One(Err(guard_core::ClusterError("connection refused".into())));
         assert_eq!(
-            lookup(&down, "a", "g").unwrap_err().to_string(),
-            "cannot be read: connection refused"
+            lookup(&down, "a", "g").unwrap_err(),
+            LookupError::Unreadable("connection refused".into())
         );
         let bad = One(Ok(Some(
             json!({"metadata": {"name": "g"}, "spec": {"default": "maybe", "window": "1h"}}),
         )));
-        assert!(lookup(&bad, "a", "g")
-            .unwrap_err()
-            .to_string()
-            .starts_with("is malformed: spec.default"));
+        assert!(matches!(lookup(&bad, "a", "g"),
+            Err(LookupError::Malformed(e)) if e.starts_with("spec.default")));
         let worse = One(Ok(Some(json!({"metadata": 5}))));
-        assert!(lookup(&worse, "a", "g")
-            .unwrap_err()
-            .to_string()
-            .starts_with("is malformed: "));
+        assert!(matches!(
+            lookup(&worse, "a", "g"),
+            Err(LookupError::Malformed(_))
+        ));
     }
 
     #[test]

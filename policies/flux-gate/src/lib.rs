@@ -10,9 +10,10 @@
 //! A request is held by the gates bound to it (settings `bindings`, or the
 //! object's `gating.toolkit.fluxcd.io/gates` annotation) when it changes the
 //! desired state ([`change`]) and any of them is closed at `ctx.now`
-//! ([`gate`]); `hold` decides. Gates are declared in settings (cron schedules
-//! in IANA zones, freezes) or are Gate objects read through `ctx.cluster`.
-//! Gate objects themselves are validated ([`gate_object`]) and never held.
+//! ([`gate`]). [`decide`] makes the decision, [`render`] writes it. Gates
+//! are declared in settings (cron schedules in IANA zones, freezes) or are
+//! Gate objects read through `ctx.cluster`. Gate objects themselves are
+//! validated ([`gate_object`]) and never held.
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -25,43 +26,31 @@
     )
 )]
 
-pub mod binding;
-pub mod change;
-mod compile;
+mod binding;
+mod change;
 pub mod cron;
+mod decide;
+mod decision;
 mod emergency_override;
-pub mod firing;
-pub mod gate;
-pub mod gate_object;
-mod hold;
+mod firing;
+mod flux_owner;
+mod gate;
+mod gate_object;
+mod gating;
 mod json_diff;
-pub mod message;
-pub mod opening;
-pub mod settings;
+mod opening;
+mod render;
+mod settings;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod testrand;
 mod writer;
-mod zone_table;
-pub mod zones;
+mod zones;
 
-use guard_core::{AdmissionRequest, Context, Operation, Verdict};
+use guard_core::{AdmissionRequest, Context, Verdict};
 
-pub use crate::compile::Compiled;
-pub use crate::settings::Settings;
-
-pub const GATING_GROUP: &str = "gating.toolkit.fluxcd.io";
-pub const GATE_KIND: &str = "Gate";
-pub const GATE_API_VERSION: &str = "gating.toolkit.fluxcd.io/v1alpha1";
-pub const OPEN_ANNOTATION: &str = "open.gate.fluxcd.io/requestedAt";
-pub const CLOSE_ANNOTATION: &str = "close.gate.fluxcd.io/requestedAt";
-/// Gates an object names itself: `name` or `namespace/name`, comma-separated.
-pub const GATES_ANNOTATION: &str = "gating.toolkit.fluxcd.io/gates";
-/// Emergency override; its value is the reason.
-pub const OVERRIDE_ANNOTATION: &str = "gating.toolkit.fluxcd.io/emergency-override";
-/// Audit annotation recording every exemption used.
-pub const AUDIT_KEY: &str = "gate-exemption";
+pub use crate::settings::{limits, Compiled, Settings};
 
 pub struct FluxGate;
 
@@ -70,14 +59,7 @@ impl guard_core::Policy for FluxGate {
     type Settings = Compiled;
 
     fn evaluate(request: &AdmissionRequest, compiled: &Compiled, ctx: &Context<'_>) -> Verdict {
-        // Status and other subresource writes never change the desired state.
-        if !request.sub_resource.is_empty() || request.operation == Operation::Connect {
-            return Verdict::allow();
-        }
-        if request.kind.group == GATING_GROUP && request.kind.kind == GATE_KIND {
-            return gate_object::admit(request, compiled, ctx);
-        }
-        hold::hold(request, compiled, ctx).unwrap_or_else(Verdict::deny)
+        render::verdict(&decide::decide(request, compiled, ctx), request)
     }
 }
 

@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_freeze_is_jumped_over_whatever_the_other_gates_do() {
-        // The example: year-end freeze, and ten-minute slots open
+        // A year-end freeze, and ten-minute slots open
         // every ten minutes for five minutes.
         let freeze = DeclaredGate {
             name: "change-freeze".into(),

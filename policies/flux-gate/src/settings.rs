@@ -1,10 +1,13 @@
 //! The policy settings, as written in a ClusterAdmissionPolicy, and their
-//! compiling into [`crate::Compiled`].
+//! compiling into [`Compiled`], which every evaluation reads.
 //!
 //! Validation compiles: cron expressions, time zones, durations and instants
-//! are parsed once, by `Settings::compile` with the parts in
-//! [`crate::binding`] and `crate::compile`, and kept for the evaluation
-//! (guard-core validates the settings on every call before evaluating).
+//! are parsed once, by `Settings::compile` with the gates in `gates` and the
+//! bindings in `bindings`, and kept for the evaluation (guard-core validates
+//! the settings on every call before evaluating).
+
+mod bindings;
+mod gates;
 
 use guard_core::duration::{self, GoDuration};
 use guard_core::identity::Identities;
@@ -13,39 +16,42 @@ use guard_core::request::null_default;
 use guard_core::rfc3339::Instant;
 use guard_core::selector::LabelSelector;
 use guard_core::settings::LookupFailure;
-use guard_core::Operation;
+use guard_core::{Operation, UserInfo};
 use jiff::SignedDuration;
 use serde::Deserialize;
 
-use crate::binding::{compile_binding, FluxOwnerKind, GateRef};
-use crate::compile::{compile_gate, Compiled, ZoneCache};
+use crate::flux_owner::FluxOwnerKind;
 use crate::gate::{Action, DeclaredGate};
+
+use self::bindings::compile_binding;
+pub use self::bindings::{parse_ref, Binding, GateRef};
+use self::gates::{compile_gate, ZoneCache};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct Settings {
     /// Gates declared here, by name.
     #[serde(deserialize_with = "null_default")]
-    pub gates: Vec<GateSettings>,
+    pub(crate) gates: Vec<GateSettings>,
     /// Which requests which gates hold.
     #[serde(deserialize_with = "null_default")]
-    pub bindings: Vec<BindingSettings>,
+    pub(crate) bindings: Vec<BindingSettings>,
     /// Namespace of Gate objects named without one.
-    pub gate_namespace: String,
+    pub(crate) gate_namespace: String,
     /// `deny` or `allow` a held request when a Gate object cannot be read.
-    pub on_gate_lookup_error: LookupFailure,
+    pub(crate) on_gate_lookup_error: LookupFailure,
     /// Who passes closed gates (exact matches).
     #[serde(deserialize_with = "null_default")]
-    pub break_glass: Identities,
+    pub(crate) break_glass: Identities,
     /// Who may pass closed gates with the emergency override annotation.
     #[serde(deserialize_with = "null_default")]
-    pub emergency_override: OverrideSettings,
+    pub(crate) emergency_override: OverrideSettings,
     /// How far in the future a Gate's requestedAt annotation may be.
-    pub clock_skew_tolerance: GoDuration,
+    pub(crate) clock_skew_tolerance: GoDuration,
     /// Namespace kustomize-controller and helm-controller run in.
-    pub flux_namespace: String,
+    pub(crate) flux_namespace: String,
     /// The controllers' `--default-service-account`, when set.
-    pub default_service_account: String,
+    pub(crate) default_service_account: String,
 }
 
 impl Default for Settings {
@@ -79,12 +85,12 @@ guard_core::one_of!(GateDefault { "opened" => GateDefault::Opened, "closed" => G
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct GateSettings {
-    pub name: String,
-    pub default: GateDefault,
+    pub(crate) name: String,
+    pub(crate) default: GateDefault,
     #[serde(deserialize_with = "null_default")]
-    pub schedules: Vec<ScheduleSettings>,
+    pub(crate) schedules: Vec<ScheduleSettings>,
     #[serde(deserialize_with = "null_default")]
-    pub freezes: Vec<FreezeSettings>,
+    pub(crate) freezes: Vec<FreezeSettings>,
 }
 
 impl Default for GateSettings {
@@ -101,12 +107,12 @@ impl Default for GateSettings {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct ScheduleSettings {
-    pub cron: String,
-    pub time_zone: String,
+    pub(crate) cron: String,
+    pub(crate) time_zone: String,
     #[serde(deserialize_with = "duration::optional")]
-    pub window: Option<GoDuration>,
+    pub(crate) window: Option<GoDuration>,
     #[serde(deserialize_with = "null_default")]
-    pub action: Option<Action>,
+    pub(crate) action: Option<Action>,
 }
 
 impl Default for ScheduleSettings {
@@ -124,66 +130,66 @@ impl Default for ScheduleSettings {
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct FreezeSettings {
     #[serde(deserialize_with = "null_default")]
-    pub start: Option<Instant>,
+    pub(crate) start: Option<Instant>,
     #[serde(deserialize_with = "null_default")]
-    pub end: Option<Instant>,
-    pub reason: String,
+    pub(crate) end: Option<Instant>,
+    pub(crate) reason: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct BindingSettings {
     #[serde(deserialize_with = "null_default")]
-    pub gates: Vec<String>,
+    pub(crate) gates: Vec<String>,
     #[serde(rename = "match", deserialize_with = "null_default")]
-    pub matches: MatchSettings,
+    pub(crate) matches: MatchSettings,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct MatchSettings {
     #[serde(deserialize_with = "null_default")]
-    pub kinds: Vec<KindSettings>,
+    pub(crate) kinds: Vec<KindSettings>,
     #[serde(deserialize_with = "null_default")]
-    pub namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
     #[serde(deserialize_with = "null_default")]
-    pub label_selector: LabelSelector,
+    pub(crate) label_selector: LabelSelector,
     #[serde(deserialize_with = "null_default")]
-    pub operations: Vec<Operation>,
+    pub(crate) operations: Vec<Operation>,
     /// Who sends the write (exact users, groups, service accounts).
     #[serde(deserialize_with = "null_default")]
-    pub requested_by: Identities,
+    pub(crate) requested_by: Identities,
     /// The Kustomizations or HelmReleases whose applied objects match.
     #[serde(deserialize_with = "null_default")]
-    pub applied_by: Vec<OwnerSettings>,
+    pub(crate) applied_by: Vec<OwnerSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct OwnerSettings {
     #[serde(deserialize_with = "null_default")]
-    pub kind: Option<FluxOwnerKind>,
-    pub namespace: String,
-    pub name: String,
+    pub(crate) kind: Option<FluxOwnerKind>,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct KindSettings {
-    pub group: String,
-    pub kind: String,
+    pub(crate) group: String,
+    pub(crate) kind: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct OverrideSettings {
     #[serde(deserialize_with = "null_default")]
-    pub groups: Vec<String>,
+    pub(crate) groups: Vec<String>,
 }
 
 /// Bounds that keep one evaluation's work small whatever the settings say:
-/// `make bench` times the worst case they allow (tests/bench/
-/// flux-gate-worst-case.yaml, checked against these by tests/worst_case.rs).
+/// `make bench` times the worst case they allow, which tests/worst_case.rs
+/// builds from these (under target/bench/worst-case, as `make worst-cases`).
 pub mod limits {
     /// Gates declared in settings.
     pub const MAX_GATES: usize = 32;
@@ -198,6 +204,36 @@ pub mod limits {
     pub const MAX_BOUND_OBJECTS: usize = 16;
     /// Gates one object may name in its annotation.
     pub const MAX_ANNOTATED: usize = 16;
+}
+
+/// The settings, parsed and checked.
+#[derive(Debug)]
+pub struct Compiled {
+    pub(crate) gates: Vec<DeclaredGate>,
+    pub(crate) bindings: Vec<Binding>,
+    pub(crate) gate_namespace: String,
+    pub(crate) allow_on_lookup_error: bool,
+    pub(crate) clock_skew: SignedDuration,
+    pub(crate) break_glass: Identities,
+    pub(crate) override_groups: Vec<String>,
+    /// Where kustomize-controller and helm-controller run, and the service
+    /// account they impersonate by default ([`crate::writer`]).
+    pub(crate) flux_namespace: String,
+    pub(crate) default_service_account: String,
+}
+
+impl Compiled {
+    pub(crate) fn break_glass_matches(&self, user: &UserInfo) -> bool {
+        self.break_glass.matches(user)
+    }
+
+    /// The first emergency-override group the user is in.
+    pub(crate) fn override_group(&self, user: &UserInfo) -> Option<&str> {
+        self.override_groups
+            .iter()
+            .find(|g| user.groups.contains(g))
+            .map(String::as_str)
+    }
 }
 
 use limits::*;
@@ -216,6 +252,43 @@ impl guard_core::Settings for Compiled {
 
 impl Settings {
     fn compile(&self) -> Result<Compiled, String> {
+        self.check_counts()?;
+        let gates = self.compile_gates()?;
+        names::check_dns1123_label(&self.gate_namespace)
+            .map_err(|e| format!("gateNamespace: {} {e}", names::quote(&self.gate_namespace)))?;
+        let bindings = self.compile_bindings(&gates)?;
+        self.break_glass.validate("breakGlass")?;
+        if self
+            .emergency_override
+            .groups
+            .iter()
+            .any(|g| g.trim().is_empty())
+        {
+            return Err("emergencyOverride.groups: entries must not be empty".into());
+        }
+        let clock_skew = self.clock_skew_tolerance.signed();
+        if clock_skew.is_negative() || clock_skew > MAX_SKEW {
+            return Err(format!(
+                "clockSkewTolerance: {} must be from 0s to 24h",
+                names::quote(&self.clock_skew_tolerance.text)
+            ));
+        }
+        self.check_flux_identity()?;
+        Ok(Compiled {
+            gates,
+            bindings,
+            gate_namespace: self.gate_namespace.clone(),
+            allow_on_lookup_error: self.on_gate_lookup_error == LookupFailure::Allow,
+            clock_skew,
+            break_glass: self.break_glass.clone(),
+            override_groups: self.emergency_override.groups.clone(),
+            flux_namespace: self.flux_namespace.clone(),
+            default_service_account: self.default_service_account.clone(),
+        })
+    }
+
+    /// The [`limits`] on how many gates, schedules, freezes and bindings.
+    fn check_counts(&self) -> Result<(), String> {
         if self.gates.len() > MAX_GATES {
             return Err(format!(
                 "gates: at most {MAX_GATES} gates (found {})",
@@ -240,6 +313,10 @@ impl Settings {
                 self.bindings.len()
             ));
         }
+        Ok(())
+    }
+
+    fn compile_gates(&self) -> Result<Vec<DeclaredGate>, String> {
         let mut zones = ZoneCache::default();
         let mut gates: Vec<DeclaredGate> = Vec::with_capacity(self.gates.len());
         for (i, g) in self.gates.iter().enumerate() {
@@ -252,14 +329,16 @@ impl Settings {
             }
             gates.push(gate);
         }
-        names::check_dns1123_label(&self.gate_namespace)
-            .map_err(|e| format!("gateNamespace: {} {e}", names::quote(&self.gate_namespace)))?;
+        Ok(gates)
+    }
+
+    fn compile_bindings(&self, gates: &[DeclaredGate]) -> Result<Vec<Binding>, String> {
         let bindings = self
             .bindings
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                compile_binding(&format!("bindings[{i}]"), b, &gates, &self.gate_namespace)
+                compile_binding(&format!("bindings[{i}]"), b, gates, &self.gate_namespace)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut objects: Vec<&GateRef> = Vec::new();
@@ -274,22 +353,12 @@ impl Settings {
                 objects.len()
             ));
         }
-        self.break_glass.validate("breakGlass")?;
-        if self
-            .emergency_override
-            .groups
-            .iter()
-            .any(|g| g.trim().is_empty())
-        {
-            return Err("emergencyOverride.groups: entries must not be empty".into());
-        }
-        let clock_skew = self.clock_skew_tolerance.signed();
-        if clock_skew.is_negative() || clock_skew > MAX_SKEW {
-            return Err(format!(
-                "clockSkewTolerance: {} must be from 0s to 24h",
-                names::quote(&self.clock_skew_tolerance.text)
-            ));
-        }
+        Ok(bindings)
+    }
+
+    /// `fluxNamespace` and `defaultServiceAccount`: the names Flux's appliers
+    /// are known by ([`crate::writer`]).
+    fn check_flux_identity(&self) -> Result<(), String> {
         names::check_dns1123_label(&self.flux_namespace)
             .map_err(|e| format!("fluxNamespace: {} {e}", names::quote(&self.flux_namespace)))?;
         if !self.default_service_account.is_empty() {
@@ -300,17 +369,7 @@ impl Settings {
                 )
             })?;
         }
-        Ok(Compiled {
-            gates,
-            bindings,
-            gate_namespace: self.gate_namespace.clone(),
-            allow_on_lookup_error: self.on_gate_lookup_error == LookupFailure::Allow,
-            clock_skew,
-            break_glass: self.break_glass.clone(),
-            override_groups: self.emergency_override.groups.clone(),
-            flux_namespace: self.flux_namespace.clone(),
-            default_service_account: self.default_service_account.clone(),
-        })
+        Ok(())
     }
 }
 

@@ -8,6 +8,8 @@ use guard_core::{
 };
 use serde_json::{json, Value};
 
+use crate::decide::decide;
+use crate::decision::Decision;
 use crate::{Compiled, FluxGate};
 
 const NOW: &str = "2026-12-21T10:00:00Z";
@@ -49,7 +51,21 @@ pub(crate) fn request(
 }
 
 pub(crate) fn eval(req: &AdmissionRequest, s: &Compiled, cluster: &dyn Cluster) -> Verdict {
-    FluxGate::evaluate(req, s, &Context::new(NOW.parse().unwrap(), cluster))
+    FluxGate::evaluate(req, s, &Context::new(now(), cluster))
+}
+
+/// The instant every test evaluates at.
+pub(crate) fn now() -> jiff::Timestamp {
+    NOW.parse().unwrap()
+}
+
+/// The decision about `req`, at [`NOW`].
+pub(crate) fn decision<'a>(
+    req: &AdmissionRequest,
+    s: &'a Compiled,
+    cluster: &dyn Cluster,
+) -> Decision<'a> {
+    decide(req, s, &Context::new(now(), cluster))
 }
 
 pub(crate) fn update(

@@ -5,8 +5,8 @@
 
 use guard_core::{AdmissionRequest, UserInfo};
 
-use crate::binding::FluxOwnerKind;
-use crate::compile::Compiled;
+use crate::flux_owner::FluxOwnerKind;
+use crate::settings::Compiled;
 
 const SA_PREFIX: &str = "system:serviceaccount:";
 

@@ -1,7 +1,7 @@
 //! The worst case the settings and kube-apiserver allow, as `make bench` times it.
 //!
 //! `target/bench/worst-case/flux-gate-worst-case.yaml` (conformance::worst_case) is built here from the limits the
-//! settings validation enforces (`flux_gate::settings::limits`): every limit
+//! settings validation enforces (`flux_gate::limits`): every limit
 //! used to the full, each gate bound to the request, and gates that are never
 //! open together minute by minute, so that the search for the next opening
 //! runs until its own bounds stop it. The objects share policy-server's
@@ -11,7 +11,7 @@
 //! case for `make bench` and checks the verdict it records.
 
 use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
-use flux_gate::settings::limits::*;
+use flux_gate::limits::*;
 use serde_json::{json, Value};
 
 const NOW: &str = "2026-11-20T10:00:30Z";

@@ -1,5 +1,5 @@
-//! The words of refusals and warnings: which gate, why it is closed, and when
-//! it opens, in UTC and in the gates' own time zones.
+//! The words for gates: which gate, why it is closed, and when it opens,
+//! in UTC and in the gates' own time zones; the commands that open them.
 
 use guard_core::duration;
 use guard_core::object::ObjectName;
@@ -23,7 +23,7 @@ fn weekday(day: jiff::civil::Weekday) -> &'static str {
 
 /// `2026-11-21T08:00:00Z (Sat 00:00 PST)`: RFC 3339 UTC, then the local time
 /// in each zone (UTC when none is given), each distinct reading once.
-pub fn instant(t: Timestamp, zones: &[&Zone]) -> String {
+pub(super) fn instant(t: Timestamp, zones: &[&Zone]) -> String {
     let utc = Zone::utc();
     let mut local: Vec<String> = Vec::new();
     for zone in zones
@@ -47,12 +47,12 @@ pub fn instant(t: Timestamp, zones: &[&Zone]) -> String {
     format!("{t} ({})", local.join(", "))
 }
 
-fn window(d: SignedDuration) -> String {
+pub(super) fn window(d: SignedDuration) -> String {
     duration::format(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// Why a closed gate is closed at `now`, after "gate 'x' is closed: ".
-pub fn why_closed(gate: &Gate<'_>, state: &State<'_>, now: Timestamp) -> String {
+pub(super) fn why_closed(gate: &Gate<'_>, state: &State<'_>, now: Timestamp) -> String {
     match (&state.why, gate) {
         (Why::Schedule { schedule, fired }, _) => format!(
             "schedule {:?} ({}) closed it at {} for {}",
@@ -116,7 +116,7 @@ pub fn why_closed(gate: &Gate<'_>, state: &State<'_>, now: Timestamp) -> String 
 }
 
 /// When the gates open, as a sentence.
-pub fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
+pub(super) fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
     match (opening, several) {
         (Opening::At(t), false) => format!("It opens next at {}.", instant(t, zones)),
         (Opening::At(t), true) => format!("They are all open next at {}.", instant(t, zones)),
@@ -135,7 +135,7 @@ pub fn opening(opening: Opening, zones: &[&Zone], several: bool) -> String {
 
 /// The RFC's command to open or close a Gate object now: `key` set to the
 /// current time, which the shell writes (`$(date …)` inside double quotes).
-pub fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
+pub(super) fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
     gate.kubectl(
         "annotate",
         &[
@@ -147,7 +147,7 @@ pub fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
 
 /// The same command with the instant `t` written out, for when the clock
 /// `$(date)` would read is the one at fault.
-pub fn request_at(gate: &ObjectName<'_>, key: &str, t: Timestamp) -> String {
+pub(super) fn request_at(gate: &ObjectName<'_>, key: &str, t: Timestamp) -> String {
     gate.kubectl(
         "annotate",
         &[
@@ -238,7 +238,7 @@ mod tests {
              clock (2026-11-20T10:00:00Z) and takes effect at 2026-11-20T10:15:00Z (clockSkewTolerance 5m0s)"
         );
         assert_eq!(
-            request_at(&o.object(), crate::OPEN_ANNOTATION, now),
+            request_at(&o.object(), crate::gating::OPEN_ANNOTATION, now),
             "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
              --overwrite open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z"
         );
@@ -247,7 +247,7 @@ mod tests {
             "It does not open on its own."
         );
         assert_eq!(
-            request_now(&o.object(), crate::OPEN_ANNOTATION),
+            request_now(&o.object(), crate::gating::OPEN_ANNOTATION),
             "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
              --overwrite open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
         );

@@ -1,54 +1,21 @@
-//! The settings' compiled form, which every evaluation reads, and the
-//! compiling of the gates they declare: cron expressions, time zones,
+//! The gates the settings declare, compiled: cron expressions, time zones,
 //! durations and instants are parsed once per evaluation, before any rule
 //! runs (the `validate` payload carries the settings: a cost of every request).
 
-use guard_core::identity::Identities;
 use guard_core::names;
-use guard_core::UserInfo;
 use jiff::SignedDuration;
 
-use crate::binding::Binding;
 use crate::cron::Cron;
 use crate::gate::{DeclaredGate, Freeze, Schedule, Zone};
-use crate::settings::limits::{MAX_FREEZES, MAX_SCHEDULES};
-use crate::settings::{FreezeSettings, GateDefault, GateSettings, ScheduleSettings};
 
-/// The settings, parsed and checked.
-#[derive(Debug)]
-pub struct Compiled {
-    pub gates: Vec<DeclaredGate>,
-    pub bindings: Vec<Binding>,
-    pub gate_namespace: String,
-    pub allow_on_lookup_error: bool,
-    pub clock_skew: SignedDuration,
-    pub break_glass: Identities,
-    pub override_groups: Vec<String>,
-    /// Where kustomize-controller and helm-controller run, and the service
-    /// account they impersonate by default ([`crate::writer`]).
-    pub flux_namespace: String,
-    pub default_service_account: String,
-}
-
-impl Compiled {
-    pub fn break_glass_matches(&self, user: &UserInfo) -> bool {
-        self.break_glass.matches(user)
-    }
-
-    /// The first emergency-override group the user is in.
-    pub fn override_group(&self, user: &UserInfo) -> Option<&str> {
-        self.override_groups
-            .iter()
-            .find(|g| user.groups.contains(g))
-            .map(String::as_str)
-    }
-}
+use super::limits::{MAX_FREEZES, MAX_SCHEDULES};
+use super::{FreezeSettings, GateDefault, GateSettings, ScheduleSettings};
 
 const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 
 /// Zones read once per settings, however many schedules name them.
 #[derive(Default)]
-pub(crate) struct ZoneCache(Vec<Zone>);
+pub(super) struct ZoneCache(Vec<Zone>);
 
 impl ZoneCache {
     fn get(&mut self, name: &str) -> Option<Zone> {
@@ -64,7 +31,7 @@ impl ZoneCache {
     }
 }
 
-pub(crate) fn compile_gate(
+pub(super) fn compile_gate(
     path: &str,
     g: &GateSettings,
     zones: &mut ZoneCache,
