@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::edit::MUTATED_OBJECT_DEPTH;
+use crate::json_text::MUTATED_OBJECT_DEPTH;
 use crate::names::bounded;
 
 /// How many containers deep `value` nests (a scalar is 0), without recursion.
@@ -36,7 +36,7 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     pub audit_annotations: BTreeMap<String, String>,
     /// The whole object as the policy wants it stored, as JSON text (see
-    /// [`crate::edit::RawObject`]); the host turns it into a JSONPatch
+    /// [`crate::json_text::RawObject`]); the host turns it into a JSONPatch
     /// against `request.object`.
     pub mutated_object: Option<Box<RawValue>>,
 }

@@ -9,20 +9,24 @@
 //! an update leaves alone is equal text and is never parsed. Only scalars
 //! whose text differs (`1.0` and `1.00`, `"\u0041"` and `"A"`) are parsed.
 
-use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+use super::split::{first_byte, members, Members};
+use super::strict::check_strictly;
 
 /// `a` and `b` parse to equal `Value`s; text that does not parse as a
 /// `Value` (a lone surrogate escape, `1e400`, nesting past 128) equals nothing.
 pub fn equal(a: &str, b: &str) -> bool {
-    a == b
-        || (crate::edit::check_strictly(a).is_ok()
-            && crate::edit::check_strictly(b).is_ok()
-            && equal_valid(a, b))
+    a == b || (check_strictly(a).is_ok() && check_strictly(b).is_ok() && equal_valid(a, b))
+}
+
+/// Two objects' members (sorted, text known to parse) are equal.
+fn same_members(x: &Members<'_>, y: &Members<'_>) -> bool {
+    x.len() == y.len()
+        && x.iter()
+            .zip(y)
+            .all(|((kx, vx), (ky, vy))| kx == ky && equal_valid(vx.get(), vy.get()))
 }
 
 /// [`equal`] for text known to parse as a `Value`.
@@ -32,12 +36,7 @@ fn equal_valid(a: &str, b: &str) -> bool {
     }
     match (first_byte(a), first_byte(b)) {
         (Some(b'{'), Some(b'{')) => match (members(a), members(b)) {
-            (Some(x), Some(y)) => {
-                x.len() == y.len()
-                    && x.iter()
-                        .zip(&y)
-                        .all(|((kx, vx), (ky, vy))| kx == ky && equal_valid(vx.get(), vy.get()))
-            }
+            (Some(x), Some(y)) => same_members(&x, &y),
             _ => false,
         },
         (Some(b'['), Some(b'[')) => {
@@ -58,77 +57,6 @@ fn equal_valid(a: &str, b: &str) -> bool {
             (serde_json::from_str::<Value>(a), serde_json::from_str::<Value>(b)),
             (Ok(x), Ok(y)) if x == y
         ),
-    }
-}
-
-/// The first byte of JSON text, past leading whitespace: which kind of value it is.
-pub fn first_byte(text: &str) -> Option<u8> {
-    text.trim_start().bytes().next()
-}
-
-/// An object's members, keys borrowed when unescaped.
-pub type Members<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
-
-/// An object's members sorted by key, the last of each duplicate kept, as a
-/// `Value`'s map holds them.
-pub fn members(text: &str) -> Option<Members<'_>> {
-    let mut members: Members<'_> = serde_json::from_str::<Entries<'_>>(text).ok()?.0;
-    members.sort_by(|(a, _), (b, _)| a.cmp(b));
-    members.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 = later.1;
-        }
-        same
-    });
-    Some(members)
-}
-
-/// An object's members in document order, keys borrowed when unescaped.
-struct Entries<'a>(Members<'a>);
-
-impl<'de> serde::Deserialize<'de> for Entries<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> Visitor<'de> for Visit {
-            type Value = Entries<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Entries<'de>, A::Error> {
-                let mut members = Vec::new();
-                while let Some(key) = access.next_key_seed(Key)? {
-                    members.push((key, access.next_value::<&'de RawValue>()?));
-                }
-                Ok(Entries(members))
-            }
-        }
-        deserializer.deserialize_map(Visit)
-    }
-}
-
-/// A string (a member name), borrowed from the text unless it has escapes
-/// (serde's own `Cow<str>` always copies); [`crate::edit`] reads names the
-/// same way.
-pub struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(s))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(s.to_string()))
     }
 }
 
