@@ -1,5 +1,5 @@
 //! Equality of two JSON texts as `serde_json::Value`s are equal, without
-//! building them.
+//! building them, and whether an object changed besides some of its members.
 //!
 //! A `spec` member of an object at the size limit can hold 40,000 map
 //! entries; parsing two of them into `Value`s to compare costs an allocation
@@ -19,6 +19,38 @@ use super::strict::check_strictly;
 /// `Value` (a lone surrogate escape, `1e400`, nesting past 128) equals nothing.
 pub fn equal(a: &str, b: &str) -> bool {
     a == b || (check_strictly(a).is_ok() && check_strictly(b).is_ok() && equal_valid(a, b))
+}
+
+/// Did an object's `spec` change, other than in `ignored` top-level members?
+///
+/// Compared as `Value` maps are, without building them: member order and
+/// spacing do not count, a later duplicate name is the one kept, names are
+/// compared decoded (`"\u0061"` is `a`). No spec (`None`) and `null` read
+/// as `{}`. A spec that is not an object, or does not parse as a `Value`,
+/// is unreadable: an unreadable spec differs from a readable one, and two
+/// unreadable ones are not told apart (nothing can be said of them).
+pub fn spec_changed_besides(old: Option<&str>, new: Option<&str>, ignored: &[&str]) -> bool {
+    let (old, new) = (old.unwrap_or("{}"), new.unwrap_or("{}"));
+    if old == new {
+        return false;
+    }
+    match (kept_members(old, ignored), kept_members(new, ignored)) {
+        (Some(x), Some(y)) => !same_members(&x, &y),
+        (None, None) => false,
+        _ => true,
+    }
+}
+
+/// An object's members but `ignored`, when the text is an object that
+/// parses as a `Value` (or `null`, read as `{}`).
+fn kept_members<'a>(text: &'a str, ignored: &[&str]) -> Option<Members<'a>> {
+    if text.trim() == "null" {
+        return Some(Members::new());
+    }
+    check_strictly(text).ok()?;
+    let mut kept = members(text)?;
+    kept.retain(|(name, _)| !ignored.contains(&name.as_ref()));
+    Some(kept)
 }
 
 /// Two objects' members (sorted, text known to parse) are equal.
@@ -75,35 +107,7 @@ mod tests {
 
     #[test]
     fn agrees_with_value_equality() {
-        let texts = [
-            r#"{}"#,
-            r#"[]"#,
-            r#"null"#,
-            r#"{"a":1,"b":[1,2,{"c":"d"}]}"#,
-            r#"{"b":[1,2,{"c":"d"}],"a":1}"#,
-            r#" { "a" : 1 , "b" : [ 1 , 2 , { "c" : "\u0064" } ] } "#,
-            r#"{"a":1,"b":[1,2,{"c":"e"}]}"#,
-            r#"{"a":1.0,"b":[1,2,{"c":"d"}]}"#,
-            r#"{"a":2,"a":1,"b":[1,2,{"c":"d"}]}"#,
-            r#"{"a":1,"a":2,"b":[1,2,{"c":"d"}]}"#,
-            r#"{"\u0061":1,"b":[1,2,{"c":"d"}]}"#,
-            r#"{"a":1,"b":[2,1,{"c":"d"}]}"#,
-            r#"{"a":1,"b":[1,2,{"c":"d"},3]}"#,
-            r#"{"a":1}"#,
-            r#"{"a":"1"}"#,
-            r#"{"a":1e0}"#,
-            r#"{"a":10e-1}"#,
-            r#"{"a":"\ud800"}"#,
-            r#"{"a":"\ud800","b":1}"#,
-            r#"{"b":1,"a":"\ud800"}"#,
-            r#"{"a":1e400}"#,
-            r#"[1,2]"#,
-            r#"[1, 2]"#,
-            r#""x""#,
-            r#""\u0078""#,
-            r#"1"#,
-            r#"true"#,
-        ];
+        let texts = super::super::samples::TEXTS;
         for a in texts {
             for b in texts {
                 assert_eq!(equal(a, b), by_value(a, b), "{a} vs {b}");
@@ -124,5 +128,97 @@ mod tests {
         };
         assert!(!equal(&map("a"), &map("b")));
         assert!(equal(&map("a"), &map("\\u0061")));
+    }
+
+    /// What `spec_changed_besides` must agree with: both specs read as
+    /// `Value` maps (absent or null as `{}`), the ignored members removed.
+    fn by_maps(old: Option<&str>, new: Option<&str>, ignored: &[&str]) -> bool {
+        let map = |text: Option<&str>| -> Option<serde_json::Map<String, Value>> {
+            let text = text.filter(|t| t.trim() != "null").unwrap_or("{}");
+            let mut map: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
+            map.retain(|name, _| !ignored.contains(&name.as_str()));
+            Some(map)
+        };
+        map(old) != map(new)
+    }
+
+    #[test]
+    fn spec_changes_agree_with_comparing_maps() {
+        let specs = [
+            None,
+            Some("null"),
+            Some("{}"),
+            Some(" { } "),
+            Some(r#"{"suspend":true}"#),
+            Some(r#"{"suspend":false}"#),
+            Some(r#"{"\u0073uspend":true}"#),
+            Some(r#"{"path":"./a","suspend":true}"#),
+            Some(r#"{"suspend":true, "path":"./a"}"#),
+            Some(r#"{"path":"./a"}"#),
+            Some(r#"{"path":"./b","suspend":true}"#),
+            Some(r#"{"path":"./b","path":"./a"}"#),
+            Some(r#"{"path":"./a","path":"./b"}"#),
+            Some(r#"{"path":"./a","suspend":true,"suspend":"x"}"#),
+            Some(r#"{"path":"./a","interval":1.0}"#),
+            Some(r#"{"path":"./a","interval":1}"#),
+            Some(r#"{"path":"./a","interval":10e-1}"#),
+            Some(r#"{"path":"./a","wait":{"x":[1,{"y":2}]}}"#),
+            Some(r#"{"path":"./a","wait":{"x":[1,{"y":3}]}}"#),
+            Some(r#"{"path":"\ud800"}"#),
+            Some(r#"{"path":"\ud800","suspend":true}"#),
+            Some(r#"{"path":1e400}"#),
+            Some("[]"),
+            Some("[1]"),
+            Some(r#""x""#),
+            Some("5"),
+        ];
+        for ignored in [&["suspend"][..], &[], &["suspend", "path"]] {
+            for old in specs {
+                for new in specs {
+                    assert_eq!(
+                        spec_changed_besides(old, new, ignored),
+                        by_maps(old, new, ignored),
+                        "{old:?} vs {new:?} ignoring {ignored:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The cases the two former answers (flux-suspend's staged spec
+    /// changes, flux-gate's held spec changes) were tested on.
+    #[test]
+    fn what_the_policies_ask() {
+        let changed =
+            |old: &str, new: &str| spec_changed_besides(Some(old), Some(new), &["suspend"]);
+        let (a, b, c) = (
+            r#"{"path":"./a","suspend":true}"#,
+            r#"{"path":"./a"}"#,
+            r#"{"path":"./b","suspend":true}"#,
+        );
+        assert!(!changed(a, a));
+        assert!(!changed(a, b));
+        assert!(changed(a, c));
+        let base = r#"{"path":"./a","prune":true}"#;
+        assert!(changed(base, r#"{"path":"./b","prune":true}"#));
+        assert!(changed(base, r#"{"path":"./a","prune":true,"wait":true}"#));
+        assert!(!changed(base, r#"{"prune":true, "path":"./a"}"#));
+        assert!(!changed(
+            base,
+            r#"{"path":"./a","prune":true,"suspend":null}"#
+        ));
+        // A spec that disappears or appears changed; absent, null and `{}` are alike.
+        assert!(spec_changed_besides(Some(base), None, &["suspend"]));
+        assert!(spec_changed_besides(None, Some(base), &["suspend"]));
+        assert!(!spec_changed_besides(None, Some("null"), &["suspend"]));
+        assert!(!spec_changed_besides(
+            None,
+            Some(r#"{"suspend":true}"#),
+            &["suspend"]
+        ));
+        // Unreadable specs: one differs from any readable spec; two are not told apart.
+        assert!(changed(r#"{"path":1e400}"#, b));
+        assert!(!changed(r#"{"path":1e400}"#, r#"{"path":2e400}"#));
+        assert!(changed("[1]", "{}"));
     }
 }

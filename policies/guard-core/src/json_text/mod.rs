@@ -7,11 +7,16 @@
 //! is kept as the text it came as, and parsed only when needed.
 
 mod compare;
+mod differ;
 mod edit;
 mod split;
 mod strict;
 
-pub use compare::equal;
+#[cfg(test)]
+mod samples;
+
+pub use compare::{equal, spec_changed_besides};
+pub use differ::texts_differ;
 pub use edit::RawObject;
 pub use split::{first_byte, members, Key, Members};
 pub use strict::check_strictly;
