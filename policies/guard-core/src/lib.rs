@@ -50,7 +50,7 @@ pub use policy::{validate_json, validate_settings_json, Policy};
 pub use request::{AdmissionRequest, GroupKind, Metadata, Operation, UserInfo};
 pub use settings::Settings;
 pub use string_map::StringMap;
-pub use verdict::Verdict;
+pub use verdict::{ValidationResponse, Verdict};
 
 /// The former paths of [`json_text`]'s equality and member splitting, kept
 /// for the policies that import them.
