@@ -27,9 +27,10 @@
 //!    `crates/policy-server/src/config.rs`, `PolicyOrPolicyGroup::Policy`,
 //!    and handed over in `api/service.rs`, `evaluate`).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use base64::Engine as _;
+use guard_core::ValidationResponse;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -51,17 +52,6 @@ pub struct ServerOptions {
     /// The entry's custom rejection `message`, which replaces the policy's
     /// own in every refusal.
     pub rejection_message: Option<String>,
-}
-
-/// The policy's reply, read as the SDK's `ValidationResponse` (0.17) is.
-#[derive(Deserialize)]
-struct Reply {
-    accepted: bool,
-    message: Option<String>,
-    code: Option<u16>,
-    mutated_object: Option<Value>,
-    audit_annotations: Option<HashMap<String, String>>,
-    warnings: Option<Vec<String>>,
 }
 
 /// Why a `validate` call produced no reply.
@@ -87,7 +77,7 @@ struct Response {
     patch: Option<String>,
     message: Option<String>,
     code: Option<u16>,
-    audit_annotations: Option<HashMap<String, String>>,
+    audit_annotations: Option<BTreeMap<String, String>>,
     warnings: Option<Vec<String>>,
     /// `status.details.causes[].message`: what the policy said, under a
     /// custom rejection message.
@@ -185,7 +175,8 @@ fn uid(request: &Value) -> Value {
 /// bytes a policy's `validate` returned for `request`, the AdmissionRequest
 /// as policy-server sent it (see [`crate::request::as_policy_server_sends`]).
 pub fn admission_response(request: &Value, reply: &[u8], options: &ServerOptions) -> Value {
-    let reply: Reply = match serde_json::from_slice(reply) {
+    // The SDK's `ValidationResponse` (0.17), as policy-server reads it.
+    let reply: ValidationResponse = match serde_json::from_slice(reply) {
         Ok(r) => r,
         Err(e) => {
             return Response::reject(

@@ -1,10 +1,8 @@
 //! What counts as a finding: a panic, trap, timeout or harness error, a reply
 //! policy-server cannot read, or a reply that echoes a huge input.
 
-use std::collections::HashMap;
-
+use guard_core::ValidationResponse;
 use serde::Deserialize;
-use serde_json::Value;
 
 /// A message, warning or audit annotation longer than this echoes its
 /// input: the bound the policies promise (`guard_core::names::MAX_MESSAGE`,
@@ -107,18 +105,6 @@ impl Finding {
 /// may add up to before their sum is a finding.
 pub const TEXTS_PER_REPLY: usize = 4;
 
-/// The SDK's `ValidationResponse`, as policy-server reads a `validate` reply.
-#[derive(Deserialize)]
-#[expect(dead_code, reason = "parsed to be checked, not read")]
-struct ValidationResponse {
-    accepted: bool,
-    message: Option<String>,
-    code: Option<u16>,
-    mutated_object: Option<Value>,
-    audit_annotations: Option<HashMap<String, String>>,
-    warnings: Option<Vec<String>>,
-}
-
 /// The SDK's `SettingsValidationResponse`.
 #[derive(Deserialize)]
 #[expect(dead_code, reason = "parsed to be checked, not read")]
@@ -143,6 +129,7 @@ pub fn check_validate_reply(
     if is_no_answer(reply) {
         return None;
     }
+    // The SDK's `ValidationResponse`, as policy-server reads a `validate` reply.
     let parsed: ValidationResponse = match serde_json::from_slice(reply) {
         Ok(r) => r,
         Err(e) => return Some(invalid(op, reply, &e)),

@@ -4,13 +4,7 @@
 /// Parses a Go duration into nanoseconds, with Go's exact grammar:
 /// `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+` or a bare `0`.
 pub fn parse(text: &str) -> Result<i64, String> {
-    let shown = || crate::names::quote(text);
-    let err = || {
-        format!(
-            "invalid duration {}: use Go syntax such as 90s, 1h30m or 1.5h",
-            shown()
-        )
-    };
+    let err = || invalid(text);
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, text.get(1..).unwrap_or("")),
         Some(b'+') => (false, text.get(1..).unwrap_or("")),
@@ -24,67 +18,14 @@ pub fn parse(text: &str) -> Result<i64, String> {
     }
     let mut total: u128 = 0;
     while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(f) => {
-                let n = f.bytes().take_while(u8::is_ascii_digit).count();
-                f.split_at(n)
-            }
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return Err(err());
-        }
-        let unit_len = after
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(after.len(), |(i, _)| i);
-        let (unit, after) = after.split_at(unit_len);
-        let scale: u128 = match unit {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            "" => {
-                return Err(format!(
-                    "invalid duration {}: missing unit (ns, us, ms, s, m, h)",
-                    shown()
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "invalid duration {}: unknown unit {} (use ns, us, ms, s, m or h)",
-                    shown(),
-                    crate::names::quote(other)
-                ))
-            }
-        };
-        let int: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().map_err(|_| err())?
-        };
-        let mut value = int.checked_mul(scale).ok_or_else(err)?;
-        // The fraction, truncated to the nanosecond as Go does.
-        let mut frac_scale = scale;
-        for digit in frac_part.bytes() {
-            frac_scale /= 10;
-            if frac_scale == 0 {
-                break;
-            }
-            let digit = u128::from(digit.wrapping_sub(b'0'));
-            value = digit
-                .checked_mul(frac_scale)
-                .and_then(|d| value.checked_add(d))
-                .ok_or_else(err)?;
-        }
+        let (value, after) = component(rest, text)?;
         total = total.checked_add(value).ok_or_else(err)?;
         // Go's range: -9223372036854775808ns to 9223372036854775807ns.
         if total > u128::from(i64::MAX.unsigned_abs()).saturating_add(u128::from(negative)) {
-            return Err(format!("invalid duration {}: out of range", shown()));
+            return Err(format!(
+                "invalid duration {}: out of range",
+                crate::names::quote(text)
+            ));
         }
         rest = after;
     }
@@ -95,6 +36,83 @@ pub fn parse(text: &str) -> Result<i64, String> {
         Some(total)
     };
     signed.and_then(|n| i64::try_from(n).ok()).ok_or_else(err)
+}
+
+/// The refusal of a duration that does not follow the grammar.
+fn invalid(text: &str) -> String {
+    format!(
+        "invalid duration {}: use Go syntax such as 90s, 1h30m or 1.5h",
+        crate::names::quote(text)
+    )
+}
+
+/// The first `<number><unit>` of `rest` (a part of the duration `text`): its
+/// nanoseconds, and what follows it.
+fn component<'a>(rest: &'a str, text: &str) -> Result<(u128, &'a str), String> {
+    let err = || invalid(text);
+    let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (int_part, after) = rest.split_at(int_len);
+    let (frac_part, after) = match after.strip_prefix('.') {
+        Some(f) => {
+            let n = f.bytes().take_while(u8::is_ascii_digit).count();
+            f.split_at(n)
+        }
+        None => ("", after),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(err());
+    }
+    let unit_len = after
+        .char_indices()
+        .find(|(_, c)| *c == '.' || c.is_ascii_digit())
+        .map_or(after.len(), |(i, _)| i);
+    let (unit, after) = after.split_at(unit_len);
+    let scale = unit_scale(unit, text)?;
+    let int: u128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| err())?
+    };
+    let mut value = int.checked_mul(scale).ok_or_else(err)?;
+    // The fraction, truncated to the nanosecond as Go does.
+    let mut frac_scale = scale;
+    for digit in frac_part.bytes() {
+        frac_scale /= 10;
+        if frac_scale == 0 {
+            break;
+        }
+        let digit = u128::from(digit.wrapping_sub(b'0'));
+        value = digit
+            .checked_mul(frac_scale)
+            .and_then(|d| value.checked_add(d))
+            .ok_or_else(err)?;
+    }
+    Ok((value, after))
+}
+
+/// The nanoseconds in one `unit` of the duration `text`.
+fn unit_scale(unit: &str, text: &str) -> Result<u128, String> {
+    Ok(match unit {
+        "ns" => 1,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "" => {
+            return Err(format!(
+                "invalid duration {}: missing unit (ns, us, ms, s, m, h)",
+                crate::names::quote(text)
+            ))
+        }
+        other => {
+            return Err(format!(
+                "invalid duration {}: unknown unit {} (use ns, us, ms, s, m or h)",
+                crate::names::quote(text),
+                crate::names::quote(other)
+            ))
+        }
+    })
 }
 
 /// Formats nanoseconds the way Go's `Duration.String` does for whole seconds
@@ -169,7 +187,7 @@ pub fn optional<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<GoDurat
     struct MaybeEmpty(Option<GoDuration>);
     impl<'de> serde::Deserialize<'de> for MaybeEmpty {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            crate::settings::from_text(d, EXPECTING, |text| match text {
+            crate::text_setting::from_text(d, EXPECTING, |text| match text {
                 "" => Ok(MaybeEmpty(None)),
                 text => GoDuration::new(text).map(|d| MaybeEmpty(Some(d))),
             })
@@ -182,7 +200,7 @@ const EXPECTING: &str = "a Go duration such as 90s, 1h30m or 1.5h";
 
 impl<'de> serde::Deserialize<'de> for GoDuration {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::settings::from_text(d, EXPECTING, Self::new)
+        crate::text_setting::from_text(d, EXPECTING, Self::new)
     }
 }
 

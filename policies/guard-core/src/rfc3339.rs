@@ -28,7 +28,7 @@ pub struct Instant {
 
 impl<'de> serde::Deserialize<'de> for Instant {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::settings::from_text(d, "an RFC 3339 instant", |text| {
+        crate::text_setting::from_text(d, "an RFC 3339 instant", |text| {
             Ok(Self {
                 at: parse(text)?,
                 text: text.to_string(),

@@ -108,34 +108,6 @@ fn path_at(json: &[u8], line: usize, column: usize) -> String {
     path
 }
 
-/// Deserializes a setting written as a string through `parse`, refusing
-/// inside the visitor, where serde_json places the error at the string (an
-/// error raised after deserializing a `String` would be placed after the
-/// enclosing object, and [`parse`] would name the wrong setting).
-pub fn from_text<'de, D, T>(
-    deserializer: D,
-    expecting: &'static str,
-    parse: fn(&str) -> Result<T, String>,
-) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    struct Text<T> {
-        expecting: &'static str,
-        parse: fn(&str) -> Result<T, String>,
-    }
-    impl<T> serde::de::Visitor<'_> for Text<T> {
-        type Value = T;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.expecting)
-        }
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
-            (self.parse)(text).map_err(E::custom)
-        }
-    }
-    deserializer.deserialize_str(Text { expecting, parse })
-}
-
 /// A setting that takes one of a few words. Implement it with [`crate::one_of!`],
 /// which also implements `Deserialize`.
 pub trait OneOf: Copy + 'static {
@@ -144,7 +116,7 @@ pub trait OneOf: Copy + 'static {
 
 /// Deserializes a [`OneOf`]; an unknown word is refused with the accepted ones.
 pub fn one_of<'de, D: serde::Deserializer<'de>, T: OneOf>(deserializer: D) -> Result<T, D::Error> {
-    from_text(deserializer, "one of the accepted words", |text| {
+    crate::text_setting::from_text(deserializer, "one of the accepted words", |text| {
         T::WORDS
             .iter()
             .find(|(word, _)| *word == text)

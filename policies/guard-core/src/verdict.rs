@@ -3,11 +3,11 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::edit::MUTATED_OBJECT_DEPTH;
+use crate::json_text::MUTATED_OBJECT_DEPTH;
 use crate::names::bounded;
 
 /// How many containers deep `value` nests (a scalar is 0), without recursion.
@@ -27,6 +27,23 @@ fn nesting(value: &Value) -> usize {
     deepest
 }
 
+/// A policy's reply to `validate`, the SDK's `ValidationResponse`
+/// (kubewarden-policy-sdk 0.17.3, `src/response.rs`), declared once for
+/// its writer and its readers: the policies write it with borrowed text
+/// ([`Verdict::to_wire`]); the harness and the fuzzer read it as
+/// policy-server does (the default, owned types). Like the SDK's, it has
+/// no `deny_unknown_fields`, and each absent member is written `null`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(bound(deserialize = "Text: Deserialize<'de> + Ord, Object: Deserialize<'de>"))]
+pub struct ValidationResponse<Text = String, Object = Value> {
+    pub accepted: bool,
+    pub message: Option<Text>,
+    pub code: Option<u16>,
+    pub mutated_object: Option<Object>,
+    pub audit_annotations: Option<BTreeMap<Text, Text>>,
+    pub warnings: Option<Vec<Text>>,
+}
+
 /// Allow or deny, plus what the person behind the request should know.
 #[derive(Debug, Clone, Default)]
 pub struct Verdict {
@@ -36,7 +53,7 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     pub audit_annotations: BTreeMap<String, String>,
     /// The whole object as the policy wants it stored, as JSON text (see
-    /// [`crate::edit::RawObject`]); the host turns it into a JSONPatch
+    /// [`crate::json_text::RawObject`]); the host turns it into a JSONPatch
     /// against `request.object`.
     pub mutated_object: Option<Box<RawValue>>,
 }
@@ -118,17 +135,8 @@ impl Verdict {
 
     /// The waPC `validate` reply, in the SDK's `ValidationResponse` shape.
     pub fn to_wire(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            accepted: bool,
-            message: Option<Cow<'a, str>>,
-            code: Option<u16>,
-            mutated_object: Option<&'a RawValue>,
-            audit_annotations: Option<BTreeMap<&'a str, Cow<'a, str>>>,
-            warnings: Option<Vec<Cow<'a, str>>>,
-        }
         // Every text the reply carries is bounded here, whatever built it.
-        let wire = Wire {
+        let wire: ValidationResponse<Cow<'_, str>, &RawValue> = ValidationResponse {
             accepted: self.allowed,
             message: self.message.as_deref().map(bounded),
             code: self.code,
@@ -136,7 +144,7 @@ impl Verdict {
             audit_annotations: (!self.audit_annotations.is_empty()).then(|| {
                 self.audit_annotations
                     .iter()
-                    .map(|(k, v)| (k.as_str(), bounded(v)))
+                    .map(|(k, v)| (Cow::Borrowed(k.as_str()), bounded(v)))
                     .collect()
             }),
             warnings: (!self.warnings.is_empty())
@@ -173,6 +181,27 @@ mod tests {
             .message
             .unwrap()
             .contains("nests more than 126 levels"));
+    }
+
+    /// The bytes policy-server reads: the SDK's `ValidationResponse`
+    /// members in its order, each absent one `null`.
+    #[test]
+    fn the_wire_reply_keeps_its_bytes() {
+        assert_eq!(
+            String::from_utf8(Verdict::allow().to_wire()).unwrap(),
+            r#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#
+        );
+        let object = RawValue::from_string(r#"{"b":1, "a":[1.50]}"#.to_string()).unwrap();
+        let full = Verdict::deny_with_code("no \"x\"", 403)
+            .warn("w1")
+            .warn("w2")
+            .audit("z", "1")
+            .audit("a", "2")
+            .mutate_raw(object);
+        assert_eq!(
+            String::from_utf8(full.to_wire()).unwrap(),
+            r#"{"accepted":false,"message":"no \"x\"","code":403,"mutated_object":{"b":1, "a":[1.50]},"audit_annotations":{"a":"2","z":"1"},"warnings":["w1","w2"]}"#
+        );
     }
 
     #[test]

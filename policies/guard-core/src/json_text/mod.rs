@@ -1,0 +1,23 @@
+//! JSON text, read without building `serde_json::Value`s: checked as
+//! strictly as the host reads a reply, split into members, compared as
+//! `Value`s are, and an object's text edited where an edit reaches.
+//!
+//! Objects of a request can be large (a `spec` map of 40,000 entries, 5 KB
+//! of managed fields) and an update leaves most of them alone; each member
+//! is kept as the text it came as, and parsed only when needed.
+
+mod compare;
+mod differ;
+mod edit;
+mod split;
+mod strict;
+
+#[cfg(test)]
+mod samples;
+
+pub use compare::{equal, spec_changed_besides};
+pub use differ::texts_differ;
+pub use edit::RawObject;
+pub use split::{first_byte, members, Key, Members};
+pub use strict::check_strictly;
+pub(crate) use strict::MUTATED_OBJECT_DEPTH;
