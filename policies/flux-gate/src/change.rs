@@ -19,8 +19,6 @@ use std::collections::BTreeMap;
 use guard_core::Metadata;
 use serde_json::value::RawValue;
 
-use crate::json_diff;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Changes the desired state: held by closed gates. Says what changed.
@@ -49,14 +47,11 @@ fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
 
 /// Equal JSON, whatever the spacing or member order. A difference found by
 /// walking down to it settles most changed members without reading both
-/// whole ([`json_diff`]).
+/// whole ([`guard_core::json_text::texts_differ`]).
 fn same(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => {
-            let (a, b) = (a.get(), b.get());
-            a == b || (!json_diff::differ(a, b) && guard_core::json_eq::equal(a, b))
-        }
+        (Some(a), Some(b)) => !guard_core::json_text::texts_differ(a.get(), b.get()),
         _ => false,
     }
 }

@@ -37,7 +37,6 @@ mod flux_owner;
 mod gate;
 mod gate_object;
 mod gating;
-mod json_diff;
 mod opening;
 mod render;
 mod settings;

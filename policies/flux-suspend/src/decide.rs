@@ -1,6 +1,7 @@
 //! One request decided: mirror first, then the rules on the state the
 //! request would store, then what the person should know.
 
+use guard_core::json_text;
 use guard_core::{AdmissionRequest, Context, Operation, Timestamp, Which};
 
 use crate::annotation_only;
@@ -179,7 +180,7 @@ fn allowed<'a>(
         reason_changed: false,
     };
     if let (true, Some(old_object)) = (write.change == unchanged, &read.old_object) {
-        if view::spec_changed_besides_suspend(old_object, &read.new_object) {
+        if json_text::spec_changed_besides(spec(old_object), spec(&read.new_object), &["suspend"]) {
             warnings.push(Warning::SpecStaged {
                 target: write.target.clone(),
                 kind: write.kind,
@@ -208,6 +209,11 @@ fn allowed<'a>(
         }),
         Err(e) => Decision::Refuse(Refusal::Unreadable(Unreadable::Object(e))),
     }
+}
+
+/// An object's `spec` as its JSON text, `None` when it has none.
+fn spec(object: &Object) -> Option<&str> {
+    object.spec_raw.as_deref().map(|raw| raw.get())
 }
 
 #[cfg(test)]

@@ -359,28 +359,6 @@ impl State {
     }
 }
 
-/// Did `spec` change, other than `spec.suspend`? Read only for objects that
-/// stay suspended, so the full parse is rare.
-pub fn spec_changed_besides_suspend(old: &Object, new: &Object) -> bool {
-    let raw = |o: &Object| {
-        o.spec_raw
-            .as_deref()
-            .map(RawValue::get)
-            .unwrap_or("{}")
-            .to_string()
-    };
-    let (old_raw, new_raw) = (raw(old), raw(new));
-    if old_raw == new_raw {
-        return false;
-    }
-    let without_suspend = |text: &str| -> Option<serde_json::Map<String, Value>> {
-        let mut map: serde_json::Map<String, Value> = serde_json::from_str(text).ok()?;
-        map.remove("suspend");
-        Some(map)
-    };
-    without_suspend(&old_raw) != without_suspend(&new_raw)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,15 +511,5 @@ mod tests {
         let e = load(&request("[1]"), Which::Object).unwrap_err();
         assert_eq!(e, "malformed object: it is not an object, found a list");
         assert!(load(&request("null"), Which::Object).unwrap().is_none());
-    }
-
-    #[test]
-    fn staged_spec_changes_ignore_suspend() {
-        let a = loaded(r#"{"metadata":{},"spec":{"path":"./a","suspend":true}}"#);
-        let b = loaded(r#"{"metadata":{},"spec":{"path":"./a"}}"#);
-        let c = loaded(r#"{"metadata":{},"spec":{"path":"./b","suspend":true}}"#);
-        assert!(!spec_changed_besides_suspend(&a, &a));
-        assert!(!spec_changed_besides_suspend(&a, &b));
-        assert!(spec_changed_besides_suspend(&a, &c));
     }
 }
