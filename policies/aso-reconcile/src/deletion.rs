@@ -5,101 +5,63 @@
 //! two explicit steps first: detach the Azure resource, or confirm with the
 //! object's name (or, in a Namespace being deleted, with the Namespace's).
 
-use guard_core::names::quote;
 use guard_core::object::ObjectName;
 use std::cell::OnceCell;
 
-use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Verdict, Which};
+use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Which};
 use serde_json::Value;
 
-use crate::effective::{namespace_object, namespace_policy, resolve_with, Effective};
-use crate::owners::{self, Child, Owner};
-use crate::resource::AUDIT_KEY;
-use crate::settings::Settings;
-use crate::values::{
-    annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY, RESOURCE_ID,
+use crate::effective::{
+    namespace_object, namespace_policy, resolve_with, Effective, Note, Resolved,
 };
+use crate::failure::{Failure, NamespaceError};
+use crate::owners::{self, Child, Owner};
+use crate::settings::{DeletionProtection, Settings};
+use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
-pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-    let p = &settings.deletion_protection;
-    if !p.is_enabled() {
-        return Verdict::allow();
-    }
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let kind_selected = p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind));
-    // Any ASO object may hold protected ones, when their kinds can be listed.
-    if !kind_selected && !owners::needed(p) {
-        return Verdict::allow();
-    }
-    let old = match request.metadata(Which::OldObject) {
-        Ok(old) => old,
-        Err(e) => {
-            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
-        }
-    };
-    let target = ObjectName::of(request, old.as_ref());
-    let Some(old) = &old else {
-        return Verdict::deny(format!(
-            "{}: the DELETE request carries no oldObject, so deletion protection cannot read the \
-             object's labels and {RECONCILE_POLICY}; kube-apiserver always sends it",
-            target.describe()
-        ));
-    };
-    match assess(request, settings, ctx, &target, old, None) {
-        Assessment::Passes(verdict) => verdict,
-        Assessment::Refused(r) => r.refusal(
-            format!("{} is protected from deletion", target.describe()),
-            "Then delete again.",
-        ),
-    }
+/// What deleting an object would do in Azure, judged on the object as it
+/// will be when ASO sees the deletion.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Assessment {
+    /// What resolving the effective policy found, if it was resolved.
+    pub notes: Vec<Note>,
+    pub deletion: Deletion,
 }
 
-/// What deleting `meta` would do in Azure, judged on the object as it will
-/// be when ASO sees the deletion.
-pub(crate) enum Assessment {
-    Passes(Verdict),
-    Refused(Refused),
+#[derive(Debug, PartialEq)]
+pub(crate) enum Deletion {
+    /// Nothing protected is at stake.
+    Free,
+    /// A selected object ASO never took over: it goes at once.
+    NotTakenOver,
+    /// A selected object whose Azure resource is kept.
+    Kept(Resolved),
+    /// Confirmed on the object itself.
+    Confirmed(Resolved),
+    /// Confirmed on its Namespace, which is being deleted.
+    ConfirmedOnNamespace(Resolved),
+    /// What the answer needs could not be read.
+    Failed(Failure),
+    /// Needs a detach or a confirmation first.
+    Protected(Protected),
 }
 
 /// A deletion that needs a detach or a confirmation first.
-pub(crate) struct Refused {
-    who: String,
-    effective: Effective,
-    children: Vec<Child>,
-    namespace: String,
-    mismatch: String,
-    detach: String,
-    confirm: String,
+#[derive(Debug, PartialEq)]
+pub(crate) struct Protected {
+    pub effective: Resolved,
+    /// The protected resources inside it.
+    pub children: Vec<Child>,
+    /// The name the confirmation must carry.
+    pub name: String,
+    /// The confirmation the object carries, which is not its name.
+    pub confirmation: Option<String>,
 }
 
-impl Refused {
-    /// `"{what}: ASO would delete ..."`, with both ways out and `then`.
-    pub(crate) fn refusal(self, what: String, then: &str) -> Verdict {
-        let notes: Vec<String> = self
-            .effective
-            .notes
-            .iter()
-            .map(|n| format!("{}: {n}", self.who))
-            .collect();
-        let inside = if self.children.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", and Azure deletes what is inside it, including the protected {}",
-                owners::describe(&self.children, &self.namespace)
-            )
-        };
-        Verdict::deny(format!(
-            "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{} To keep the Azure resource, detach it first: \
-             `{}`. To delete it in Azure too, confirm with the object's name: `{}`. {then}",
-            self.effective.describe(),
-            self.mismatch,
-            self.detach,
-            self.confirm,
-        ))
-        .with_warnings(notes)
-    }
+/// Whether the protection selects the request's kind.
+pub(crate) fn kind_selected(p: &DeletionProtection, request: &AdmissionRequest) -> bool {
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind))
 }
 
 /// Judges the deletion of `meta` (the stored object of a DELETE, or the
@@ -114,35 +76,32 @@ pub(crate) fn assess(
     known: Option<Effective>,
 ) -> Assessment {
     let p = &settings.deletion_protection;
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let may_own = owners::needed(p);
-    let directly = (p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind)))
+    let directly = kind_selected(p, request)
         && (p.namespaces.is_empty() || p.namespaces.iter().any(|n| n == target.namespace))
         && p.label_selector
             .as_ref()
             .is_none_or(|s| s.matches(&meta.labels));
-    let who = target.describe();
+    let bare = |deletion| Assessment {
+        notes: Vec::new(),
+        deletion,
+    };
     // ASO issues an Azure DELETE only for an object carrying its finalizer:
     // without it the object goes at once and ASO never sees the deletion.
     if !meta.finalizers.iter().any(|f| f == FINALIZER) {
-        let verdict = Verdict::allow();
-        return Assessment::Passes(if directly {
-            verdict.warn(format!(
-                "{who}: nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so \
-                 ASO never took it over and does not see its deletion."
-            ))
+        return bare(if directly {
+            Deletion::NotTakenOver
         } else {
-            verdict
+            Deletion::Free
         });
     }
-    if !directly && !may_own {
-        return Assessment::Passes(Verdict::allow());
+    if !directly && !owners::needed(p) {
+        return bare(Deletion::Free);
     }
     // The Namespace, looked up once for the effective policy and for its
     // confirmation, and only when one of them needs it.
     let namespace = OnceCell::new();
     let lookup = || namespace.get_or_init(|| namespace_object(target.namespace, ctx.cluster));
-    let effective = match known {
+    let mut effective = match known {
         Some(e) => e,
         None => match resolve_with(
             meta.annotation(RECONCILE_POLICY),
@@ -154,28 +113,40 @@ pub(crate) fn assess(
             },
         ) {
             Ok(e) => e,
-            Err(message) => return Assessment::Passes(Verdict::deny(format!("{who}: {message}"))),
+            Err(failure) => return bare(Deletion::Failed(failure)),
         },
     };
-    let notes: Vec<String> = effective
-        .notes
-        .iter()
-        .map(|n| format!("{who}: {n}"))
-        .collect();
+    Assessment {
+        notes: std::mem::take(&mut effective.notes),
+        deletion: of_taken_over(
+            request, settings, ctx, target, meta, effective, directly, lookup,
+        ),
+    }
+}
+
+/// [`assess`] once ASO has taken the object over and its effective policy is known.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the request, the object and what assess found"
+)]
+fn of_taken_over<'a>(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    target: &ObjectName<'_>,
+    meta: &Metadata,
+    effective: Effective,
+    directly: bool,
+    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, NamespaceError>,
+) -> Deletion {
+    let p = &settings.deletion_protection;
+    let effective = effective.resolved();
     if effective.policy != ReconcilePolicy::Manage {
-        if !directly {
-            return Assessment::Passes(Verdict::allow().with_warnings(notes));
-        }
-        return Assessment::Passes(
-            Verdict::allow()
-                .with_warnings(notes)
-                .warn(format!(
-                    "{who}: the Azure resource is kept, only the Kubernetes object is deleted: \
-                     effective {RECONCILE_POLICY} is {}.",
-                    effective.describe()
-                ))
-                .audit(AUDIT_KEY, effective.policy.as_str()),
-        );
+        return if directly {
+            Deletion::Kept(effective)
+        } else {
+            Deletion::Free
+        };
     }
     let key = p.confirmation_annotation.as_str();
     let name = if meta.name.is_empty() {
@@ -185,92 +156,42 @@ pub(crate) fn assess(
     };
     let confirmation = meta.annotation(key);
     if confirmation == Some(name) {
-        return Assessment::Passes(
-            Verdict::allow()
-                .with_warnings(notes)
-                .warn(format!(
-                    "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well, \
-                     with anything inside it (effective {RECONCILE_POLICY}: {}).",
-                    effective.describe()
-                ))
-                .audit(AUDIT_KEY, "manage (deletion confirmed)"),
-        );
+        return Deletion::Confirmed(effective);
     }
-    let children = if may_own {
-        let uid = match stored_uid(request) {
-            Ok(uid) => uid,
-            Err(message) => {
-                return Assessment::Passes(
-                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-                )
-            }
-        };
-        let owner = Owner {
-            name,
-            uid: &uid,
-            namespace: target.namespace,
-            resource_id: meta.annotation(RESOURCE_ID),
-        };
-        match owners::protected_inside(&owner, p, ctx.cluster) {
+    let children = if owners::needed(p) {
+        let inside = stored_uid(request).and_then(|uid| {
+            let owner = Owner {
+                name,
+                uid: &uid,
+                namespace: target.namespace,
+                resource_id: meta.annotation(RESOURCE_ID),
+            };
+            owners::protected_inside(&owner, p, ctx.cluster)
+        });
+        match inside {
             Ok(children) => children,
-            Err(message) => {
-                return Assessment::Passes(
-                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-                )
-            }
+            Err(failure) => return Deletion::Failed(failure),
         }
     } else {
         Vec::new()
     };
     if !directly && children.is_empty() {
-        return Assessment::Passes(Verdict::allow().with_warnings(notes));
+        return Deletion::Free;
     }
     // The Namespace's confirmation was given for what is in it: its DELETE
     // named those alone. Protected resources elsewhere inside this one need
     // this object's own confirmation.
     let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
     match namespace_confirmed(target.namespace, key, lookup) {
-        Ok(true) if !elsewhere => {
-            return Assessment::Passes(
-                Verdict::allow()
-                    .with_warnings(notes)
-                    .warn(format!(
-                        "{who}: deletion confirmed by {key} on Namespace {}, which is being \
-                         deleted: ASO deletes the Azure resource as well, with anything inside it \
-                         (effective {RECONCILE_POLICY}: {}).",
-                        quote(target.namespace),
-                        effective.describe()
-                    ))
-                    .audit(AUDIT_KEY, "manage (deletion confirmed on the Namespace)"),
-            )
-        }
+        Ok(true) if !elsewhere => return Deletion::ConfirmedOnNamespace(effective),
         Ok(_) => {}
-        Err(message) => {
-            return Assessment::Passes(
-                Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-            )
-        }
+        Err(failure) => return Deletion::Failed(failure),
     }
-    let mismatch = match confirmation {
-        Some(v) => format!(
-            " Annotation {key} is {}, not the object's name {}.",
-            quote(v),
-            quote(name)
-        ),
-        None => String::new(),
-    };
-    Assessment::Refused(Refused {
-        who,
+    Deletion::Protected(Protected {
         effective,
         children,
-        namespace: target.namespace.to_string(),
-        mismatch,
-        detach: annotate(
-            target,
-            RECONCILE_POLICY,
-            ReconcilePolicy::DetachOnDelete.as_str(),
-        ),
-        confirm: annotate(target, key, name),
+        name: name.to_string(),
+        confirmation: confirmation.map(str::to_string),
     })
 }
 
@@ -281,8 +202,8 @@ pub(crate) fn assess(
 fn namespace_confirmed<'a>(
     namespace: &str,
     key: &str,
-    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, String>,
-) -> Result<bool, String> {
+    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, NamespaceError>,
+) -> Result<bool, Failure> {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
     struct Meta {
@@ -307,7 +228,7 @@ fn namespace_confirmed<'a>(
     let Some(raw) = raw else {
         return Ok(false);
     };
-    let view: View = context::read(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    let view: View = context::read(raw).map_err(Failure::UnreadableNamespace)?;
     let terminating = view
         .metadata
         .deletion_timestamp
@@ -323,7 +244,7 @@ fn namespace_confirmed<'a>(
 /// Only `metadata.uid` is parsed; the rest of the object (which may be
 /// megabytes) is checked as strictly as a `Value` would read it, without
 /// building one, so that what a `Value` could not hold is still refused.
-fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
+fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
     #[derive(serde::Deserialize)]
     struct Head {
         #[serde(default)]
@@ -362,22 +283,16 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
     }
     if let Some(raw) = request.old_object.as_deref() {
         guard_core::edit::check_strictly(raw.get())
-            .map_err(|e| format!("malformed oldObject: {e}"))?;
+            .map_err(|e| Failure::OldObjectNotJson(e.to_string()))?;
     }
-    let old = request.object_as::<Head>(Which::OldObject)?;
+    let old = request
+        .object_as::<Head>(Which::OldObject)
+        .map_err(Failure::Malformed)?;
     let uid = old.and_then(|o| o.metadata).and_then(|m| m.uid);
     match uid.as_ref() {
         Some(Value::String(uid)) if !uid.is_empty() => Ok(uid.clone()),
-        Some(Value::String(_) | Value::Null) | None => Err(
-            "malformed oldObject: it has no metadata.uid, so the protected resources ASO claimed \
-             for it (owner references carry the uid) cannot be found; kube-apiserver always \
-             sends it"
-                .to_string(),
-        ),
-        Some(other) => Err(format!(
-            "malformed oldObject: metadata.uid must be a string, found {}",
-            guard_core::request::json_type(other)
-        )),
+        Some(Value::String(_) | Value::Null) | None => Err(Failure::NoUid),
+        Some(other) => Err(Failure::UidType(guard_core::request::json_type(other))),
     }
 }
 
@@ -385,7 +300,7 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
 mod tests {
     use serde_json::{json, Value};
 
-    use crate::resource::AUDIT_KEY;
+    use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
 

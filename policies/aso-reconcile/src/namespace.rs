@@ -2,166 +2,41 @@
 //! resource in them that has none of its own, so a typo there silently
 //! reaches many Azure resources at once.
 
-use guard_core::names::quote;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Operation, Verdict, Which};
+use guard_core::{AdmissionRequest, Context};
 
-use crate::matrix::{when_exists, when_missing};
-use crate::resource::AUDIT_KEY;
+use crate::failure::Failure;
+use crate::namespace_deletion;
+use crate::owners::{self, Child};
 use crate::settings::Settings;
-use crate::values::{
-    legacy_warning, refusal, Read, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, RECONCILE_POLICY,
-    RECONCILE_POLICY_IF_EXISTS,
-};
-use crate::{namespace_deletion, owners};
-
-pub fn admit(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-    let new = match request.metadata(Which::Object) {
-        Ok(Some(meta)) => meta,
-        Ok(None) => {
-            return Verdict::deny(format!(
-                "{}: the {} request carries no object to check",
-                namespace_target(request, None).describe(),
-                request.operation.as_str()
-            ))
-        }
-        Err(e) => {
-            return Verdict::deny(format!(
-                "{}: {e}",
-                namespace_target(request, None).describe()
-            ))
-        }
-    };
-    let target = namespace_target(request, Some(&new));
-    let who = target.describe();
-    let old = match request.operation {
-        Operation::Update => match request.metadata(Which::OldObject) {
-            Ok(old) => old,
-            Err(e) => return Verdict::deny(format!("{who}: {e}")),
-        },
-        _ => None,
-    };
-    let changed = |key: &str| match &old {
-        None => new.annotation(key).is_some(),
-        Some(o) => o.annotation(key) != new.annotation(key),
-    };
-    let default = settings.default_reconcile_policy;
-    let mut warnings = Vec::new();
-    for key in [RECONCILE_POLICY_IF_EXISTS, ADOPTION_POLICY] {
-        if changed(key) && new.annotation(key).is_some() {
-            warnings.push(format!(
-                "{who}: annotation {key} has no effect on a Namespace: it is read only on each \
-                 ASO resource (and ASO releases to date do not implement it)."
-            ));
-        }
-    }
-    let value = new.annotation(RECONCILE_POLICY);
-    if !changed(RECONCILE_POLICY) {
-        if let Some(v) = value.filter(|v| {
-            Read::<ReconcilePolicy>::of(v, settings.accept_legacy_values) == Read::Invalid
-        }) {
-            warnings.push(format!(
-                "{who}: annotation {RECONCILE_POLICY} keeps the value {}, which ASO does not know: \
-                 ASO resources here without their own annotation get the operator default, {}.",
-                quote(v),
-                default.as_str()
-            ));
-        }
-        return Verdict::allow().with_warnings(warnings);
-    }
-    let (policy, source) = match value {
-        None => (
-            default,
-            "the operator default, as the Namespace no longer sets it".to_string(),
-        ),
-        Some(v) => match Read::<ReconcilePolicy>::of(v, settings.accept_legacy_values) {
-            Read::Valid(p) => (p, "set on the Namespace".to_string()),
-            // ASO reads a legacy value as unknown: its default.
-            Read::Legacy(p) => {
-                warnings.push(format!(
-                    "{who}: {}",
-                    legacy_warning(RECONCILE_POLICY, v, p.as_str(), default.as_str())
-                ));
-                (
-                    default,
-                    "the operator default, as ASO does not know the Namespace's value".to_string(),
-                )
-            }
-            Read::Invalid => {
-                let consequence = format!(
-                    "ASO would silently apply its default, {}, to every ASO resource in this \
-                     namespace without an annotation of its own",
-                    default.as_str()
-                );
-                return Verdict::deny(format!(
-                    "{who}: {}",
-                    refusal::<ReconcilePolicy>(RECONCILE_POLICY, v, &consequence)
-                ))
-                .with_warnings(warnings);
-            }
-        },
-    };
-    let before = old.as_ref().map_or(default, |o| {
-        inherited_policy(o.annotation(RECONCILE_POLICY), default)
-    });
-    if policy == ReconcilePolicy::Manage && before != ReconcilePolicy::Manage {
-        if let Some(refusal) = switches_terminating(&target, settings, ctx, before) {
-            return refusal.with_warnings(warnings);
-        }
-    }
-    warnings.push(format!(
-        "{who}: ASO resources in this namespace without their own {RECONCILE_POLICY} annotation \
-         now follow {} ({source}): if the Azure resource already exists, it is {}; otherwise it \
-         is {}.",
-        policy.as_str(),
-        when_exists(policy),
-        when_missing(policy)
-    ));
-    Verdict::allow()
-        .with_warnings(warnings)
-        .audit(AUDIT_KEY, policy.as_str())
-}
+use crate::values::{ReconcilePolicy, Vocabulary};
 
 /// What ASO makes of a Namespace's `reconcile-policy` for the objects that
 /// inherit it: a value it knows, else the operator default.
-fn inherited_policy(value: Option<&str>, default: ReconcilePolicy) -> ReconcilePolicy {
+pub(crate) fn inherited_policy(value: Option<&str>, default: ReconcilePolicy) -> ReconcilePolicy {
     value.and_then(ReconcilePolicy::parse).unwrap_or(default)
 }
 
-/// The refusal of a switch to `manage` that ASO would carry out as deletes
-/// in Azure: protected objects here already being deleted, waiting for
+/// The protected objects a switch of Namespace `name` to `manage` would
+/// have ASO delete in Azure: those here already being deleted, waiting for
 /// ASO's finalizer, unconfirmed, following the Namespace's policy (the same
-/// rule as a switch on the object itself, `terminating`).
-fn switches_terminating(
-    target: &ObjectName<'_>,
+/// rule as a switch on the object itself, `terminating`). Empty when the
+/// Namespace is not protected or no kind can be listed.
+pub(crate) fn deleted_by_switch(
+    name: &str,
     settings: &Settings,
     ctx: &Context<'_>,
-    before: ReconcilePolicy,
-) -> Option<Verdict> {
+) -> Result<Vec<Child>, Failure> {
     let p = &settings.deletion_protection;
-    let name = target.name.as_ref();
     if !owners::needed(p) || (!p.namespaces.is_empty() && !p.namespaces.iter().any(|n| n == name)) {
-        return None;
+        return Ok(Vec::new());
     }
-    let who = target.describe();
-    match namespace_deletion::terminating_inheriting(name, settings, ctx) {
-        Ok(held) if held.is_empty() => None,
-        Ok(held) => Some(Verdict::deny(format!(
-            "{who}: changing {RECONCILE_POLICY} from {} to manage makes ASO delete in Azure the \
-             protected resources here that are being deleted and follow the Namespace's policy: \
-             {}. Confirm each with its name first ({} set to the object's name), or keep the \
-             Namespace's policy.",
-            before.as_str(),
-            owners::describe(&held, name),
-            p.confirmation_annotation
-        ))),
-        Err(message) => Some(Verdict::deny(format!("{who}: {message}"))),
-    }
+    namespace_deletion::terminating_inheriting(name, settings, ctx)
 }
 
 /// A Namespace is cluster-scoped: kube-apiserver sets the request's
 /// namespace to its own name, which is not a namespace it lives in.
-fn namespace_target<'a>(
+pub(crate) fn target<'a>(
     request: &'a AdmissionRequest,
     meta: Option<&'a guard_core::Metadata>,
 ) -> ObjectName<'a> {
@@ -175,7 +50,7 @@ fn namespace_target<'a>(
 mod tests {
     use serde_json::json;
 
-    use crate::resource::AUDIT_KEY;
+    use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
 

@@ -1,387 +1,328 @@
-//! CREATE and UPDATE of ASO resources: annotation values, the ADR's
-//! conflicts, what will happen in Azure, and the explicit-defaults mutation.
+//! The flows for an ASO resource: a change (annotation values, the ADR's
+//! conflicts, a deletion under way, what will happen in Azure, the
+//! explicit-defaults mutation) and its DELETE (deletion protection).
 //!
 //! Rules about values judge only what a request changes, so an object stored
 //! before this policy was installed can still be updated (and, above all,
 //! have its finalizer removed by ASO) without first being fixed.
 
-use guard_core::edit::RawObject;
-use guard_core::names::quote;
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, Operation, Verdict, Which};
-use serde_json::value::RawValue;
+use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 
+use crate::conflicts::{conflict, late_if_exists};
+use crate::decision::{Audit, Decision, Mutation, Refusal, Subject, Switch, Warning};
+use crate::deletion::{assess, kind_selected, Assessment, Deletion};
 use crate::effective::{resolve, Effective, Source};
-use crate::matrix::{behaviour, when_exists, when_missing};
+use crate::matrix::outcome;
 use crate::settings::{Enforcement, Settings};
 use crate::values::{
-    annotate, legacy_warning, refusal, AdoptionPolicy, Read, ReconcilePolicy, Vocabulary,
-    ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
+    RECONCILE_POLICY_IF_EXISTS,
 };
-use crate::{takeover, terminating};
+use crate::{explicit_default, owners, takeover, terminating};
 
-/// The audit annotation carrying the effective behaviour.
-pub const AUDIT_KEY: &str = "effective-reconcile-policy";
+/// DELETE of an ASO resource: deletion protection.
+pub(super) fn deletion(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+) -> Decision {
+    let p = &settings.deletion_protection;
+    let unnamed = || Subject::of(&ObjectName::of(request, None));
+    // Any ASO object may hold protected ones, when their kinds can be listed.
+    if !p.is_enabled() || (!kind_selected(p, request) && !owners::needed(p)) {
+        return Decision::pass(unnamed());
+    }
+    let old = match request.metadata(Which::OldObject) {
+        Ok(old) => old,
+        Err(e) => return Decision::refuse(unnamed(), Refusal::Malformed(e)),
+    };
+    let target = ObjectName::of(request, old.as_ref());
+    let subject = Subject::of(&target);
+    let Some(old) = &old else {
+        return Decision::refuse(subject, Refusal::NoObject(Which::OldObject));
+    };
+    assessed(
+        subject,
+        assess(request, settings, ctx, &target, old, None),
+        None,
+    )
+}
 
-pub fn admit(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-    let new = match request.metadata(Which::Object) {
-        Ok(Some(meta)) => meta,
-        Ok(None) => {
-            let t = ObjectName::of(request, None);
-            return Verdict::deny(format!(
-                "{}: the {} request carries no object to check",
-                t.describe(),
-                request.operation.as_str()
-            ));
+/// A deletion's assessment as the decision on `subject`; `switch` when the
+/// deletion is one an UPDATE of an object already being deleted turns to Azure.
+fn assessed(subject: Subject, assessment: Assessment, switch: Option<Switch>) -> Decision {
+    let notes = assessment.notes.into_iter().map(Warning::Note);
+    let mut decision = Decision::pass(subject).warned(notes);
+    let (warning, audit) = match assessment.deletion {
+        Deletion::Free => return decision,
+        Deletion::NotTakenOver => return decision.warned([Warning::NotTakenOver]),
+        Deletion::Failed(f) => {
+            decision.refusal = Some(Refusal::Failed(f));
+            return decision;
         }
-        Err(e) => {
-            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
+        Deletion::Protected(protected) => {
+            decision.refusal = Some(Refusal::Protected {
+                protected: Box::new(protected),
+                switch: switch.map(Box::new),
+            });
+            return decision;
         }
+        Deletion::Kept(r) => {
+            let audit = Audit::Policy(r.policy);
+            (Warning::Kept(r), audit)
+        }
+        Deletion::Confirmed(r) => (Warning::Confirmed(r), Audit::Confirmed),
+        Deletion::ConfirmedOnNamespace(r) => (
+            Warning::ConfirmedOnNamespace(r),
+            Audit::ConfirmedOnNamespace,
+        ),
+    };
+    decision.warned([warning]).audited(audit)
+}
+
+/// CREATE or UPDATE of an ASO resource.
+pub(super) fn change(
+    request: &AdmissionRequest,
+    settings: &Settings,
+    ctx: &Context<'_>,
+) -> Decision {
+    let named = |meta: Option<&Metadata>| Subject::of(&ObjectName::of(request, meta));
+    let (new, old) = match super::objects(request, named) {
+        Ok(read) => read,
+        Err(refused) => return *refused,
     };
     let target = ObjectName::of(request, Some(&new));
-    let old = match request.operation {
-        Operation::Update => match request.metadata(Which::OldObject) {
-            Ok(old) => old,
-            Err(e) => return Verdict::deny(format!("{}: {e}", target.describe())),
-        },
-        _ => None,
+    let subject = Subject::of(&target);
+    let change = Change {
+        request,
+        settings,
+        ctx,
+        target: &target,
+        new: &new,
+        old: old.as_ref(),
     };
-    judge(request, settings, ctx, &target, &new, old.as_ref())
-        .unwrap_or_else(|message| Verdict::deny(format!("{}: {message}", target.describe())))
+    change
+        .decided(&subject)
+        .unwrap_or_else(|refusal| Decision::refuse(subject, refusal))
 }
 
-/// An annotation's value, judged strictly when the request sets it.
-fn checked<V: Vocabulary>(
-    meta: &Metadata,
-    key: &str,
-    changed: bool,
-    settings: &Settings,
-    consequence: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Option<V>, String> {
-    let Some(value) = meta.annotation(key) else {
-        return Ok(None);
-    };
-    match Read::<V>::of(value, settings.accept_legacy_values) {
-        Read::Valid(v) => Ok(Some(v)),
-        // Let through, but read as current ASO reads it: not a value it knows.
-        // `reconcile-policy`'s effect is noted by `resolve`.
-        Read::Legacy(_) if key == RECONCILE_POLICY => Ok(None),
-        Read::Legacy(v) => {
-            warnings.push(legacy_warning(
-                key,
-                value,
-                v.as_str(),
-                settings.default_reconcile_policy.as_str(),
-            ));
-            Ok(None)
+/// A CREATE or UPDATE of an ASO resource, as read.
+struct Change<'a> {
+    request: &'a AdmissionRequest,
+    settings: &'a Settings,
+    ctx: &'a Context<'a>,
+    target: &'a ObjectName<'a>,
+    new: &'a Metadata,
+    old: Option<&'a Metadata>,
+}
+
+/// The annotation values a change leaves, as ASO acts on them.
+struct Values {
+    reconcile: Option<ReconcilePolicy>,
+    if_exists: Option<ReconcilePolicy>,
+    adoption: Option<AdoptionPolicy>,
+}
+
+impl Change<'_> {
+    fn changed(&self, key: &str) -> bool {
+        match self.old {
+            None => self.new.annotation(key).is_some(),
+            Some(o) => o.annotation(key) != self.new.annotation(key),
         }
-        Read::Invalid if changed => Err(refusal::<V>(key, value, consequence)),
-        // Stored before; `reconcile-policy`'s effect is noted by `resolve`.
-        Read::Invalid => {
-            if key != RECONCILE_POLICY {
-                warnings.push(format!(
-                    "annotation {key} keeps the value {}, which is not valid ({}); this request \
-                     does not change it",
-                    quote(value),
-                    V::accepted()
-                ));
+    }
+
+    fn resolve(&self, own: Option<&str>) -> Result<Effective, Refusal> {
+        resolve(own, self.target.namespace, self.settings, self.ctx.cluster)
+            .map_err(Refusal::Failed)
+    }
+
+    /// The decision; `Err` is a refusal that says nothing else.
+    fn decided(&self, subject: &Subject) -> Result<Decision, Refusal> {
+        let mut warnings = Vec::new();
+        let values = self.values(&mut warnings)?;
+        let operator = self
+            .settings
+            .operator_identities
+            .matches(&self.request.user_info);
+        let finalized = self.old.is_some() && takeover::happened(self.request);
+        let changed = |key: &str| self.changed(key);
+        if let Some(c) = conflict(self.new, self.old, operator, finalized, changed) {
+            return Err(Refusal::Conflict(c));
+        }
+        if let Some(late) = late_if_exists(self.new, self.old, finalized, values.if_exists) {
+            match self.settings.if_exists_change_after_finalizer {
+                Enforcement::Deny => return Err(Refusal::IfExistsAfterTakeover(late)),
+                Enforcement::Warn => warnings.push(Warning::IfExistsAfterTakeover(late)),
             }
-            Ok(None)
         }
-    }
-}
-
-fn judge(
-    request: &AdmissionRequest,
-    settings: &Settings,
-    ctx: &Context<'_>,
-    target: &ObjectName<'_>,
-    new: &Metadata,
-    old: Option<&Metadata>,
-) -> Result<Verdict, String> {
-    let changed = |key: &str| match old {
-        None => new.annotation(key).is_some(),
-        Some(o) => o.annotation(key) != new.annotation(key),
-    };
-    let mut warnings = Vec::new();
-    let default = settings.default_reconcile_policy;
-    let rp_consequence = format!(
-        "ASO would silently apply its default, {}{}",
-        default.as_str(),
-        if default == ReconcilePolicy::Manage {
-            ", and deleting this object would delete the Azure resource"
-        } else {
-            ""
-        }
-    );
-    if new.annotation(RECONCILE_POLICY) == Some("") && changed(RECONCILE_POLICY) {
-        return Err(empty_refusal(settings, ctx, target)?);
-    }
-    let rp = checked::<ReconcilePolicy>(
-        new,
-        RECONCILE_POLICY,
-        changed(RECONCILE_POLICY),
-        settings,
-        &rp_consequence,
-        &mut warnings,
-    )?;
-    let ie = checked::<ReconcilePolicy>(
-        new,
-        RECONCILE_POLICY_IF_EXISTS,
-        changed(RECONCILE_POLICY_IF_EXISTS),
-        settings,
-        "what happens to an existing Azure resource would be undefined",
-        &mut warnings,
-    )?;
-    let ap = checked::<AdoptionPolicy>(
-        new,
-        ADOPTION_POLICY,
-        changed(ADOPTION_POLICY),
-        settings,
-        "how an existing Azure resource is adopted would be undefined",
-        &mut warnings,
-    )?;
-
-    let (rp_raw, ie_raw, ap_raw) = (
-        new.annotation(RECONCILE_POLICY),
-        new.annotation(RECONCILE_POLICY_IF_EXISTS),
-        new.annotation(ADOPTION_POLICY),
-    );
-    let operator = settings.operator_identities.matches(&request.user_info);
-    let finalized = old.is_some() && takeover::happened(request);
-
-    // Nobody, the operator included, needs both: the ADR's operator writes
-    // only `reconcile-policy`.
-    if let (Some(a), Some(i)) = (ap_raw, ie_raw) {
-        if changed(ADOPTION_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS) {
-            return Err(format!(
-                "annotations {ADOPTION_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are two \
-                 ways of saying what happens to an existing Azure resource (ASO's ADR 2023-02, \
-                 options 4.1 and 4.2) and can disagree. Keep one: {RECONCILE_POLICY_IF_EXISTS} \
-                 is the ADR's decision, so remove {ADOPTION_POLICY}.",
-                quote(a),
-                quote(i)
-            ));
-        }
-    }
-    // A pair only stored (such as one written by `explicitDefaults` next to
-    // the requester's `if-exists`) is no collision of this request's making.
-    let sets_either = changed(RECONCILE_POLICY) || changed(RECONCILE_POLICY_IF_EXISTS);
-    if let (Some(r), Some(i)) = (rp_raw, ie_raw) {
-        if !operator && !finalized && sets_either {
-            // A finalizer without ASO's status came with a manifest.
-            let not_yet = if old.is_some_and(|o| o.finalizers.iter().any(|f| f == FINALIZER)) {
-                format!("{FINALIZER} is set but ASO has written no status yet")
-            } else {
-                format!("no {FINALIZER} finalizer yet")
-            };
-            return Err(format!(
-                "annotations {RECONCILE_POLICY} ({}) and {RECONCILE_POLICY_IF_EXISTS} ({}) are \
-                 both set before ASO has taken over the resource ({}). \
-                 The operator writes {RECONCILE_POLICY} itself from {RECONCILE_POLICY_IF_EXISTS} \
-                 when the Azure resource already exists, so the two would collide (ASO's ADR \
-                 2023-02). Set only one: {RECONCILE_POLICY_IF_EXISTS} to choose what happens to \
-                 an existing Azure resource, or {RECONCILE_POLICY} to choose it in every case.",
-                quote(r),
-                quote(i),
-                not_yet
-            ));
-        }
-    }
-    if finalized && changed(RECONCILE_POLICY_IF_EXISTS) {
-        let was = old.and_then(|o| o.annotation(RECONCILE_POLICY_IF_EXISTS));
-        let change = match (was, ie_raw) {
-            (Some(w), Some(n)) => format!("changed from {} to {}", quote(w), quote(n)),
-            (None, Some(n)) => format!("was added as {}", quote(n)),
-            (Some(w), None) => format!("was removed (it was {})", quote(w)),
-            (None, None) => "changed".to_string(),
-        };
-        let fix = match ie {
-            Some(p) => format!(
-                " To change how ASO treats the Azure resource now, set {RECONCILE_POLICY}: `{}`.",
-                annotate(target, RECONCILE_POLICY, p.as_str())
-            ),
-            None => String::new(),
-        };
-        let message = format!(
-            "annotation {RECONCILE_POLICY_IF_EXISTS} {change}, but ASO has already taken over \
-             this resource ({FINALIZER} is set and ASO wrote its status) and reads it only before \
-             then, so the change has no effect.{fix}"
-        );
-        match settings.if_exists_change_after_finalizer {
-            Enforcement::Deny => return Err(message),
-            Enforcement::Warn => warnings.push(message),
-        }
-    }
-
-    // What a deletion under way now does in Azure, when this changes it.
-    let mut deleting = Vec::new();
-    if let Some(o) = old {
-        if let Some(verdict) = terminating::check(request, settings, ctx, target, new, o)? {
-            if !verdict.allowed {
-                return Ok(verdict);
-            }
-            deleting = verdict.warnings;
-        }
-    }
-
-    let create = request.operation == Operation::Create;
-    let stored_invalid = rp_raw.is_some() && rp.is_none();
-    let announce = create
-        || changed(RECONCILE_POLICY)
-        || changed(RECONCILE_POLICY_IF_EXISTS)
-        || changed(ADOPTION_POLICY)
-        || stored_invalid;
-    if !announce {
-        return Ok(prefixed(Verdict::allow(), target, warnings));
-    }
-
-    let mut effective = resolve(rp_raw, target.namespace, settings, ctx.cluster)?;
-    let mut mutated = None;
-    // ASO reads `reconcile-policy` only (`mergeReconcilePolicy`), never
-    // `reconcile-policy-if-exists`, so the explicit default is written
-    // whether or not the object carries the latter.
-    if create && rp_raw.is_none() {
-        if let Some((policy, object)) = explicit_default(request, settings, target, &effective)? {
-            mutated = Some(object);
-            effective = Effective {
-                policy,
-                source: Source::ExplicitDefault,
-                ..effective
-            };
-        }
-    }
-    warnings.append(&mut effective.notes);
-
-    // ADR 4.2: the operator writes `reconcile-policy-if-exists` as
-    // `reconcile-policy` when it first finds the resource, never afterwards.
-    let if_exists = ie.filter(|_| !finalized);
-    let existing = match (if_exists, ap) {
-        (Some(p), _) => p,
-        (None, a) => behaviour(Some(effective.policy), a, true),
-    };
-    let missing = behaviour(Some(effective.policy), ap, false);
-    let why = match (if_exists, ap) {
-        (Some(p), _) => format!(
-            "; {RECONCILE_POLICY_IF_EXISTS}: {} for an existing one",
-            p.as_str()
-        ),
-        (None, Some(a)) => format!(
-            "; {ADOPTION_POLICY}: {}, the more restrictive applies to an existing one",
-            a.as_str()
-        ),
-        (None, None) => String::new(),
-    };
-    warnings.push(format!(
-        "if the Azure resource already exists, it is {}; otherwise it is {}. Effective \
-         {RECONCILE_POLICY}: {}{why}.",
-        when_exists(existing),
-        when_missing(missing),
-        effective.describe()
-    ));
-    if existing != effective.policy {
-        let key = if if_exists.is_some() {
-            RECONCILE_POLICY_IF_EXISTS
-        } else {
-            ADOPTION_POLICY
-        };
-        warnings.push(format!(
-            "ASO releases to date do not implement {key} (proposed in ASO's ADR 2023-02): until \
-             they do, an existing Azure resource is {}.",
-            when_exists(effective.policy)
-        ));
-    }
-    let audit = if existing == missing {
-        missing.as_str().to_string()
-    } else {
-        format!(
-            "{} if the Azure resource exists, {} otherwise",
-            existing.as_str(),
-            missing.as_str()
-        )
-    };
-    let verdict = prefixed(Verdict::allow(), target, warnings)
-        .with_warnings(deleting)
-        .audit(AUDIT_KEY, audit);
-    Ok(match mutated {
-        Some(object) => verdict.mutate_raw(object),
-        None => verdict,
-    })
-}
-
-/// The refusal of a new, empty `reconcile-policy`: ASO reads it as no
-/// annotation, which is rarely what its writer meant.
-fn empty_refusal(
-    settings: &Settings,
-    ctx: &Context<'_>,
-    target: &ObjectName<'_>,
-) -> Result<String, String> {
-    let effective = resolve(None, target.namespace, settings, ctx.cluster)?;
-    Ok(format!(
-        "annotation {RECONCILE_POLICY} is empty; ASO reads an empty value as no annotation, so the \
-         effective policy would be {}. Remove the annotation to mean that, or set one of: {}.",
-        effective.describe(),
-        ReconcilePolicy::accepted()
-    ))
-}
-
-fn prefixed(verdict: Verdict, target: &ObjectName<'_>, warnings: Vec<String>) -> Verdict {
-    let who = target.describe();
-    verdict.with_warnings(warnings.into_iter().map(|w| format!("{who}: {w}")))
-}
-
-/// The object with `reconcile-policy` written from `explicitDefaults`, when
-/// nothing else decides the policy: neither the object nor a readable
-/// Namespace carries a valid annotation (a Namespace annotation stays in
-/// charge, so changing it later still reaches this object).
-///
-/// Only the annotation is edited: every other member is copied as the
-/// request's text has it. `Err` when the mutation is due but the object
-/// cannot carry it back (text the host could not read in the reply, such as
-/// a lone `\ud800` escape, `1e400` or nesting past the reply's depth):
-/// refusing, rather than admitting the object without the annotation, keeps
-/// the explicit default from being dropped silently.
-fn explicit_default(
-    request: &AdmissionRequest,
-    settings: &Settings,
-    target: &ObjectName<'_>,
-    effective: &Effective,
-) -> Result<Option<(ReconcilePolicy, Box<RawValue>)>, String> {
-    if effective.source != Source::OperatorDefault || !effective.namespace_read {
-        return Ok(None);
-    }
-    let Some(policy) = settings
-        .explicit_defaults
-        .get(target.namespace)
-        .or_else(|| settings.explicit_defaults.get("*"))
-        .copied()
-    else {
-        return Ok(None);
-    };
-    // Not reached: `admit` refuses a request without an object.
-    let Some(raw) = request.raw(Which::Object) else {
-        return Ok(None);
-    };
-    RawObject::parse(raw.get())
-        .and_then(|mut object| {
-            object.set_annotation(RECONCILE_POLICY, policy.as_str())?;
-            object.to_raw()
-        })
-        .map(|object| Some((policy, object)))
-        .map_err(|e| {
-            format!(
-                "malformed object: {e}; explicitDefaults cannot write {RECONCILE_POLICY}: {} on it",
-                policy.as_str()
+        // What a deletion under way now does in Azure, when this changes it.
+        let mut deleting = Vec::new();
+        if let Some(old) = self.old {
+            let turn = terminating::turn(
+                self.request,
+                self.settings,
+                self.ctx,
+                self.target,
+                self.new,
+                old,
             )
+            .map_err(Refusal::Failed)?;
+            if let Some(t) = turn {
+                let switch = Switch {
+                    before: t.before,
+                    repointed: t.repointed,
+                };
+                let decision = assessed(subject.clone(), t.assessment, Some(switch));
+                if decision.refusal.is_some() {
+                    return Ok(decision);
+                }
+                deleting = decision.warnings;
+            }
+        }
+        let stored_invalid =
+            self.new.annotation(RECONCILE_POLICY).is_some() && values.reconcile.is_none();
+        let announce = self.request.operation == Operation::Create
+            || [
+                RECONCILE_POLICY,
+                RECONCILE_POLICY_IF_EXISTS,
+                crate::values::ADOPTION_POLICY,
+            ]
+            .into_iter()
+            .any(|key| self.changed(key))
+            || stored_invalid;
+        if !announce {
+            return Ok(Decision::pass(subject.clone()).warned(warnings));
+        }
+        let decision = self.announced(subject, &values, finalized, warnings)?;
+        Ok(decision.warned(deleting))
+    }
+
+    /// The values of the three annotations; a new value that is not valid
+    /// is refused, a stored one or a legacy one is noted.
+    fn values(&self, warnings: &mut Vec<Warning>) -> Result<Values, Refusal> {
+        let rp = self.new.annotation(RECONCILE_POLICY);
+        if rp == Some("") && self.changed(RECONCILE_POLICY) {
+            let effective = self.resolve(None)?;
+            return Err(Refusal::EmptyReconcilePolicy(effective.resolved()));
+        }
+        Ok(Values {
+            reconcile: self.checked(Annotation::ReconcilePolicy, warnings)?,
+            if_exists: self.checked(Annotation::IfExists, warnings)?,
+            adoption: self.checked(Annotation::AdoptionPolicy, warnings)?,
         })
+    }
+
+    /// An annotation's value, judged strictly when the request sets it.
+    fn checked<V: Vocabulary>(
+        &self,
+        key: Annotation,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Option<V>, Refusal> {
+        let Some(value) = self.new.annotation(key.key()) else {
+            return Ok(None);
+        };
+        match Read::<V>::of(value, self.settings.accept_legacy_values) {
+            Read::Valid(v) => Ok(Some(v)),
+            // Let through, but read as current ASO reads it: not a value it
+            // knows. `reconcile-policy`'s effect is noted by `resolve`.
+            Read::Legacy(_) if key == Annotation::ReconcilePolicy => Ok(None),
+            Read::Legacy(v) => {
+                warnings.push(Warning::Legacy {
+                    key,
+                    value: value.to_string(),
+                    modern: v.as_str(),
+                });
+                Ok(None)
+            }
+            Read::Invalid if self.changed(key.key()) => Err(Refusal::InvalidValue {
+                key,
+                value: value.to_string(),
+            }),
+            // Stored before; `reconcile-policy`'s effect is noted by `resolve`.
+            Read::Invalid => {
+                if key != Annotation::ReconcilePolicy {
+                    warnings.push(Warning::StoredInvalid {
+                        key,
+                        value: value.to_string(),
+                    });
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// What will happen in Azure, with the explicit default written when due.
+    fn announced(
+        &self,
+        subject: &Subject,
+        values: &Values,
+        finalized: bool,
+        mut warnings: Vec<Warning>,
+    ) -> Result<Decision, Refusal> {
+        let own = self.new.annotation(RECONCILE_POLICY);
+        let mut effective = self.resolve(own)?;
+        let mut mutation = None;
+        // ASO reads `reconcile-policy` only (`mergeReconcilePolicy`), never
+        // `reconcile-policy-if-exists`, so the explicit default is written
+        // whether or not the object carries the latter.
+        if self.request.operation == Operation::Create && own.is_none() {
+            let written = explicit_default::written(
+                self.request,
+                self.settings,
+                self.target.namespace,
+                &effective,
+            )
+            .map_err(Refusal::ExplicitDefaultUnwritable)?;
+            if let Some((policy, object)) = written {
+                mutation = Some(Mutation(object));
+                effective = Effective {
+                    policy,
+                    source: Source::ExplicitDefault,
+                    ..effective
+                };
+            }
+        }
+        warnings.extend(
+            std::mem::take(&mut effective.notes)
+                .into_iter()
+                .map(Warning::Note),
+        );
+        // ADR 4.2: the operator writes `reconcile-policy-if-exists` as
+        // `reconcile-policy` when it first finds the resource, never afterwards.
+        let if_exists = values.if_exists.filter(|_| !finalized);
+        let outcome = outcome(effective.resolved(), if_exists, values.adoption);
+        let (existing, missing) = (outcome.existing, outcome.missing);
+        warnings.push(Warning::Outcome(outcome));
+        if existing != effective.policy {
+            let key = if if_exists.is_some() {
+                Annotation::IfExists
+            } else {
+                Annotation::AdoptionPolicy
+            };
+            warnings.push(Warning::NotImplemented {
+                key,
+                policy: effective.policy,
+            });
+        }
+        let audit = if existing == missing {
+            Audit::Policy(missing)
+        } else {
+            Audit::Split { existing, missing }
+        };
+        let mut decision = Decision::pass(subject.clone())
+            .warned(warnings)
+            .audited(audit);
+        decision.mutation = mutation;
+        Ok(decision)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::AUDIT_KEY;
+    use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
 
