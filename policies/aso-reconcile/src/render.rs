@@ -622,3 +622,112 @@ pub(crate) fn children(children: &[Child], here: &str) -> String {
         _ => named.join(""),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ReconcilePolicy::*;
+
+    #[test]
+    fn refusals_of_values_name_the_accepted_ones_and_a_guess() {
+        let m = invalid::<ReconcilePolicy>(
+            RECONCILE_POLICY,
+            "detach-on-deletee",
+            "ASO would apply its default",
+        );
+        assert_eq!(
+            m,
+            "annotation serviceoperator.azure.com/reconcile-policy has the value \
+             \"detach-on-deletee\", which is not one of its values, so ASO would apply its \
+             default. Accepted values (case-sensitive): manage, skip or detach-on-delete. Did you \
+             mean \"detach-on-delete\"?"
+        );
+        let m = invalid::<ReconcilePolicy>(RECONCILE_POLICY, "skip-delete", "x");
+        assert!(
+            m.contains("legacy value") && m.contains("\"detach-on-delete\""),
+            "{m}"
+        );
+        let m = invalid::<ReconcilePolicy>(RECONCILE_POLICY, "", "x");
+        assert!(m.contains("is empty"), "{m}");
+        let m = invalid::<AdoptionPolicy>(ADOPTION_POLICY, "never", "x");
+        assert!(m.contains("adopt-if-exists, detach-on-delete-if-exists or skip-if-exists"));
+        assert!(!m.contains("Did you mean"), "{m}");
+    }
+
+    #[test]
+    fn words_for_each_outcome() {
+        assert!(when_exists(DetachOnDelete).contains("never deleted"));
+        assert!(when_missing(Manage).contains("created and fully managed"));
+        assert!(when_missing(Skip).contains("not created"));
+        assert!(when_exists(Skip).contains("never updated"));
+    }
+
+    #[test]
+    fn where_the_effective_policy_comes_from() {
+        let r = |source| {
+            describe(&Resolved {
+                policy: DetachOnDelete,
+                source,
+            })
+        };
+        assert_eq!(
+            r(Source::Namespace("team-a".into())),
+            "detach-on-delete (inherited from Namespace \"team-a\")"
+        );
+        assert_eq!(
+            r(Source::OperatorDefault),
+            "detach-on-delete (the operator default)"
+        );
+    }
+
+    #[test]
+    fn lookup_failures_name_the_lookup() {
+        let failed = Failure::List {
+            api_version: "storage.azure.com/v1api20230101".into(),
+            kind: "StorageAccount".into(),
+            namespace: None,
+            search: Search::Inside,
+            error: "forbidden".into(),
+        };
+        assert_eq!(
+            failure(&failed),
+            "cannot list storage.azure.com/v1api20230101 StorageAccount in all namespaces to find \
+             the protected resources inside it (\"forbidden\"); grant the lookup or retry"
+        );
+        let unread = NamespaceError::Unreadable("invalid type: sequence".into());
+        assert_eq!(
+            failure(&Failure::NamespaceLookup {
+                namespace: "team-a".into(),
+                error: unread,
+            }),
+            "cannot read Namespace \"team-a\" to resolve the effective \
+             serviceoperator.azure.com/reconcile-policy (\"unreadable Namespace: invalid type: \
+             sequence\"); retry, or set the annotation on the object itself so that the Namespace \
+             is not needed"
+        );
+    }
+
+    #[test]
+    fn a_namespace_note_says_how_to_fix_it() {
+        let settings = Settings::default();
+        let object = ObjectName::new("Namespace", "namespaces", "", "team-a");
+        let words = Words {
+            object: &object,
+            who: object.describe(),
+            settings: &settings,
+        };
+        let note = Note::UnknownOnNamespace {
+            namespace: "team-a".into(),
+            value: "Skip".into(),
+            fix: Skip,
+        };
+        assert_eq!(
+            words.note(&note),
+            "Namespace \"team-a\" has serviceoperator.azure.com/reconcile-policy=\"Skip\", a value \
+             ASO does not know: it ignores it and applies the operator default, manage; fix it \
+             with: `kubectl annotate namespaces team-a \
+             serviceoperator.azure.com/reconcile-policy=skip --overwrite \
+             --field-manager=aso-reconcile`"
+        );
+    }
+}
