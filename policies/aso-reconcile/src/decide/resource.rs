@@ -322,6 +322,13 @@ impl Change<'_> {
 mod tests {
     use serde_json::json;
 
+    use guard_core::Which;
+
+    use crate::conflicts::Conflict;
+    use crate::decision::{Audit, Decision, Refusal, Warning};
+    use crate::effective::{Note, Resolved, Source};
+    use crate::failure::{Failure, NamespaceError};
+    use crate::matrix::{By, Outcome};
     use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
@@ -384,82 +391,72 @@ mod tests {
 
     #[test]
     fn case_whitespace_and_empty_values_are_refused() {
-        for (value, hint) in [("Skip", "\"skip\""), (" manage", "\"manage\"")] {
-            let v = eval(
+        for value in ["Skip", " manage"] {
+            let d = decide(
                 &create(json!({ RP: value })),
                 json!({}),
                 &Namespaces::none(),
             );
-            let m = message(&v);
-            assert!(m.contains("Accepted values (case-sensitive)"), "{m}");
-            assert!(m.contains(hint), "{m}");
+            let refusal = Refusal::InvalidValue {
+                key: Annotation::ReconcilePolicy,
+                value: value.into(),
+            };
+            assert_eq!(d, Decision::refuse(orders_db(), refusal));
         }
         // ASO reads an empty value as none: the Namespace decides.
-        let v = eval(
+        let d = decide(
             &create(json!({ RP: "" })),
             json!({}),
             &Namespaces::with("shop", Some("detach-on-delete")),
         );
-        let m = message(&v);
-        assert!(
-            m.contains(
-                "is empty; ASO reads an empty value as no annotation, so the effective \
-                        policy would be detach-on-delete (inherited from Namespace \"shop\")"
-            ),
-            "{m}"
-        );
+        let inherited = Resolved {
+            policy: ReconcilePolicy::DetachOnDelete,
+            source: Source::Namespace("shop".into()),
+        };
+        let refusal = Refusal::EmptyReconcilePolicy(inherited);
+        assert_eq!(d, Decision::refuse(orders_db(), refusal));
     }
 
     #[test]
     fn legacy_values_are_refused_or_accepted_with_a_warning() {
-        let v = eval(
-            &create(json!({ RP: "skip-delete" })),
-            json!({}),
-            &Namespaces::none(),
-        );
-        let m = message(&v);
-        assert!(
-            m.contains("legacy value") && m.contains("Write \"detach-on-delete\""),
-            "{m}"
-        );
-        let v = eval(
-            &create(json!({ RP: "skip-delete" })),
+        let req = create(json!({ RP: "skip-delete" }));
+        let d = decide(&req, json!({}), &Namespaces::none());
+        let refusal = Refusal::InvalidValue {
+            key: Annotation::ReconcilePolicy,
+            value: "skip-delete".into(),
+        };
+        assert_eq!(d.refusal, Some(refusal));
+        let d = decide(
+            &req,
             json!({"acceptLegacyValues": true}),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(
-            &v,
-            "which ASO does not know (a legacy value of early ASO releases; write \
-             \"detach-on-delete\" for what it meant): it ignores it and applies the operator \
-             default, manage",
-        );
+        assert_eq!(d.refusal, None);
+        let note = Note::UnknownOnObject {
+            value: "skip-delete".into(),
+        };
+        assert_eq!(d.warnings[0], Warning::Note(note));
         // Every part agrees with ASO: the operator default applies.
-        assert_eq!(v.audit_annotations[AUDIT_KEY], "manage");
+        assert_eq!(d.audit, Some(Audit::Policy(ReconcilePolicy::Manage)));
     }
 
     #[test]
     fn bad_proposal_values_are_refused() {
-        let v = eval(
-            &create(json!({ AP: "skip" })),
-            json!({}),
-            &Namespaces::none(),
-        );
-        let m = message(&v);
-        assert!(
-            m.contains(AP) && m.contains("Did you mean \"skip-if-exists\"?"),
-            "{m}"
-        );
-        let v = eval(
-            &create(json!({ IE: "skip-if-exists" })),
-            json!({}),
-            &Namespaces::none(),
-        );
-        let m = message(&v);
-        assert!(
-            m.contains(IE) && m.contains("Did you mean \"skip\"?"),
-            "{m}"
-        );
+        for (key, name, value) in [
+            (Annotation::AdoptionPolicy, AP, "skip"),
+            (Annotation::IfExists, IE, "skip-if-exists"),
+        ] {
+            let d = decide(
+                &create(json!({ name: value })),
+                json!({}),
+                &Namespaces::none(),
+            );
+            let refusal = Refusal::InvalidValue {
+                key,
+                value: value.into(),
+            };
+            assert_eq!(d.refusal, Some(refusal));
+        }
     }
 
     #[test]
@@ -470,20 +467,20 @@ mod tests {
             &[FINALIZER],
         );
         let new = server(json!({ RP: "detach-on-deletee", AP: "never" }), &[]);
-        let v = eval(
+        let d = decide(
             &request("UPDATE", ASO, Some(new), Some(old)),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(v.allowed, "{v:?}");
-        warning(
-            &v,
-            "which ASO does not know: it ignores it and applies the operator default, manage",
-        );
-        warning(
-            &v,
-            "annotation serviceoperator.azure.com/adoption-policy keeps the value \"never\"",
-        );
+        assert_eq!(d.refusal, None);
+        let stored = Warning::StoredInvalid {
+            key: Annotation::AdoptionPolicy,
+            value: "never".into(),
+        };
+        let note = Warning::Note(Note::UnknownOnObject {
+            value: "detach-on-deletee".into(),
+        });
+        assert_eq!(d.warnings[..2], [stored, note]);
     }
 
     #[test]
@@ -491,26 +488,30 @@ mod tests {
         let old = server(json!({ RP: "skip" }), &[FINALIZER]);
         let mut new = old.clone();
         new["spec"]["version"] = json!("17");
-        let v = eval(
+        let d = decide(
             &request("UPDATE", ALICE, Some(new), Some(old)),
             json!({}),
             &Namespaces::none(),
         );
-        assert_eq!(v, guard_core::Verdict::allow());
+        assert_eq!(d, Decision::pass(orders_db()));
     }
 
     #[test]
     fn both_if_exists_and_reconcile_policy_before_the_finalizer() {
         let both = json!({ RP: "skip", IE: "manage" });
-        let v = eval(&create(both.clone()), json!({}), &Namespaces::none());
-        let m = message(&v);
-        assert!(
-            m.contains("both set before ASO has taken over the resource"),
-            "{m}"
-        );
-        assert!(
-            m.contains("(\"skip\")") && m.contains("(\"manage\")"),
-            "{m}"
+        let refused = |if_exists: &str, finalizer_set| {
+            Some(Refusal::Conflict(Conflict::BothBeforeTakeover {
+                reconcile: "skip".into(),
+                if_exists: if_exists.into(),
+                finalizer_set,
+            }))
+        };
+        let refusal = |req: &guard_core::AdmissionRequest, settings| {
+            decide(req, settings, &Namespaces::none()).refusal
+        };
+        assert_eq!(
+            refusal(&create(both.clone()), json!({})),
+            refused("manage", false)
         );
         // A manifest cannot claim the finalizer: judged on oldObject, absent on CREATE.
         let claimed = request(
@@ -519,7 +520,7 @@ mod tests {
             Some(server(both.clone(), &[FINALIZER])),
             None,
         );
-        assert!(!eval(&claimed, json!({}), &Namespaces::none()).allowed);
+        assert_eq!(refusal(&claimed, json!({})), refused("manage", false));
         // An UPDATE while the stored object has no finalizer yet.
         let old = server(json!({ IE: "manage" }), &[]);
         let upd = request(
@@ -528,7 +529,7 @@ mod tests {
             Some(server(both.clone(), &[])),
             Some(old.clone()),
         );
-        assert!(!eval(&upd, json!({}), &Namespaces::none()).allowed);
+        assert_eq!(refusal(&upd, json!({})), refused("manage", false));
         // The operator itself may set both.
         let by_aso = request(
             "UPDATE",
@@ -536,8 +537,7 @@ mod tests {
             Some(server(both.clone(), &[FINALIZER])),
             Some(old),
         );
-        let v = eval(&by_aso, json!({}), &Namespaces::none());
-        assert!(v.allowed, "{v:?}");
+        assert_eq!(refusal(&by_aso, json!({})), None);
         // A finalizer the manifest carried is no takeover.
         let old = server(json!({ IE: "skip" }), &[FINALIZER]);
         let upd = request(
@@ -546,7 +546,7 @@ mod tests {
             Some(server(json!({ RP: "skip", IE: "skip" }), &[FINALIZER])),
             Some(old),
         );
-        assert!(!eval(&upd, json!({}), &Namespaces::none()).allowed);
+        assert_eq!(refusal(&upd, json!({})), refused("skip", true));
         // Once ASO took over, both may coexist.
         let old = taken_over(server(json!({ IE: "skip" }), &[FINALIZER]));
         let upd = request(
@@ -555,33 +555,27 @@ mod tests {
             Some(server(json!({ RP: "skip", IE: "skip" }), &[FINALIZER])),
             Some(old),
         );
-        assert!(eval(&upd, json!({}), &Namespaces::none()).allowed);
+        assert_eq!(refusal(&upd, json!({})), None);
         // Operator identities are a setting.
         let custom = json!({"operatorIdentities": {"users": [ALICE]}});
-        assert!(eval(&create(both), custom, &Namespaces::none()).allowed);
+        assert_eq!(refusal(&create(both), custom), None);
     }
 
     #[test]
     fn adoption_policy_with_if_exists_is_refused() {
-        let v = eval(
-            &create(json!({ AP: "skip-if-exists", IE: "skip" })),
-            json!({}),
-            &Namespaces::none(),
-        );
-        let m = message(&v);
-        assert!(
-            m.contains("two ways of saying")
-                && m.contains("remove serviceoperator.azure.com/adoption-policy"),
-            "{m}"
-        );
+        let conflict = Some(Refusal::Conflict(Conflict::AdoptionWithIfExists {
+            adoption: "skip-if-exists".into(),
+            if_exists: "skip".into(),
+        }));
+        let annotations = json!({ AP: "skip-if-exists", IE: "skip" });
+        let d = decide(&create(annotations.clone()), json!({}), &Namespaces::none());
+        assert_eq!(d.refusal, conflict);
         // The operator is not exempt: it never writes either.
-        let by_aso = request(
-            "CREATE",
-            ASO,
-            Some(server(json!({ AP: "skip-if-exists", IE: "skip" }), &[])),
-            None,
+        let by_aso = request("CREATE", ASO, Some(server(annotations, &[])), None);
+        assert_eq!(
+            decide(&by_aso, json!({}), &Namespaces::none()).refusal,
+            conflict
         );
-        assert!(message(&eval(&by_aso, json!({}), &Namespaces::none())).contains("two ways"));
     }
 
     #[test]
@@ -624,80 +618,102 @@ mod tests {
 
     #[test]
     fn the_matrix_is_announced_with_a_caveat() {
-        let v = eval(
+        let default = Resolved {
+            policy: ReconcilePolicy::Manage,
+            source: Source::OperatorDefault,
+        };
+        let d = decide(
             &create(json!({ AP: "skip-if-exists" })),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        let w = warning(&v, "if the Azure resource already exists");
-        assert!(w.contains("it is used as it is: never updated, never deleted in Azure; otherwise it is created and fully managed"), "{w}");
-        assert!(
-            w.contains("adoption-policy: skip-if-exists, the more restrictive applies"),
-            "{w}"
-        );
-        let w = warning(&v, "do not implement");
-        assert!(
-            w.contains("an existing Azure resource is adopted, updated to match, and deleted"),
-            "{w}"
-        );
-        assert_eq!(
-            v.audit_annotations[AUDIT_KEY],
-            "skip if the Azure resource exists, manage otherwise"
-        );
+        let outcome = Outcome {
+            existing: ReconcilePolicy::Skip,
+            missing: ReconcilePolicy::Manage,
+            effective: default,
+            by: Some(By::Adoption(AdoptionPolicy::SkipIfExists)),
+        };
+        let caveat = Warning::NotImplemented {
+            key: Annotation::AdoptionPolicy,
+            policy: ReconcilePolicy::Manage,
+        };
+        assert_eq!(d.warnings, [Warning::Outcome(outcome), caveat]);
+        let split = Audit::Split {
+            existing: ReconcilePolicy::Skip,
+            missing: ReconcilePolicy::Manage,
+        };
+        assert_eq!(d.audit, Some(split));
         // adopt-if-exists changes nothing, so no caveat.
-        let v = eval(
+        let d = decide(
             &create(json!({ AP: "adopt-if-exists" })),
             json!({}),
             &Namespaces::none(),
         );
-        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
-        let v = eval(
+        assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+        let d = decide(
             &create(json!({ IE: "detach-on-delete" })),
             json!({}),
             &Namespaces::none(),
         );
-        assert_eq!(
-            v.audit_annotations[AUDIT_KEY],
-            "detach-on-delete if the Azure resource exists, manage otherwise"
-        );
-        warning(
-            &v,
-            "do not implement serviceoperator.azure.com/reconcile-policy-if-exists",
-        );
+        let split = Audit::Split {
+            existing: ReconcilePolicy::DetachOnDelete,
+            missing: ReconcilePolicy::Manage,
+        };
+        assert_eq!(d.audit, Some(split));
+        let caveat = Warning::NotImplemented {
+            key: Annotation::IfExists,
+            policy: ReconcilePolicy::Manage,
+        };
+        assert_eq!(d.warnings.last(), Some(&caveat));
     }
 
     #[test]
     fn the_namespace_and_the_operator_default_are_inherited() {
-        let v = eval(
+        let effective = |d: &Decision| match d.warnings.last() {
+            Some(Warning::Outcome(o)) => Some(o.effective.clone()),
+            _ => None,
+        };
+        let d = decide(
             &create(json!({})),
             json!({}),
             &Namespaces::with("shop", Some("skip")),
         );
-        warning(&v, "Effective serviceoperator.azure.com/reconcile-policy: skip (inherited from Namespace \"shop\")");
-        let v = eval(
+        let inherited = Resolved {
+            policy: ReconcilePolicy::Skip,
+            source: Source::Namespace("shop".into()),
+        };
+        assert_eq!(effective(&d), Some(inherited));
+        let d = decide(
             &create(json!({})),
             json!({"defaultReconcilePolicy": "detach-on-delete"}),
             &Namespaces::none(),
         );
-        warning(&v, "detach-on-delete (the operator default)");
-        let v = eval(
+        let default = Resolved {
+            policy: ReconcilePolicy::DetachOnDelete,
+            source: Source::OperatorDefault,
+        };
+        assert_eq!(effective(&d), Some(default));
+        let d = decide(
             &create(json!({})),
             json!({}),
             &Namespaces::failing("shop", "connection refused"),
         );
-        let m = message(&v);
-        assert!(
-            m.contains("cannot read Namespace \"shop\"") && m.contains("connection refused"),
-            "{m}"
-        );
-        let v = eval(
+        let failed = Failure::NamespaceLookup {
+            namespace: "shop".into(),
+            error: NamespaceError::Lookup("connection refused".into()),
+        };
+        assert_eq!(d, Decision::refuse(orders_db(), Refusal::Failed(failed)));
+        let d = decide(
             &create(json!({})),
             json!({"namespaceLookupFailure": "allow"}),
             &Namespaces::failing("shop", "timeout"),
         );
-        assert!(v.allowed);
-        warning(&v, "could not be read (\"timeout\")");
+        let note = Note::NamespaceUnread {
+            namespace: "shop".into(),
+            error: NamespaceError::Lookup("timeout".into()),
+        };
+        assert_eq!(d.refusal, None);
+        assert_eq!(d.warnings[0], Warning::Note(note));
     }
 
     #[test]
@@ -816,20 +832,33 @@ mod tests {
 
     #[test]
     fn malformed_objects_are_refused_naming_the_field() {
+        let d = decide(
+            &request("CREATE", ALICE, None, None),
+            json!({}),
+            &Namespaces::none(),
+        );
+        assert_eq!(d.refusal, Some(Refusal::NoObject(Which::Object)));
+        // The one wording of guard-core.
         let v = eval(
             &request("CREATE", ALICE, None, None),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("the CREATE request carries no object"));
+        assert_eq!(
+            message(&v),
+            "FlexibleServer shop/orders-db: the CREATE request carries no object"
+        );
         let bad = json!({"metadata": {"annotations": {RP: 1}}});
-        let v = eval(
+        let d = decide(
             &request("CREATE", ALICE, Some(bad), None),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("malformed object"), "{v:?}");
-        let v = eval(
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed object")),
+            "{d:?}"
+        );
+        let d = decide(
             &request(
                 "UPDATE",
                 ALICE,
@@ -839,9 +868,12 @@ mod tests {
             json!({}),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("malformed oldObject"), "{v:?}");
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed oldObject")),
+            "{d:?}"
+        );
         // No metadata at all reads as no annotations.
-        let v = eval(
+        let d = decide(
             &request(
                 "CREATE",
                 ALICE,
@@ -851,6 +883,6 @@ mod tests {
             json!({}),
             &Namespaces::none(),
         );
-        assert!(v.allowed, "{v:?}");
+        assert_eq!(d.refusal, None);
     }
 }
