@@ -42,7 +42,7 @@ pub(crate) fn decide(
 /// calls it (from its metadata, once read).
 fn objects(
     request: &AdmissionRequest,
-    name: impl Fn(Option<&Metadata>) -> Subject,
+    name: &dyn Fn(Option<&Metadata>) -> Subject,
 ) -> Result<(Metadata, Option<Metadata>), Box<Decision>> {
     let refuse = |meta, refusal| Box::new(Decision::refuse(name(meta), refusal));
     let new = match request.metadata(Which::Object) {

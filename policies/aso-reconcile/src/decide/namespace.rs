@@ -17,7 +17,7 @@ pub(super) fn change(
     settings: &Settings,
     ctx: &Context<'_>,
 ) -> Decision {
-    let (new, old) = match super::objects(request, |meta| Subject::of(&target(request, meta))) {
+    let (new, old) = match super::objects(request, &|meta| Subject::of(&target(request, meta))) {
         Ok(read) => read,
         Err(refused) => return *refused,
     };

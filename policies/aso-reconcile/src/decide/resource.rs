@@ -88,7 +88,7 @@ pub(super) fn change(
     ctx: &Context<'_>,
 ) -> Decision {
     let named = |meta: Option<&Metadata>| Subject::of(&ObjectName::of(request, meta));
-    let (new, old) = match super::objects(request, named) {
+    let (new, old) = match super::objects(request, &named) {
         Ok(read) => read,
         Err(refused) => return *refused,
     };
