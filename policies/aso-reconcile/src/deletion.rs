@@ -300,9 +300,21 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
 mod tests {
     use serde_json::{json, Value};
 
-    use crate::render::AUDIT_KEY;
+    use guard_core::Which;
+
+    use super::Protected;
+    use crate::decision::{Audit, Decision, Refusal, Warning};
+    use crate::effective::{Note, Resolved, Source};
+    use crate::failure::{Failure, NamespaceError};
     use crate::test_support::*;
     use crate::values::*;
+
+    fn default_manage() -> Resolved {
+        Resolved {
+            policy: ReconcilePolicy::Manage,
+            source: Source::OperatorDefault,
+        }
+    }
 
     const KUSTOMIZE: &str = "system:serviceaccount:flux-system:kustomize-controller";
 
@@ -321,8 +333,8 @@ mod tests {
 
     #[test]
     fn nothing_is_protected_by_default() {
-        let v = eval(&delete(json!({})), json!({}), &Namespaces::none());
-        assert_eq!(v, guard_core::Verdict::allow());
+        let d = decide(&delete(json!({})), json!({}), &Namespaces::none());
+        assert_eq!(d, Decision::pass(orders_db()));
     }
 
     #[test]
@@ -345,69 +357,91 @@ mod tests {
     #[test]
     fn confirmed_deletions_pass_and_wrong_confirmations_are_named() {
         let key = "reconcile-guard.io/confirm-delete";
-        let v = eval(
+        let d = decide(
             &delete(json!({ key: "orders-db" })),
             protect(),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(
-            &v,
-            "deletion confirmed by reconcile-guard.io/confirm-delete",
-        );
-        assert_eq!(
-            v.audit_annotations[AUDIT_KEY],
-            "manage (deletion confirmed)"
-        );
-        let v = eval(
+        let confirmed = Decision::pass(orders_db())
+            .warned([Warning::Confirmed(default_manage())])
+            .audited(Audit::Confirmed);
+        assert_eq!(d, confirmed);
+        let d = decide(
             &delete(json!({ key: "yes" })),
             protect(),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("Annotation reconcile-guard.io/confirm-delete is \"yes\", not the object's name \"orders-db\"."));
+        let protected = Protected {
+            effective: default_manage(),
+            children: Vec::new(),
+            name: "orders-db".into(),
+            confirmation: Some("yes".into()),
+        };
+        let refusal = Refusal::Protected {
+            protected: Box::new(protected),
+            switch: None,
+        };
+        assert_eq!(d, Decision::refuse(orders_db(), refusal));
         let custom = json!({"deletionProtection": {"namespaces": ["shop"], "confirmationAnnotation": "example.com/delete"}});
-        assert!(
-            eval(
-                &delete(json!({"example.com/delete": "orders-db"})),
-                custom,
-                &Namespaces::none()
-            )
-            .allowed
+        let d = decide(
+            &delete(json!({"example.com/delete": "orders-db"})),
+            custom,
+            &Namespaces::none(),
         );
+        assert_eq!(d.audit, Some(Audit::Confirmed));
     }
 
     #[test]
     fn detached_and_skipped_resources_may_go() {
-        for policy in ["detach-on-delete", "skip"] {
-            let v = eval(
-                &delete(json!({ RECONCILE_POLICY: policy })),
+        for policy in [ReconcilePolicy::DetachOnDelete, ReconcilePolicy::Skip] {
+            let d = decide(
+                &delete(json!({ RECONCILE_POLICY: policy.as_str() })),
                 protect(),
                 &Namespaces::none(),
             );
-            assert!(v.allowed);
-            warning(&v, "the Azure resource is kept");
-            assert_eq!(v.audit_annotations[AUDIT_KEY], policy);
+            let on_object = Resolved {
+                policy,
+                source: Source::Object,
+            };
+            let kept = Decision::pass(orders_db())
+                .warned([Warning::Kept(on_object)])
+                .audited(Audit::Policy(policy));
+            assert_eq!(d, kept);
         }
         // Inherited from the Namespace, or the operator default.
-        let v = eval(
+        let d = decide(
             &delete(json!({})),
             protect(),
             &Namespaces::with("shop", Some("detach-on-delete")),
         );
-        warning(&v, "inherited from Namespace \"shop\"");
+        let inherited = Resolved {
+            policy: ReconcilePolicy::DetachOnDelete,
+            source: Source::Namespace("shop".into()),
+        };
+        assert_eq!(d.warnings, [Warning::Kept(inherited)]);
         let s = json!({"defaultReconcilePolicy": "skip", "deletionProtection": {"namespaces": ["shop"]}});
-        assert!(eval(&delete(json!({})), s, &Namespaces::none()).allowed);
+        assert_eq!(
+            decide(&delete(json!({})), s, &Namespaces::none()).refusal,
+            None
+        );
     }
 
     #[test]
     fn a_typo_in_the_stored_value_means_manage() {
-        let v = eval(
+        let d = decide(
             &delete(json!({ RECONCILE_POLICY: "detach-on-deletee" })),
             protect(),
             &Namespaces::with("shop", Some("skip")),
         );
-        assert!(message(&v).contains("is manage (the operator default)"));
-        warning(&v, "\"detach-on-deletee\", which ASO does not know");
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Protected { protected, .. })
+                if protected.effective == default_manage()),
+            "{d:?}"
+        );
+        let note = Note::UnknownOnObject {
+            value: "detach-on-deletee".into(),
+        };
+        assert_eq!(d.warnings, [Warning::Note(note)]);
     }
 
     #[test]
@@ -430,24 +464,37 @@ mod tests {
     #[test]
     fn bad_input_on_delete() {
         let no_old = request("DELETE", KUSTOMIZE, None, None);
-        assert!(message(&eval(&no_old, protect(), &Namespaces::none()))
-            .contains("carries no oldObject"));
-        assert!(eval(&no_old, json!({}), &Namespaces::none()).allowed);
+        let d = decide(&no_old, protect(), &Namespaces::none());
+        assert_eq!(d.refusal, Some(Refusal::NoObject(Which::OldObject)));
+        assert_eq!(
+            message(&eval(&no_old, protect(), &Namespaces::none())),
+            "FlexibleServer shop/orders-db: the DELETE request carries no oldObject"
+        );
+        assert_eq!(
+            decide(&no_old, json!({}), &Namespaces::none()).refusal,
+            None
+        );
         let bad = request(
             "DELETE",
             KUSTOMIZE,
             None,
             Some(json!({"metadata": {"labels": "x"}})),
         );
+        let d = decide(&bad, protect(), &Namespaces::none());
         assert!(
-            message(&eval(&bad, protect(), &Namespaces::none())).contains("malformed oldObject")
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed oldObject")),
+            "{d:?}"
         );
-        let v = eval(
+        let d = decide(
             &delete(json!({})),
             protect(),
             &Namespaces::failing("shop", "etcdserver: request timed out"),
         );
-        assert!(message(&v).contains("cannot read Namespace \"shop\""));
+        let failed = Failure::NamespaceLookup {
+            namespace: "shop".into(),
+            error: NamespaceError::Lookup("etcdserver: request timed out".into()),
+        };
+        assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
     }
 
     /// Owner references name the owner by uid: without the stored object's
@@ -457,26 +504,26 @@ mod tests {
     fn an_owner_without_a_stored_uid_is_refused() {
         let owns = json!({"deletionProtection": {"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}});
-        let v = eval(&delete(json!({})), owns.clone(), &Namespaces::none());
-        assert!(
-            message(&v).contains("malformed oldObject: it has no metadata.uid"),
-            "{v:?}"
-        );
+        let d = decide(&delete(json!({})), owns.clone(), &Namespaces::none());
+        assert_eq!(d.refusal, Some(Refusal::Failed(Failure::NoUid)));
         let mut numeric = server(json!({}), &[FINALIZER]);
         numeric["metadata"]["uid"] = json!(42);
-        let v = eval(
+        let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(numeric)),
             owns.clone(),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("metadata.uid must be a string, found a number"));
+        assert_eq!(
+            d.refusal,
+            Some(Refusal::Failed(Failure::UidType("a number")))
+        );
         let mut stored = server(json!({}), &[FINALIZER]);
         stored["metadata"]["uid"] = json!("5d7f9b1c-3e5a-4c7e-9b2d-8a0c2e4f6b17");
-        let v = eval(
+        let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(stored)),
             owns,
             &Namespaces::none(),
         );
-        assert!(v.allowed, "{v:?}");
+        assert_eq!(d.refusal, None);
     }
 }

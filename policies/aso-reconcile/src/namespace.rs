@@ -50,9 +50,22 @@ pub(crate) fn target<'a>(
 mod tests {
     use serde_json::json;
 
+    use guard_core::Which;
+
+    use crate::decision::{Audit, Decision, Inherited, Refusal, Subject, Warning};
     use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
+
+    /// `Namespace shop`, as decisions name it.
+    fn shop() -> Subject {
+        Subject {
+            kind: "Namespace".into(),
+            resource: "namespaces".into(),
+            namespace: String::new(),
+            name: "shop".into(),
+        }
+    }
 
     #[test]
     fn setting_the_namespace_policy_says_what_it_means() {
@@ -128,15 +141,19 @@ mod tests {
             Some(namespace("shop", None)),
             Some(namespace("shop", Some("skip"))),
         );
-        let v = eval(
+        let d = decide(
             &req,
             json!({"defaultReconcilePolicy": "manage"}),
             &Namespaces::none(),
         );
-        warning(
-            &v,
-            "now follow manage (the operator default, as the Namespace no longer sets it)",
-        );
+        let follows = Warning::NamespaceFollows {
+            policy: ReconcilePolicy::Manage,
+            why: Inherited::Removed,
+        };
+        let expected = Decision::pass(shop())
+            .warned([follows])
+            .audited(Audit::Policy(ReconcilePolicy::Manage));
+        assert_eq!(d, expected);
     }
 
     #[test]
@@ -157,26 +174,35 @@ mod tests {
             "{m}"
         );
         let req = namespace_request("CREATE", Some(namespace("shop", Some("run"))), None);
-        assert!(message(&eval(&req, json!({}), &Namespaces::none())).contains("legacy value"));
-        let v = eval(
+        let d = decide(&req, json!({}), &Namespaces::none());
+        let refusal = Refusal::InvalidOnNamespace {
+            value: "run".into(),
+        };
+        assert_eq!(d, Decision::refuse(shop(), refusal));
+        let d = decide(
             &req,
             json!({"acceptLegacyValues": true}),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(&v, "applies its default, manage");
-        warning(
-            &v,
-            "now follow manage (the operator default, as ASO does not know",
-        );
+        let legacy = Warning::Legacy {
+            key: Annotation::ReconcilePolicy,
+            value: "run".into(),
+            modern: "manage",
+        };
+        let follows = Warning::NamespaceFollows {
+            policy: ReconcilePolicy::Manage,
+            why: Inherited::Unknown,
+        };
+        assert_eq!(d.refusal, None);
+        assert_eq!(d.warnings, [legacy, follows]);
     }
 
     #[test]
     fn unrelated_changes_pass_quietly() {
         let req = namespace_request("CREATE", Some(namespace("shop", None)), None);
         assert_eq!(
-            eval(&req, json!({}), &Namespaces::none()),
-            guard_core::Verdict::allow()
+            decide(&req, json!({}), &Namespaces::none()),
+            Decision::pass(shop())
         );
         let mut labelled = namespace("shop", Some("bogus"));
         labelled["metadata"]["labels"] = json!({"team": "orders"});
@@ -185,39 +211,46 @@ mod tests {
             Some(labelled),
             Some(namespace("shop", Some("bogus"))),
         );
-        let v = eval(&req, json!({}), &Namespaces::none());
-        assert!(v.allowed);
-        warning(&v, "keeps the value \"bogus\", which ASO does not know");
+        let keeps = Warning::NamespaceKeepsInvalid {
+            value: "bogus".into(),
+        };
+        assert_eq!(
+            decide(&req, json!({}), &Namespaces::none()),
+            Decision::pass(shop()).warned([keeps])
+        );
         let req = namespace_request("DELETE", None, Some(namespace("shop", Some("bogus"))));
-        assert!(eval(&req, json!({}), &Namespaces::none()).allowed);
+        assert_eq!(decide(&req, json!({}), &Namespaces::none()).refusal, None);
     }
 
     #[test]
     fn proposal_annotations_on_a_namespace_do_nothing() {
         let mut ns = namespace("shop", None);
         ns["metadata"]["annotations"][ADOPTION_POLICY] = json!("skip-if-exists");
-        let v = eval(
+        let d = decide(
             &namespace_request("CREATE", Some(ns), None),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(&v, "has no effect on a Namespace");
+        let no_effect = Warning::NoEffectOnNamespace(Annotation::AdoptionPolicy);
+        assert_eq!(d, Decision::pass(shop()).warned([no_effect]));
     }
 
     #[test]
     fn malformed_namespaces() {
-        let v = eval(
+        let d = decide(
             &namespace_request("CREATE", None, None),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("carries no object"));
-        let v = eval(
+        assert_eq!(d.refusal, Some(Refusal::NoObject(Which::Object)));
+        let d = decide(
             &namespace_request("CREATE", Some(json!("x")), None),
             json!({}),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("malformed object"));
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed object")),
+            "{d:?}"
+        );
     }
 }

@@ -80,6 +80,9 @@ pub(crate) fn turn(
 mod tests {
     use serde_json::{json, Value};
 
+    use crate::decision::{Decision, Refusal, Switch};
+    use crate::deletion::Protected;
+    use crate::effective::{Resolved, Source};
     use crate::test_support::*;
     use crate::values::*;
 
@@ -105,22 +108,42 @@ mod tests {
             &[FINALIZER],
         );
         let ns = Namespaces::with("shop", Some("skip"));
-        let m = message(&eval(&req, protect(), &ns)).to_string();
-        assert!(
-            m.starts_with(
-                "FlexibleServer shop/orders-db is being deleted and waits for ASO's finalizer, \
-                 under skip (inherited from Namespace \"shop\"); with this change"
-            ),
-            "{m}"
+        let protected = Protected {
+            effective: Resolved {
+                policy: ReconcilePolicy::Manage,
+                source: Source::Object,
+            },
+            children: Vec::new(),
+            name: "orders-db".into(),
+            confirmation: None,
+        };
+        let switched = Switch {
+            before: Resolved {
+                policy: ReconcilePolicy::Skip,
+                source: Source::Namespace("shop".into()),
+            },
+            repointed: false,
+        };
+        let refusal = Refusal::Protected {
+            protected: Box::new(protected),
+            switch: Some(Box::new(switched)),
+        };
+        assert_eq!(
+            decide(&req, protect(), &ns),
+            Decision::refuse(orders_db(), refusal)
         );
-        assert!(m.ends_with("Then make this change again."), "{m}");
         // Removing the object's detach-on-delete falls to the operator default, manage.
         let req = switch(
             json!({ RECONCILE_POLICY: "detach-on-delete" }),
             json!({}),
             &[FINALIZER],
         );
-        assert!(!eval(&req, protect(), &Namespaces::none()).allowed);
+        let d = decide(&req, protect(), &Namespaces::none());
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Protected { switch: Some(s), .. })
+                if s.before.policy == ReconcilePolicy::DetachOnDelete),
+            "{d:?}"
+        );
     }
 
     #[test]
