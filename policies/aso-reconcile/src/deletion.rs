@@ -116,83 +116,93 @@ pub(crate) fn assess(
             Err(failure) => return bare(Deletion::Failed(failure)),
         },
     };
-    Assessment {
-        notes: std::mem::take(&mut effective.notes),
-        deletion: of_taken_over(
-            request, settings, ctx, target, meta, effective, directly, lookup,
-        ),
-    }
-}
-
-/// [`assess`] once ASO has taken the object over and its effective policy is known.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the request, the object and what assess found"
-)]
-fn of_taken_over<'a>(
-    request: &AdmissionRequest,
-    settings: &Settings,
-    ctx: &Context<'_>,
-    target: &ObjectName<'_>,
-    meta: &Metadata,
-    effective: Effective,
-    directly: bool,
-    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, NamespaceError>,
-) -> Deletion {
-    let p = &settings.deletion_protection;
+    let notes = std::mem::take(&mut effective.notes);
     let effective = effective.resolved();
-    if effective.policy != ReconcilePolicy::Manage {
-        return if directly {
+    let deletion = if effective.policy != ReconcilePolicy::Manage {
+        if directly {
             Deletion::Kept(effective)
         } else {
             Deletion::Free
-        };
-    }
-    let key = p.confirmation_annotation.as_str();
-    let name = if meta.name.is_empty() {
-        target.name.as_ref()
-    } else {
-        meta.name.as_str()
-    };
-    let confirmation = meta.annotation(key);
-    if confirmation == Some(name) {
-        return Deletion::Confirmed(effective);
-    }
-    let children = if owners::needed(p) {
-        let inside = stored_uid(request).and_then(|uid| {
-            let owner = Owner {
-                name,
-                uid: &uid,
-                namespace: target.namespace,
-                resource_id: meta.annotation(RESOURCE_ID),
-            };
-            owners::protected_inside(&owner, p, ctx.cluster)
-        });
-        match inside {
-            Ok(children) => children,
-            Err(failure) => return Deletion::Failed(failure),
         }
     } else {
-        Vec::new()
+        let deleted = Deleted {
+            request,
+            settings,
+            ctx,
+            target,
+            meta,
+        };
+        deleted.under_manage(effective, directly, lookup)
     };
-    if !directly && children.is_empty() {
-        return Deletion::Free;
+    Assessment { notes, deletion }
+}
+
+/// An object whose deletion ASO would carry into Azure.
+struct Deleted<'a> {
+    request: &'a AdmissionRequest,
+    settings: &'a Settings,
+    ctx: &'a Context<'a>,
+    target: &'a ObjectName<'a>,
+    meta: &'a Metadata,
+}
+
+impl Deleted<'_> {
+    /// [`assess`] once ASO has taken the object over under `manage`:
+    /// confirmed, or protected for itself (`directly`) or for what is inside it.
+    fn under_manage<'n>(
+        &self,
+        effective: Resolved,
+        directly: bool,
+        lookup: impl FnOnce() -> &'n Result<Option<ClusterObject>, NamespaceError>,
+    ) -> Deletion {
+        let (request, ctx, target, meta) = (self.request, self.ctx, self.target, self.meta);
+        let p = &self.settings.deletion_protection;
+        let key = p.confirmation_annotation.as_str();
+        let name = if meta.name.is_empty() {
+            target.name.as_ref()
+        } else {
+            meta.name.as_str()
+        };
+        let confirmation = meta.annotation(key);
+        if confirmation == Some(name) {
+            return Deletion::Confirmed(effective);
+        }
+        let children = if owners::needed(p) {
+            let inside = stored_uid(request).and_then(|uid| {
+                let owner = Owner {
+                    name,
+                    uid: &uid,
+                    namespace: target.namespace,
+                    resource_id: meta.annotation(RESOURCE_ID),
+                };
+                owners::protected_inside(&owner, p, ctx.cluster)
+            });
+            match inside {
+                Ok(children) => children,
+                Err(failure) => return Deletion::Failed(failure),
+            }
+        } else {
+            Vec::new()
+        };
+        if !directly && children.is_empty() {
+            return Deletion::Free;
+        }
+        // The Namespace's confirmation was given for what is in it: its DELETE
+        // named those alone. Protected resources elsewhere inside this one need
+        // this object's own confirmation.
+        let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
+        match namespace_confirmed(target.namespace, key, lookup) {
+            Ok(true) if !elsewhere => return Deletion::ConfirmedOnNamespace(effective),
+            Ok(_) => {}
+            Err(failure) => return Deletion::Failed(failure),
+        }
+        Deletion::Protected(Protected {
+            effective,
+            children,
+            name: name.to_string(),
+            confirmation: confirmation.map(str::to_string),
+        })
     }
-    // The Namespace's confirmation was given for what is in it: its DELETE
-    // named those alone. Protected resources elsewhere inside this one need
-    // this object's own confirmation.
-    let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
-    match namespace_confirmed(target.namespace, key, lookup) {
-        Ok(true) if !elsewhere => return Deletion::ConfirmedOnNamespace(effective),
-        Ok(_) => {}
-        Err(failure) => return Deletion::Failed(failure),
-    }
-    Deletion::Protected(Protected {
-        effective,
-        children,
-        name: name.to_string(),
-        confirmation: confirmation.map(str::to_string),
-    })
 }
 
 /// Whether `namespace` is being deleted and its own confirmation annotation
