@@ -549,6 +549,10 @@ fn annotate(object: &ObjectName<'_>, key: &str, value: &str) -> String {
 /// `a, b or c`.
 fn accepted<V: Vocabulary>() -> String {
     let names: Vec<&str> = V::ALL.iter().map(|v| v.as_str()).collect();
+    one_of(&names)
+}
+
+fn one_of(names: &[&str]) -> String {
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => names.join(""),
@@ -558,12 +562,27 @@ fn accepted<V: Vocabulary>() -> String {
 /// Why `value` of annotation `key` is refused, with the accepted values and a
 /// suggestion. `consequence` says what would follow from a value ASO does not know.
 fn invalid<V: Vocabulary>(key: &str, value: &str, consequence: &str) -> String {
-    if let Some(modern) = V::legacy(value) {
+    let modern = V::legacy(value).map(V::as_str);
+    let guess = crate::values::suggest::<V>(value).map(V::as_str);
+    refused_value(key, value, consequence, modern, guess, &accepted::<V>())
+}
+
+/// [`invalid`] once the vocabulary has answered: its modern value for a
+/// legacy one, its guess, and the values it accepts.
+fn refused_value(
+    key: &str,
+    value: &str,
+    consequence: &str,
+    modern: Option<&str>,
+    guess: Option<&str>,
+    accepted: &str,
+) -> String {
+    if let Some(modern) = modern {
         return format!(
             "annotation {key}: {} is a legacy value of early ASO releases; current ASO does not \
              know it, so {consequence}. Write {} instead.",
             quote(value),
-            quote(modern.as_str())
+            quote(modern)
         );
     }
     let what = if value.is_empty() {
@@ -574,13 +593,10 @@ fn invalid<V: Vocabulary>(key: &str, value: &str, consequence: &str) -> String {
             quote(value)
         )
     };
-    let hint = crate::values::suggest::<V>(value)
-        .map(|v| format!(" Did you mean {}?", quote(v.as_str())))
+    let hint = guess
+        .map(|v| format!(" Did you mean {}?", quote(v)))
         .unwrap_or_default();
-    format!(
-        "annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {}.{hint}",
-        accepted::<V>()
-    )
+    format!("annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {accepted}.{hint}")
 }
 
 /// What a legacy value (`run`, `skip-delete`) meant to early ASO releases.
