@@ -5,101 +5,63 @@
 //! two explicit steps first: detach the Azure resource, or confirm with the
 //! object's name (or, in a Namespace being deleted, with the Namespace's).
 
-use guard_core::names::quote;
 use guard_core::object::ObjectName;
 use std::cell::OnceCell;
 
-use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Verdict, Which};
+use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Which};
 use serde_json::Value;
 
-use crate::effective::{namespace_object, namespace_policy, resolve_with, Effective};
-use crate::owners::{self, Child, Owner};
-use crate::resource::AUDIT_KEY;
-use crate::settings::Settings;
-use crate::values::{
-    annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY, RESOURCE_ID,
+use crate::effective::{
+    namespace_object, namespace_policy, resolve_with, Effective, Note, Resolved,
 };
+use crate::failure::{Failure, NamespaceError};
+use crate::owners::{self, Child, Owner};
+use crate::settings::{DeletionProtection, Settings};
+use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
-pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-    let p = &settings.deletion_protection;
-    if !p.is_enabled() {
-        return Verdict::allow();
-    }
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let kind_selected = p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind));
-    // Any ASO object may hold protected ones, when their kinds can be listed.
-    if !kind_selected && !owners::needed(p) {
-        return Verdict::allow();
-    }
-    let old = match request.metadata(Which::OldObject) {
-        Ok(old) => old,
-        Err(e) => {
-            return Verdict::deny(format!("{}: {e}", ObjectName::of(request, None).describe()))
-        }
-    };
-    let target = ObjectName::of(request, old.as_ref());
-    let Some(old) = &old else {
-        return Verdict::deny(format!(
-            "{}: the DELETE request carries no oldObject, so deletion protection cannot read the \
-             object's labels and {RECONCILE_POLICY}; kube-apiserver always sends it",
-            target.describe()
-        ));
-    };
-    match assess(request, settings, ctx, &target, old, None) {
-        Assessment::Passes(verdict) => verdict,
-        Assessment::Refused(r) => r.refusal(
-            format!("{} is protected from deletion", target.describe()),
-            "Then delete again.",
-        ),
-    }
+/// What deleting an object would do in Azure, judged on the object as it
+/// will be when ASO sees the deletion.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Assessment {
+    /// What resolving the effective policy found, if it was resolved.
+    pub notes: Vec<Note>,
+    pub deletion: Deletion,
 }
 
-/// What deleting `meta` would do in Azure, judged on the object as it will
-/// be when ASO sees the deletion.
-pub(crate) enum Assessment {
-    Passes(Verdict),
-    Refused(Refused),
+#[derive(Debug, PartialEq)]
+pub(crate) enum Deletion {
+    /// Nothing protected is at stake.
+    Free,
+    /// A selected object ASO never took over: it goes at once.
+    NotTakenOver,
+    /// A selected object whose Azure resource is kept.
+    Kept(Resolved),
+    /// Confirmed on the object itself.
+    Confirmed(Resolved),
+    /// Confirmed on its Namespace, which is being deleted.
+    ConfirmedOnNamespace(Resolved),
+    /// What the answer needs could not be read.
+    Failed(Failure),
+    /// Needs a detach or a confirmation first.
+    Protected(Protected),
 }
 
 /// A deletion that needs a detach or a confirmation first.
-pub(crate) struct Refused {
-    who: String,
-    effective: Effective,
-    children: Vec<Child>,
-    namespace: String,
-    mismatch: String,
-    detach: String,
-    confirm: String,
+#[derive(Debug, PartialEq)]
+pub(crate) struct Protected {
+    pub effective: Resolved,
+    /// The protected resources inside it.
+    pub children: Vec<Child>,
+    /// The name the confirmation must carry.
+    pub name: String,
+    /// The confirmation the object carries, which is not its name.
+    pub confirmation: Option<String>,
 }
 
-impl Refused {
-    /// `"{what}: ASO would delete ..."`, with both ways out and `then`.
-    pub(crate) fn refusal(self, what: String, then: &str) -> Verdict {
-        let notes: Vec<String> = self
-            .effective
-            .notes
-            .iter()
-            .map(|n| format!("{}: {n}", self.who))
-            .collect();
-        let inside = if self.children.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", and Azure deletes what is inside it, including the protected {}",
-                owners::describe(&self.children, &self.namespace)
-            )
-        };
-        Verdict::deny(format!(
-            "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{} To keep the Azure resource, detach it first: \
-             `{}`. To delete it in Azure too, confirm with the object's name: `{}`. {then}",
-            self.effective.describe(),
-            self.mismatch,
-            self.detach,
-            self.confirm,
-        ))
-        .with_warnings(notes)
-    }
+/// Whether the protection selects the request's kind.
+pub(crate) fn kind_selected(p: &DeletionProtection, request: &AdmissionRequest) -> bool {
+    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
+    p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind))
 }
 
 /// Judges the deletion of `meta` (the stored object of a DELETE, or the
@@ -114,35 +76,32 @@ pub(crate) fn assess(
     known: Option<Effective>,
 ) -> Assessment {
     let p = &settings.deletion_protection;
-    let (group, kind) = (request.kind.group.as_str(), request.kind.kind.as_str());
-    let may_own = owners::needed(p);
-    let directly = (p.kinds.is_empty() || p.kinds.iter().any(|k| k.matches(group, kind)))
+    let directly = kind_selected(p, request)
         && (p.namespaces.is_empty() || p.namespaces.iter().any(|n| n == target.namespace))
         && p.label_selector
             .as_ref()
             .is_none_or(|s| s.matches(&meta.labels));
-    let who = target.describe();
+    let bare = |deletion| Assessment {
+        notes: Vec::new(),
+        deletion,
+    };
     // ASO issues an Azure DELETE only for an object carrying its finalizer:
     // without it the object goes at once and ASO never sees the deletion.
     if !meta.finalizers.iter().any(|f| f == FINALIZER) {
-        let verdict = Verdict::allow();
-        return Assessment::Passes(if directly {
-            verdict.warn(format!(
-                "{who}: nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so \
-                 ASO never took it over and does not see its deletion."
-            ))
+        return bare(if directly {
+            Deletion::NotTakenOver
         } else {
-            verdict
+            Deletion::Free
         });
     }
-    if !directly && !may_own {
-        return Assessment::Passes(Verdict::allow());
+    if !directly && !owners::needed(p) {
+        return bare(Deletion::Free);
     }
     // The Namespace, looked up once for the effective policy and for its
     // confirmation, and only when one of them needs it.
     let namespace = OnceCell::new();
     let lookup = || namespace.get_or_init(|| namespace_object(target.namespace, ctx.cluster));
-    let effective = match known {
+    let mut effective = match known {
         Some(e) => e,
         None => match resolve_with(
             meta.annotation(RECONCILE_POLICY),
@@ -154,124 +113,96 @@ pub(crate) fn assess(
             },
         ) {
             Ok(e) => e,
-            Err(message) => return Assessment::Passes(Verdict::deny(format!("{who}: {message}"))),
+            Err(failure) => return bare(Deletion::Failed(failure)),
         },
     };
-    let notes: Vec<String> = effective
-        .notes
-        .iter()
-        .map(|n| format!("{who}: {n}"))
-        .collect();
-    if effective.policy != ReconcilePolicy::Manage {
-        if !directly {
-            return Assessment::Passes(Verdict::allow().with_warnings(notes));
-        }
-        return Assessment::Passes(
-            Verdict::allow()
-                .with_warnings(notes)
-                .warn(format!(
-                    "{who}: the Azure resource is kept, only the Kubernetes object is deleted: \
-                     effective {RECONCILE_POLICY} is {}.",
-                    effective.describe()
-                ))
-                .audit(AUDIT_KEY, effective.policy.as_str()),
-        );
-    }
-    let key = p.confirmation_annotation.as_str();
-    let name = if meta.name.is_empty() {
-        target.name.as_ref()
-    } else {
-        meta.name.as_str()
-    };
-    let confirmation = meta.annotation(key);
-    if confirmation == Some(name) {
-        return Assessment::Passes(
-            Verdict::allow()
-                .with_warnings(notes)
-                .warn(format!(
-                    "{who}: deletion confirmed by {key}: ASO deletes the Azure resource as well, \
-                     with anything inside it (effective {RECONCILE_POLICY}: {}).",
-                    effective.describe()
-                ))
-                .audit(AUDIT_KEY, "manage (deletion confirmed)"),
-        );
-    }
-    let children = if may_own {
-        let uid = match stored_uid(request) {
-            Ok(uid) => uid,
-            Err(message) => {
-                return Assessment::Passes(
-                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-                )
-            }
-        };
-        let owner = Owner {
-            name,
-            uid: &uid,
-            namespace: target.namespace,
-            resource_id: meta.annotation(RESOURCE_ID),
-        };
-        match owners::protected_inside(&owner, p, ctx.cluster) {
-            Ok(children) => children,
-            Err(message) => {
-                return Assessment::Passes(
-                    Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-                )
-            }
+    let notes = std::mem::take(&mut effective.notes);
+    let effective = effective.resolved();
+    let deletion = if effective.policy != ReconcilePolicy::Manage {
+        if directly {
+            Deletion::Kept(effective)
+        } else {
+            Deletion::Free
         }
     } else {
-        Vec::new()
-    };
-    if !directly && children.is_empty() {
-        return Assessment::Passes(Verdict::allow().with_warnings(notes));
-    }
-    // The Namespace's confirmation was given for what is in it: its DELETE
-    // named those alone. Protected resources elsewhere inside this one need
-    // this object's own confirmation.
-    let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
-    match namespace_confirmed(target.namespace, key, lookup) {
-        Ok(true) if !elsewhere => {
-            return Assessment::Passes(
-                Verdict::allow()
-                    .with_warnings(notes)
-                    .warn(format!(
-                        "{who}: deletion confirmed by {key} on Namespace {}, which is being \
-                         deleted: ASO deletes the Azure resource as well, with anything inside it \
-                         (effective {RECONCILE_POLICY}: {}).",
-                        quote(target.namespace),
-                        effective.describe()
-                    ))
-                    .audit(AUDIT_KEY, "manage (deletion confirmed on the Namespace)"),
-            )
-        }
-        Ok(_) => {}
-        Err(message) => {
-            return Assessment::Passes(
-                Verdict::deny(format!("{who}: {message}")).with_warnings(notes),
-            )
-        }
-    }
-    let mismatch = match confirmation {
-        Some(v) => format!(
-            " Annotation {key} is {}, not the object's name {}.",
-            quote(v),
-            quote(name)
-        ),
-        None => String::new(),
-    };
-    Assessment::Refused(Refused {
-        who,
-        effective,
-        children,
-        namespace: target.namespace.to_string(),
-        mismatch,
-        detach: annotate(
+        let deleted = Deleted {
+            request,
+            settings,
+            ctx,
             target,
-            RECONCILE_POLICY,
-            ReconcilePolicy::DetachOnDelete.as_str(),
-        ),
-        confirm: annotate(target, key, name),
-    })
+            meta,
+        };
+        deleted.under_manage(effective, directly, lookup)
+    };
+    Assessment { notes, deletion }
+}
+
+/// An object whose deletion ASO would carry into Azure.
+struct Deleted<'a> {
+    request: &'a AdmissionRequest,
+    settings: &'a Settings,
+    ctx: &'a Context<'a>,
+    target: &'a ObjectName<'a>,
+    meta: &'a Metadata,
+}
+
+impl Deleted<'_> {
+    /// [`assess`] once ASO has taken the object over under `manage`:
+    /// confirmed, or protected for itself (`directly`) or for what is inside it.
+    fn under_manage<'n>(
+        &self,
+        effective: Resolved,
+        directly: bool,
+        lookup: impl FnOnce() -> &'n Result<Option<ClusterObject>, NamespaceError>,
+    ) -> Deletion {
+        let (request, ctx, target, meta) = (self.request, self.ctx, self.target, self.meta);
+        let p = &self.settings.deletion_protection;
+        let key = p.confirmation_annotation.as_str();
+        let name = if meta.name.is_empty() {
+            target.name.as_ref()
+        } else {
+            meta.name.as_str()
+        };
+        let confirmation = meta.annotation(key);
+        if confirmation == Some(name) {
+            return Deletion::Confirmed(effective);
+        }
+        let children = if owners::needed(p) {
+            let inside = stored_uid(request).and_then(|uid| {
+                let owner = Owner {
+                    name,
+                    uid: &uid,
+                    namespace: target.namespace,
+                    resource_id: meta.annotation(RESOURCE_ID),
+                };
+                owners::protected_inside(&owner, p, ctx.cluster)
+            });
+            match inside {
+                Ok(children) => children,
+                Err(failure) => return Deletion::Failed(failure),
+            }
+        } else {
+            Vec::new()
+        };
+        if !directly && children.is_empty() {
+            return Deletion::Free;
+        }
+        // The Namespace's confirmation was given for what is in it: its DELETE
+        // named those alone. Protected resources elsewhere inside this one need
+        // this object's own confirmation.
+        let elsewhere = children.iter().any(|c| c.namespace != target.namespace);
+        match namespace_confirmed(target.namespace, key, lookup) {
+            Ok(true) if !elsewhere => return Deletion::ConfirmedOnNamespace(effective),
+            Ok(_) => {}
+            Err(failure) => return Deletion::Failed(failure),
+        }
+        Deletion::Protected(Protected {
+            effective,
+            children,
+            name: name.to_string(),
+            confirmation: confirmation.map(str::to_string),
+        })
+    }
 }
 
 /// Whether `namespace` is being deleted and its own confirmation annotation
@@ -281,8 +212,8 @@ pub(crate) fn assess(
 fn namespace_confirmed<'a>(
     namespace: &str,
     key: &str,
-    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, String>,
-) -> Result<bool, String> {
+    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, NamespaceError>,
+) -> Result<bool, Failure> {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
     struct Meta {
@@ -307,7 +238,7 @@ fn namespace_confirmed<'a>(
     let Some(raw) = raw else {
         return Ok(false);
     };
-    let view: View = context::read(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    let view: View = context::read(raw).map_err(Failure::UnreadableNamespace)?;
     let terminating = view
         .metadata
         .deletion_timestamp
@@ -323,7 +254,7 @@ fn namespace_confirmed<'a>(
 /// Only `metadata.uid` is parsed; the rest of the object (which may be
 /// megabytes) is checked as strictly as a `Value` would read it, without
 /// building one, so that what a `Value` could not hold is still refused.
-fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
+fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
     #[derive(serde::Deserialize)]
     struct Head {
         #[serde(default)]
@@ -362,22 +293,16 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
     }
     if let Some(raw) = request.old_object.as_deref() {
         guard_core::edit::check_strictly(raw.get())
-            .map_err(|e| format!("malformed oldObject: {e}"))?;
+            .map_err(|e| Failure::OldObjectNotJson(e.to_string()))?;
     }
-    let old = request.object_as::<Head>(Which::OldObject)?;
+    let old = request
+        .object_as::<Head>(Which::OldObject)
+        .map_err(Failure::Malformed)?;
     let uid = old.and_then(|o| o.metadata).and_then(|m| m.uid);
     match uid.as_ref() {
         Some(Value::String(uid)) if !uid.is_empty() => Ok(uid.clone()),
-        Some(Value::String(_) | Value::Null) | None => Err(
-            "malformed oldObject: it has no metadata.uid, so the protected resources ASO claimed \
-             for it (owner references carry the uid) cannot be found; kube-apiserver always \
-             sends it"
-                .to_string(),
-        ),
-        Some(other) => Err(format!(
-            "malformed oldObject: metadata.uid must be a string, found {}",
-            guard_core::request::json_type(other)
-        )),
+        Some(Value::String(_) | Value::Null) | None => Err(Failure::NoUid),
+        Some(other) => Err(Failure::UidType(guard_core::request::json_type(other))),
     }
 }
 
@@ -385,9 +310,21 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, String> {
 mod tests {
     use serde_json::{json, Value};
 
-    use crate::resource::AUDIT_KEY;
+    use guard_core::Which;
+
+    use super::Protected;
+    use crate::decision::{Audit, Decision, Refusal, Warning};
+    use crate::effective::{Note, Resolved, Source};
+    use crate::failure::{Failure, NamespaceError};
     use crate::test_support::*;
     use crate::values::*;
+
+    fn default_manage() -> Resolved {
+        Resolved {
+            policy: ReconcilePolicy::Manage,
+            source: Source::OperatorDefault,
+        }
+    }
 
     const KUSTOMIZE: &str = "system:serviceaccount:flux-system:kustomize-controller";
 
@@ -406,8 +343,8 @@ mod tests {
 
     #[test]
     fn nothing_is_protected_by_default() {
-        let v = eval(&delete(json!({})), json!({}), &Namespaces::none());
-        assert_eq!(v, guard_core::Verdict::allow());
+        let d = decide(&delete(json!({})), json!({}), &Namespaces::none());
+        assert_eq!(d, Decision::pass(orders_db()));
     }
 
     #[test]
@@ -430,69 +367,91 @@ mod tests {
     #[test]
     fn confirmed_deletions_pass_and_wrong_confirmations_are_named() {
         let key = "reconcile-guard.io/confirm-delete";
-        let v = eval(
+        let d = decide(
             &delete(json!({ key: "orders-db" })),
             protect(),
             &Namespaces::none(),
         );
-        assert!(v.allowed);
-        warning(
-            &v,
-            "deletion confirmed by reconcile-guard.io/confirm-delete",
-        );
-        assert_eq!(
-            v.audit_annotations[AUDIT_KEY],
-            "manage (deletion confirmed)"
-        );
-        let v = eval(
+        let confirmed = Decision::pass(orders_db())
+            .warned([Warning::Confirmed(default_manage())])
+            .audited(Audit::Confirmed);
+        assert_eq!(d, confirmed);
+        let d = decide(
             &delete(json!({ key: "yes" })),
             protect(),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("Annotation reconcile-guard.io/confirm-delete is \"yes\", not the object's name \"orders-db\"."));
+        let protected = Protected {
+            effective: default_manage(),
+            children: Vec::new(),
+            name: "orders-db".into(),
+            confirmation: Some("yes".into()),
+        };
+        let refusal = Refusal::Protected {
+            protected: Box::new(protected),
+            switch: None,
+        };
+        assert_eq!(d, Decision::refuse(orders_db(), refusal));
         let custom = json!({"deletionProtection": {"namespaces": ["shop"], "confirmationAnnotation": "example.com/delete"}});
-        assert!(
-            eval(
-                &delete(json!({"example.com/delete": "orders-db"})),
-                custom,
-                &Namespaces::none()
-            )
-            .allowed
+        let d = decide(
+            &delete(json!({"example.com/delete": "orders-db"})),
+            custom,
+            &Namespaces::none(),
         );
+        assert_eq!(d.audit, Some(Audit::Confirmed));
     }
 
     #[test]
     fn detached_and_skipped_resources_may_go() {
-        for policy in ["detach-on-delete", "skip"] {
-            let v = eval(
-                &delete(json!({ RECONCILE_POLICY: policy })),
+        for policy in [ReconcilePolicy::DetachOnDelete, ReconcilePolicy::Skip] {
+            let d = decide(
+                &delete(json!({ RECONCILE_POLICY: policy.as_str() })),
                 protect(),
                 &Namespaces::none(),
             );
-            assert!(v.allowed);
-            warning(&v, "the Azure resource is kept");
-            assert_eq!(v.audit_annotations[AUDIT_KEY], policy);
+            let on_object = Resolved {
+                policy,
+                source: Source::Object,
+            };
+            let kept = Decision::pass(orders_db())
+                .warned([Warning::Kept(on_object)])
+                .audited(Audit::Policy(policy));
+            assert_eq!(d, kept);
         }
         // Inherited from the Namespace, or the operator default.
-        let v = eval(
+        let d = decide(
             &delete(json!({})),
             protect(),
             &Namespaces::with("shop", Some("detach-on-delete")),
         );
-        warning(&v, "inherited from Namespace \"shop\"");
+        let inherited = Resolved {
+            policy: ReconcilePolicy::DetachOnDelete,
+            source: Source::Namespace("shop".into()),
+        };
+        assert_eq!(d.warnings, [Warning::Kept(inherited)]);
         let s = json!({"defaultReconcilePolicy": "skip", "deletionProtection": {"namespaces": ["shop"]}});
-        assert!(eval(&delete(json!({})), s, &Namespaces::none()).allowed);
+        assert_eq!(
+            decide(&delete(json!({})), s, &Namespaces::none()).refusal,
+            None
+        );
     }
 
     #[test]
     fn a_typo_in_the_stored_value_means_manage() {
-        let v = eval(
+        let d = decide(
             &delete(json!({ RECONCILE_POLICY: "detach-on-deletee" })),
             protect(),
             &Namespaces::with("shop", Some("skip")),
         );
-        assert!(message(&v).contains("is manage (the operator default)"));
-        warning(&v, "\"detach-on-deletee\", which ASO does not know");
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Protected { protected, .. })
+                if protected.effective == default_manage()),
+            "{d:?}"
+        );
+        let note = Note::UnknownOnObject {
+            value: "detach-on-deletee".into(),
+        };
+        assert_eq!(d.warnings, [Warning::Note(note)]);
     }
 
     #[test]
@@ -515,24 +474,37 @@ mod tests {
     #[test]
     fn bad_input_on_delete() {
         let no_old = request("DELETE", KUSTOMIZE, None, None);
-        assert!(message(&eval(&no_old, protect(), &Namespaces::none()))
-            .contains("carries no oldObject"));
-        assert!(eval(&no_old, json!({}), &Namespaces::none()).allowed);
+        let d = decide(&no_old, protect(), &Namespaces::none());
+        assert_eq!(d.refusal, Some(Refusal::NoObject(Which::OldObject)));
+        assert_eq!(
+            message(&eval(&no_old, protect(), &Namespaces::none())),
+            "FlexibleServer shop/orders-db: the DELETE request carries no oldObject"
+        );
+        assert_eq!(
+            decide(&no_old, json!({}), &Namespaces::none()).refusal,
+            None
+        );
         let bad = request(
             "DELETE",
             KUSTOMIZE,
             None,
             Some(json!({"metadata": {"labels": "x"}})),
         );
+        let d = decide(&bad, protect(), &Namespaces::none());
         assert!(
-            message(&eval(&bad, protect(), &Namespaces::none())).contains("malformed oldObject")
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed oldObject")),
+            "{d:?}"
         );
-        let v = eval(
+        let d = decide(
             &delete(json!({})),
             protect(),
             &Namespaces::failing("shop", "etcdserver: request timed out"),
         );
-        assert!(message(&v).contains("cannot read Namespace \"shop\""));
+        let failed = Failure::NamespaceLookup {
+            namespace: "shop".into(),
+            error: NamespaceError::Lookup("etcdserver: request timed out".into()),
+        };
+        assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
     }
 
     /// Owner references name the owner by uid: without the stored object's
@@ -542,26 +514,26 @@ mod tests {
     fn an_owner_without_a_stored_uid_is_refused() {
         let owns = json!({"deletionProtection": {"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}});
-        let v = eval(&delete(json!({})), owns.clone(), &Namespaces::none());
-        assert!(
-            message(&v).contains("malformed oldObject: it has no metadata.uid"),
-            "{v:?}"
-        );
+        let d = decide(&delete(json!({})), owns.clone(), &Namespaces::none());
+        assert_eq!(d.refusal, Some(Refusal::Failed(Failure::NoUid)));
         let mut numeric = server(json!({}), &[FINALIZER]);
         numeric["metadata"]["uid"] = json!(42);
-        let v = eval(
+        let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(numeric)),
             owns.clone(),
             &Namespaces::none(),
         );
-        assert!(message(&v).contains("metadata.uid must be a string, found a number"));
+        assert_eq!(
+            d.refusal,
+            Some(Refusal::Failed(Failure::UidType("a number")))
+        );
         let mut stored = server(json!({}), &[FINALIZER]);
         stored["metadata"]["uid"] = json!("5d7f9b1c-3e5a-4c7e-9b2d-8a0c2e4f6b17");
-        let v = eval(
+        let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(stored)),
             owns,
             &Namespaces::none(),
         );
-        assert!(v.allowed, "{v:?}");
+        assert_eq!(d.refusal, None);
     }
 }

@@ -7,17 +7,17 @@
 //! to ASO: it logs and applies the operator default without looking at the
 //! Namespace. Every rule of this policy reads the policy from here.
 
-use guard_core::names::quote;
-use guard_core::{context, object, Cluster, ClusterObject, ObjectRef};
+use guard_core::{context, Cluster, ClusterObject, ObjectRef};
 use serde_json::value::RawValue;
 
+use crate::failure::{Failure, NamespaceError};
 use crate::settings::Settings;
-use crate::values::{annotate, suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
+use crate::values::{suggest, ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
 use guard_core::settings::LookupFailure;
 
 /// Where the effective policy comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Object,
     Namespace(String),
     OperatorDefault,
@@ -25,38 +25,61 @@ pub enum Source {
     ExplicitDefault,
 }
 
+/// The effective policy and where it comes from, as messages name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Effective {
+pub(crate) struct Resolved {
+    pub policy: ReconcilePolicy,
+    pub source: Source,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Effective {
     pub policy: ReconcilePolicy,
     pub source: Source,
     /// Whether the Namespace could be read (or did not need to be).
     pub namespace_read: bool,
-    /// Warnings about state the requester cannot see (ignored values, lookups).
-    pub notes: Vec<String>,
+    /// State the requester cannot see (ignored values, lookups).
+    pub notes: Vec<Note>,
 }
 
 impl Effective {
-    /// e.g. `manage (operator default)`.
-    pub fn describe(&self) -> String {
-        let from = match &self.source {
-            Source::Object => "set on the object".to_string(),
-            Source::Namespace(ns) => format!("inherited from Namespace {}", quote(ns)),
-            Source::OperatorDefault => "the operator default".to_string(),
-            Source::ExplicitDefault => "written on the object from explicitDefaults".to_string(),
-        };
-        format!("{} ({from})", self.policy.as_str())
+    pub fn resolved(&self) -> Resolved {
+        Resolved {
+            policy: self.policy,
+            source: self.source.clone(),
+        }
     }
 }
 
+/// What resolving found that the requester should know; each ends in the
+/// operator default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Note {
+    /// The object's own value is one ASO does not know.
+    UnknownOnObject { value: String },
+    /// The Namespace's value is one ASO does not know; `fix` is the likely
+    /// intent, or the value that changes nothing.
+    UnknownOnNamespace {
+        namespace: String,
+        value: String,
+        fix: ReconcilePolicy,
+    },
+    /// The Namespace could not be read and `namespaceLookupFailure` is `allow`.
+    NamespaceUnread {
+        namespace: String,
+        error: NamespaceError,
+    },
+}
+
 /// Resolves the effective policy of an object in `namespace` whose own
-/// annotation is `own`. `Err` is a refusal message (the Namespace could not
-/// be read and `namespaceLookupFailure` is `deny`).
-pub fn resolve(
+/// annotation is `own`. `Err`: the Namespace could not be read and
+/// `namespaceLookupFailure` is `deny`, or it does not read.
+pub(crate) fn resolve(
     own: Option<&str>,
     namespace: &str,
     settings: &Settings,
     cluster: &dyn Cluster,
-) -> Result<Effective, String> {
+) -> Result<Effective, Failure> {
     resolve_with(own, namespace, settings, || {
         namespace_annotation(namespace, cluster)
     })
@@ -65,14 +88,13 @@ pub fn resolve(
 /// [`resolve`] with the Namespace's annotation read by `read_namespace`
 /// (called only when the object has no usable annotation of its own); used
 /// without a lookup where the Namespace is at hand (its own DELETE).
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     own: Option<&str>,
     namespace: &str,
     settings: &Settings,
-    read_namespace: impl FnOnce() -> Result<Option<String>, String>,
-) -> Result<Effective, String> {
-    let mut notes = Vec::new();
-    let operator_default = |notes, namespace_read| Effective {
+    read_namespace: impl FnOnce() -> Result<Option<String>, NamespaceError>,
+) -> Result<Effective, Failure> {
+    let default = |notes, namespace_read| Effective {
         policy: settings.default_reconcile_policy,
         source: Source::OperatorDefault,
         namespace_read,
@@ -80,88 +102,57 @@ pub fn resolve_with(
     };
     // An empty annotation is no annotation to ASO.
     if let Some(value) = own.filter(|v| !v.is_empty()) {
-        if let Some(policy) = ReconcilePolicy::parse(value) {
-            return Ok(Effective {
+        return Ok(match ReconcilePolicy::parse(value) {
+            Some(policy) => Effective {
                 policy,
                 source: Source::Object,
                 namespace_read: true,
-                notes,
-            });
-        }
-        // ASO falls back to its default without looking at the Namespace.
-        notes.push(format!(
-            "annotation {RECONCILE_POLICY} has the value {}, which ASO does not know{}: it \
-             ignores it and applies the operator default, {}",
-            quote(value),
-            legacy_hint(value),
-            settings.default_reconcile_policy.as_str()
-        ));
-        return Ok(operator_default(notes, true));
+                notes: Vec::new(),
+            },
+            // ASO falls back to its default without looking at the Namespace.
+            None => default(
+                vec![Note::UnknownOnObject {
+                    value: value.to_string(),
+                }],
+                true,
+            ),
+        });
     }
     if namespace.is_empty() {
-        return Ok(operator_default(notes, true));
+        return Ok(default(Vec::new(), true));
     }
     match read_namespace() {
-        Ok(None) => Ok(operator_default(notes, true)),
         // ASO parses an empty Namespace annotation as the operator default.
-        Ok(Some(value)) if value.is_empty() => Ok(operator_default(notes, true)),
-        Ok(Some(value)) => match ReconcilePolicy::parse(&value) {
-            Some(policy) => Ok(Effective {
+        Ok(None) => Ok(default(Vec::new(), true)),
+        Ok(Some(value)) if value.is_empty() => Ok(default(Vec::new(), true)),
+        Ok(Some(value)) => Ok(match ReconcilePolicy::parse(&value) {
+            Some(policy) => Effective {
                 policy,
                 source: Source::Namespace(namespace.to_string()),
                 namespace_read: true,
-                notes,
-            }),
+                notes: Vec::new(),
+            },
             None => {
-                // The likely intent, or the value that changes nothing.
                 let fix =
                     suggest::<ReconcilePolicy>(&value).unwrap_or(settings.default_reconcile_policy);
-                notes.push(format!(
-                    "Namespace {} has {RECONCILE_POLICY}={}, a value ASO does not know{}: it \
-                     ignores it and applies the operator default, {}; fix it with: `{}`",
-                    quote(namespace),
-                    quote(&value),
-                    legacy_hint(&value),
-                    settings.default_reconcile_policy.as_str(),
-                    annotate(
-                        &object::ObjectName::new("Namespace", "namespaces", "", namespace),
-                        RECONCILE_POLICY,
-                        fix.as_str()
-                    )
-                ));
-                Ok(operator_default(notes, true))
+                let note = Note::UnknownOnNamespace {
+                    namespace: namespace.to_string(),
+                    value,
+                    fix,
+                };
+                default(vec![note], true)
             }
-        },
-        Err(error) => match settings.namespace_lookup_failure {
-            LookupFailure::Deny => Err(format!(
-                "cannot read Namespace {} to resolve the effective {RECONCILE_POLICY} ({}); \
-                 retry, or set the annotation on the object itself so that the Namespace is \
-                 not needed",
-                quote(namespace),
-                quote(&error)
-            )),
-            LookupFailure::Allow => {
-                notes.push(format!(
-                    "Namespace {} could not be read ({}): its {RECONCILE_POLICY} annotation, if \
-                     any, was not considered; judged with the operator default, {}",
-                    quote(namespace),
-                    quote(&error),
-                    settings.default_reconcile_policy.as_str()
-                ));
-                Ok(operator_default(notes, false))
+        }),
+        Err(error) => {
+            let namespace = namespace.to_string();
+            match settings.namespace_lookup_failure {
+                LookupFailure::Deny => Err(Failure::NamespaceLookup { namespace, error }),
+                LookupFailure::Allow => Ok(default(
+                    vec![Note::NamespaceUnread { namespace, error }],
+                    false,
+                )),
             }
-        },
-    }
-}
-
-/// What a legacy value (`run`, `skip-delete`) meant to early ASO releases.
-fn legacy_hint(value: &str) -> String {
-    match ReconcilePolicy::legacy(value) {
-        Some(modern) => format!(
-            " (a legacy value of early ASO releases; write {} for what it meant)",
-            quote(modern.as_str())
-        ),
-        None => String::new(),
+        }
     }
 }
 
@@ -170,7 +161,7 @@ fn legacy_hint(value: &str) -> String {
 pub(crate) fn namespace_annotation(
     namespace: &str,
     cluster: &dyn Cluster,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, NamespaceError> {
     namespace_policy(namespace_object(namespace, cluster)?.as_deref())
 }
 
@@ -179,23 +170,24 @@ pub(crate) fn namespace_annotation(
 pub(crate) fn namespace_object(
     namespace: &str,
     cluster: &dyn Cluster,
-) -> Result<Option<ClusterObject>, String> {
+) -> Result<Option<ClusterObject>, NamespaceError> {
     let object = ObjectRef {
         api_version: "v1",
         kind: "Namespace",
         namespace: "",
         name: namespace,
     };
-    cluster.get(&object).map_err(|e| e.to_string())
+    cluster
+        .get(&object)
+        .map_err(|e| NamespaceError::Lookup(e.to_string()))
 }
 
 /// The `reconcile-policy` annotation of a looked-up Namespace.
-pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>, String> {
+pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>, NamespaceError> {
     let Some(raw) = raw else {
         return Ok(None);
     };
-    let mut annotations =
-        context::annotations(raw).map_err(|e| format!("unreadable Namespace: {e}"))?;
+    let mut annotations = context::annotations(raw).map_err(NamespaceError::Unreadable)?;
     Ok(annotations.remove(RECONCILE_POLICY))
 }
 
@@ -260,7 +252,12 @@ mod tests {
             (e.policy, e.source),
             (ReconcilePolicy::Skip, Source::OperatorDefault)
         );
-        assert!(e.notes[0].contains("ASO does not know"), "{:?}", e.notes);
+        assert_eq!(
+            e.notes,
+            [Note::UnknownOnObject {
+                value: "detach-on-deletee".into()
+            }]
+        );
     }
 
     #[test]
@@ -275,7 +272,12 @@ mod tests {
                 (e.policy, e.source),
                 (ReconcilePolicy::Manage, Source::OperatorDefault)
             );
-            assert!(e.notes[0].contains("legacy value"), "{:?}", e.notes);
+            assert_eq!(
+                e.notes,
+                [Note::UnknownOnObject {
+                    value: "skip-delete".into()
+                }]
+            );
             let e = resolve(None, "team-a", &s, &ns(Some("run"))).unwrap();
             assert_eq!(e.source, Source::OperatorDefault);
         }
@@ -306,10 +308,7 @@ mod tests {
         let e = resolve(None, "team-a", &settings(), &ns(Some("detach-on-delete"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
-        assert_eq!(
-            e.describe(),
-            "detach-on-delete (inherited from Namespace \"team-a\")"
-        );
+        assert!(e.notes.is_empty());
     }
 
     #[test]
@@ -324,14 +323,16 @@ mod tests {
                 (e.policy, e.source.clone()),
                 (ReconcilePolicy::DetachOnDelete, Source::OperatorDefault)
             );
-            assert_eq!(e.describe(), "detach-on-delete (the operator default)");
         }
         let e = resolve(None, "team-a", &settings(), &ns(Some("Skip"))).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::Manage);
-        assert!(
-            e.notes[0].contains("`kubectl annotate namespaces team-a serviceoperator.azure.com/reconcile-policy=skip --overwrite --field-manager=aso-reconcile`"),
-            "{:?}",
-            e.notes
+        assert_eq!(
+            e.notes,
+            [Note::UnknownOnNamespace {
+                namespace: "team-a".into(),
+                value: "Skip".into(),
+                fix: ReconcilePolicy::Skip
+            }]
         );
     }
 
@@ -340,10 +341,13 @@ mod tests {
         let failing = OneNamespace(Err(ClusterError(
             "namespaces \"team-a\" is forbidden".into(),
         )));
-        let m = resolve(None, "team-a", &settings(), &failing).unwrap_err();
-        assert!(
-            m.contains("cannot read Namespace \"team-a\"") && m.contains("forbidden"),
-            "{m}"
+        let forbidden = NamespaceError::Lookup("namespaces \"team-a\" is forbidden".into());
+        assert_eq!(
+            resolve(None, "team-a", &settings(), &failing).unwrap_err(),
+            Failure::NamespaceLookup {
+                namespace: "team-a".into(),
+                error: forbidden.clone()
+            }
         );
         let s = Settings {
             namespace_lookup_failure: LookupFailure::Allow,
@@ -352,9 +356,24 @@ mod tests {
         let e = resolve(None, "team-a", &s, &failing).unwrap();
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert!(!e.namespace_read);
-        assert!(e.notes[0].contains("could not be read"));
+        assert_eq!(
+            e.notes,
+            [Note::NamespaceUnread {
+                namespace: "team-a".into(),
+                error: forbidden
+            }]
+        );
         let garbage = OneNamespace(Ok(Some(json!({"metadata": {"annotations": [1]}}))));
         let m = resolve(None, "team-a", &settings(), &garbage).unwrap_err();
-        assert!(m.contains("unreadable Namespace"), "{m}");
+        assert!(
+            matches!(
+                &m,
+                Failure::NamespaceLookup {
+                    error: NamespaceError::Unreadable(_),
+                    ..
+                }
+            ),
+            "{m:?}"
+        );
     }
 }

@@ -5,18 +5,17 @@
 //! falls back to its default (normally `manage`) on one it does not know, so
 //! a typo such as `detach-on-deletee` means a real delete in Azure. ASO has no
 //! webhook for this annotation; this policy is that webhook, and the one the
-//! ADR asks for around `reconcile-policy-if-exists`:
+//! ADR asks for around `reconcile-policy-if-exists`.
 //!
-//! - [`values`]: the accepted values, legacy values and suggestions;
-//! - [`resource`]: CREATE/UPDATE of ASO resources (values, the ADR's
-//!   conflicts, what will happen in Azure, the explicit-defaults mutation);
-//! - [`matrix`]: the adoption matrix as one pure function;
-//! - [`effective`]: the policy ASO will really apply (object, Namespace,
-//!   operator default);
-//! - [`deletion`]: deletion protection, with [`owners`] (what is inside a
-//!   deleted resource) and [`terminating`] (objects already being deleted);
-//! - [`namespace`]: the Namespace-level annotation, and
-//!   [`namespace_deletion`]: a Namespace's DELETE, judged once for what is in it.
+//! Each request goes through `decide` (the flow, to a `Decision`) and then
+//! `render` (every word users read). The rules: `values` (the accepted
+//! values), `conflicts` (the ADR's conflicts), `matrix` (the adoption
+//! matrix), `effective` (the policy ASO will really apply: object,
+//! Namespace, operator default), `explicit_default` (the mutation),
+//! `deletion` (deletion protection) with `owners` (what is inside a deleted
+//! resource) and `terminating` (objects already being deleted), `namespace`
+//! (the Namespace-level annotation) and `namespace_deletion` (a Namespace's
+//! DELETE, judged once for what is in it).
 
 // No trapping arithmetic or truncating casts, as in guard-core (its lib.rs says why).
 #![cfg_attr(
@@ -29,23 +28,30 @@
     )
 )]
 
-pub mod deletion;
-pub mod effective;
+mod conflicts;
+mod decide;
+mod decision;
+mod deletion;
+mod effective;
+mod explicit_default;
+mod failure;
 mod lookups;
-pub mod matrix;
-pub mod namespace;
-pub mod namespace_deletion;
-pub mod owners;
-pub mod resource;
+mod matrix;
+mod namespace;
+mod namespace_deletion;
+mod owners;
+mod render;
 pub mod settings;
-pub mod takeover;
-pub mod terminating;
-pub mod values;
+mod takeover;
+mod terminating;
+mod values;
 
+/// Whether an API group is one of ASO's, for tools that list them.
+pub use values::is_aso_group;
 /// ASO's finalizer, for tools that model a reconciled object.
 pub use values::FINALIZER;
 
-use guard_core::{AdmissionRequest, Context, Operation, Verdict};
+use guard_core::{AdmissionRequest, Context, Verdict};
 
 pub use settings::Settings;
 
@@ -61,33 +67,8 @@ impl guard_core::Policy for AsoReconcile {
     }
 
     fn evaluate(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-        // Subresources (ASO writes `status`) carry no annotation changes.
-        if !request.sub_resource.is_empty() {
-            return Verdict::allow();
-        }
-        let kind = &request.kind;
-        if is_aso_group(&kind.group) {
-            match request.operation {
-                Operation::Create | Operation::Update => resource::admit(request, settings, ctx),
-                Operation::Delete => deletion::check(request, settings, ctx),
-                Operation::Connect => Verdict::allow(),
-            }
-        } else if kind.group.is_empty() && kind.kind == "Namespace" {
-            match request.operation {
-                Operation::Create | Operation::Update => namespace::admit(request, settings, ctx),
-                Operation::Delete => namespace_deletion::check(request, settings, ctx),
-                Operation::Connect => Verdict::allow(),
-            }
-        } else {
-            Verdict::allow()
-        }
+        render::verdict(&decide::decide(request, settings, ctx), request, settings)
     }
-}
-
-/// Every ASO kind has its own API group under `azure.com`
-/// (`resources.azure.com`, `dbforpostgresql.azure.com`, ...).
-pub fn is_aso_group(group: &str) -> bool {
-    group.ends_with(".azure.com")
 }
 
 guard_core::kubewarden_policy!(AsoReconcile);

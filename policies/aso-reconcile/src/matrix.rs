@@ -1,10 +1,11 @@
-//! ADR 2023-02's adoption matrix (option 4.1) and the words for each outcome.
+//! ADR 2023-02's adoption matrix (option 4.1) and the outcome it gives an object.
 //!
 //! The ADR lists 13 rows "where there is overlap" and the rule behind them:
 //! "the most restrictive of the two options would be used". [`behaviour`]
 //! is that rule over the whole cross product, so no combination is left to
 //! guesswork; the ADR's rows are its tests.
 
+use crate::effective::Resolved;
 use crate::values::{AdoptionPolicy, ReconcilePolicy};
 
 /// What ASO does with the Azure resource, given `reconcile-policy` (`None`:
@@ -12,7 +13,7 @@ use crate::values::{AdoptionPolicy, ReconcilePolicy};
 /// and whether the Azure resource already existed. `skip` beats
 /// `detach-on-delete` beats `manage`; `adopt-if-exists` restricts nothing, and
 /// an adoption policy says nothing about a resource ASO creates.
-pub fn behaviour(
+pub(crate) fn behaviour(
     reconcile: Option<ReconcilePolicy>,
     adoption: Option<AdoptionPolicy>,
     exists_in_azure: bool,
@@ -24,27 +25,48 @@ pub fn behaviour(
     }
 }
 
-/// What happens to an Azure resource that already exists, under `policy`.
-pub fn when_exists(policy: ReconcilePolicy) -> &'static str {
-    match policy {
-        ReconcilePolicy::Manage => {
-            "adopted, updated to match, and deleted in Azure when the object is deleted"
-        }
-        ReconcilePolicy::DetachOnDelete => "adopted and updated, never deleted in Azure",
-        ReconcilePolicy::Skip => "used as it is: never updated, never deleted in Azure",
-    }
+/// What will happen to the Azure resource of an object, announced on its
+/// CREATE and on each change of the annotations that decide it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// When the Azure resource already exists.
+    pub existing: ReconcilePolicy,
+    /// When ASO creates it.
+    pub missing: ReconcilePolicy,
+    pub effective: Resolved,
+    /// The ADR annotation that decides for an existing resource, if any.
+    pub by: Option<By>,
 }
 
-/// What happens when the Azure resource does not exist yet, under `policy`.
-pub fn when_missing(policy: ReconcilePolicy) -> &'static str {
-    match policy {
-        ReconcilePolicy::Manage => {
-            "created and fully managed, deleted in Azure when the object is deleted"
-        }
-        ReconcilePolicy::DetachOnDelete => "created and updated, never deleted in Azure",
-        ReconcilePolicy::Skip => {
-            "not created (skip only reads from Azure), so the object waits for it to appear"
-        }
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum By {
+    /// `reconcile-policy-if-exists`, before ASO took the resource over.
+    IfExists(ReconcilePolicy),
+    /// `adoption-policy`: the more restrictive applies to an existing resource.
+    Adoption(AdoptionPolicy),
+}
+
+/// The outcome under `effective`, with `if_exists` (read only before ASO
+/// took over: ADR 4.2, the operator writes it as `reconcile-policy` when it
+/// first finds the resource) and `adoption`.
+pub(crate) fn outcome(
+    effective: Resolved,
+    if_exists: Option<ReconcilePolicy>,
+    adoption: Option<AdoptionPolicy>,
+) -> Outcome {
+    let existing = match (if_exists, adoption) {
+        (Some(p), _) => p,
+        (None, a) => behaviour(Some(effective.policy), a, true),
+    };
+    Outcome {
+        existing,
+        missing: behaviour(Some(effective.policy), adoption, false),
+        by: match (if_exists, adoption) {
+            (Some(p), _) => Some(By::IfExists(p)),
+            (None, Some(a)) => Some(By::Adoption(a)),
+            (None, None) => None,
+        },
+        effective,
     }
 }
 
@@ -146,13 +168,5 @@ mod tests {
             behaviour(Some(DetachOnDelete), Some(AdoptIfExists), true),
             DetachOnDelete
         );
-    }
-
-    #[test]
-    fn words_for_each_outcome() {
-        assert!(when_exists(DetachOnDelete).contains("never deleted"));
-        assert!(when_missing(Manage).contains("created and fully managed"));
-        assert!(when_missing(Skip).contains("not created"));
-        assert!(when_exists(Skip).contains("never updated"));
     }
 }

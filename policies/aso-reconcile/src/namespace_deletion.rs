@@ -6,76 +6,23 @@
 //! status conditions; refusing the Namespace's own DELETE tells the person
 //! deleting it, before anything has started.
 
-use guard_core::object::ObjectName;
-use guard_core::{context, AdmissionRequest, Context, Verdict, Which};
+use guard_core::{context, Context};
 
 use crate::effective::resolve_with;
+use crate::failure::{Failure, Search};
 use crate::owners::{self, Child, Listed};
 use crate::settings::Settings;
-use crate::values::{annotate, ReconcilePolicy, Vocabulary, FINALIZER, RECONCILE_POLICY};
-
-pub fn check(request: &AdmissionRequest, settings: &Settings, ctx: &Context<'_>) -> Verdict {
-    let p = &settings.deletion_protection;
-    if !p.is_enabled() || !owners::needed(p) {
-        return Verdict::allow();
-    }
-    let old = match request.metadata(Which::OldObject) {
-        Ok(old) => old,
-        Err(e) => return Verdict::deny(format!("Namespace {}: {e}", request.name)),
-    };
-    let name = match &old {
-        Some(o) if !o.name.is_empty() => o.name.clone(),
-        _ => request.name.clone(),
-    };
-    let target = ObjectName::new("Namespace", "namespaces", "", &name);
-    let who = target.describe();
-    let Some(old) = old else {
-        return Verdict::deny(format!(
-            "{who}: the DELETE request carries no oldObject, so deletion protection cannot read \
-             the Namespace's {RECONCILE_POLICY}; kube-apiserver always sends it"
-        ));
-    };
-    if !p.namespaces.is_empty() && !p.namespaces.contains(&name) {
-        return Verdict::allow();
-    }
-    let key = p.confirmation_annotation.as_str();
-    if old.annotation(key) == Some(name.as_str()) {
-        return Verdict::allow().warn(format!(
-            "{who}: deletion confirmed by {key}: the namespace controller deletes everything in \
-             it, and ASO deletes in Azure the resources it manages there, with anything inside \
-             them."
-        ));
-    }
-    let inherited = old.annotation(RECONCILE_POLICY).map(str::to_string);
-    let held = match at_stake(&name, inherited, settings, ctx) {
-        Ok(held) => held,
-        Err(message) => return Verdict::deny(format!("{who}: {message}")),
-    };
-    if held.is_empty() {
-        return Verdict::allow();
-    }
-    Verdict::deny(format!(
-        "{who} holds resources protected from deletion: deleting it makes the namespace \
-         controller delete them, and ASO would delete their Azure resources as well, with \
-         anything inside them, because their effective {RECONCILE_POLICY} is manage: {}. Their \
-         own deletes would be refused and the Namespace left in Terminating. To delete them in \
-         Azure too, confirm with the Namespace's name: `{}`. To keep them, set {RECONCILE_POLICY}=\
-         {} on each first. Then delete again.",
-        owners::describe(&held, &name),
-        annotate(&target, key, &name),
-        ReconcilePolicy::DetachOnDelete.as_str()
-    ))
-}
+use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY};
 
 /// The protected objects in `namespace` whose deletion ASO would carry
 /// into Azure: selected, finalized, under `manage`, not confirmed by name.
 /// `inherited` is the Namespace's own `reconcile-policy`, as stored.
-fn at_stake(
+pub(crate) fn at_stake(
     namespace: &str,
     inherited: Option<String>,
     settings: &Settings,
     ctx: &Context<'_>,
-) -> Result<Vec<Child>, String> {
+) -> Result<Vec<Child>, Failure> {
     protected_in(namespace, settings, ctx, |listed| {
         let own = listed.metadata.annotations.get(RECONCILE_POLICY);
         let effective = resolve_with(own, namespace, settings, || Ok(inherited.clone()))?;
@@ -91,7 +38,7 @@ pub(crate) fn terminating_inheriting(
     namespace: &str,
     settings: &Settings,
     ctx: &Context<'_>,
-) -> Result<Vec<Child>, String> {
+) -> Result<Vec<Child>, Failure> {
     protected_in(namespace, settings, ctx, |listed| {
         let own = listed.metadata.annotations.get(RECONCILE_POLICY);
         Ok(listed.metadata.deletion_timestamp.is_some() && own.is_none_or(str::is_empty))
@@ -104,16 +51,16 @@ fn protected_in(
     namespace: &str,
     settings: &Settings,
     ctx: &Context<'_>,
-    at_stake: impl Fn(&Listed<'_>) -> Result<bool, String>,
-) -> Result<Vec<Child>, String> {
-    const WHY: &str = "the protected resources in it";
+    at_stake: impl Fn(&Listed<'_>) -> Result<bool, Failure>,
+) -> Result<Vec<Child>, Failure> {
+    const SEARCH: Search = Search::InNamespace;
     let p = &settings.deletion_protection;
     let key = p.confirmation_annotation.as_str();
     let mut held = Vec::new();
-    for (k, items) in owners::list(p, Some(namespace), WHY, ctx.cluster)? {
+    for (k, items) in owners::list(p, Some(namespace), SEARCH, ctx.cluster)? {
         for raw in &items {
             let listed: Listed<'_> =
-                context::read(raw).map_err(|e| owners::cannot(k, Some(namespace), WHY, &e))?;
+                context::read(raw).map_err(|e| owners::cannot(k, Some(namespace), SEARCH, e))?;
             let m = &listed.metadata;
             if !m.finalizers.iter().any(|f| f == FINALIZER)
                 || m.annotations.get(key) == Some(m.name.as_ref())

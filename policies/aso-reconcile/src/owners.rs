@@ -16,25 +16,25 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use guard_core::names::quote;
 use guard_core::request::null_default;
 use guard_core::{context, Cluster, ClusterObject, StringMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::failure::{Failure, Search};
 use crate::settings::{DeletionProtection, ProtectedKind, MAX_LISTED_KINDS};
 use crate::values::RESOURCE_ID;
 
 /// A protected object inside the deleted one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Child {
+pub(crate) struct Child {
     pub kind: String,
     pub namespace: String,
     pub name: String,
 }
 
 /// The object being deleted, as stored.
-pub struct Owner<'a> {
+pub(crate) struct Owner<'a> {
     pub name: &'a str,
     pub uid: &'a str,
     pub namespace: &'a str,
@@ -96,7 +96,7 @@ struct SpecOwner<'a> {
 
 impl Listed<'_> {
     /// Whether the protection's namespaces and label selector (if any) select it.
-    pub fn selected(&self, p: &DeletionProtection) -> Result<bool, String> {
+    pub fn selected(&self, p: &DeletionProtection) -> Result<bool, Failure> {
         if !p.namespaces.is_empty() && !p.namespaces.iter().any(|n| *n == self.metadata.namespace) {
             return Ok(false);
         }
@@ -105,11 +105,9 @@ impl Listed<'_> {
         };
         let labels: StringMap = match self.metadata.labels {
             Some(raw) => context::read::<Option<StringMap>>(raw)
-                .map_err(|e| {
-                    format!(
-                        "cannot read the labels of {}: {e}",
-                        quote(&self.metadata.name)
-                    )
+                .map_err(|error| Failure::Labels {
+                    name: self.metadata.name.to_string(),
+                    error,
                 })?
                 .unwrap_or_default(),
             None => StringMap::default(),
@@ -119,7 +117,7 @@ impl Listed<'_> {
 }
 
 /// Whether any protected kind can be looked up, i.e. lists a version.
-pub fn needed(p: &DeletionProtection) -> bool {
+pub(crate) fn needed(p: &DeletionProtection) -> bool {
     p.kinds.iter().any(|k| k.api_version().is_some())
 }
 
@@ -128,9 +126,9 @@ pub fn needed(p: &DeletionProtection) -> bool {
 pub(crate) fn list<'p>(
     p: &'p DeletionProtection,
     namespace: Option<&str>,
-    why: &str,
+    search: Search,
     cluster: &dyn Cluster,
-) -> Result<Vec<(&'p ProtectedKind, Vec<ClusterObject>)>, String> {
+) -> Result<Vec<(&'p ProtectedKind, Vec<ClusterObject>)>, Failure> {
     let mut lists = Vec::new();
     for k in &p.kinds {
         let Some(api_version) = k.api_version() else {
@@ -138,24 +136,26 @@ pub(crate) fn list<'p>(
         };
         let items = cluster
             .list(&api_version, &k.kind, namespace)
-            .map_err(|e| cannot(k, namespace, why, &e.to_string()))?;
+            .map_err(|e| cannot(k, namespace, search, e.to_string()))?;
         lists.push((k, items));
     }
     Ok(lists)
 }
 
-/// The message of a lookup that failed or answered what does not read.
-pub(crate) fn cannot(k: &ProtectedKind, scope: Option<&str>, why: &str, error: &str) -> String {
-    let api_version = k.api_version().unwrap_or_default();
-    let place = match scope {
-        Some(ns) => format!("in namespace {}", quote(ns)),
-        None => "in all namespaces".to_string(),
-    };
-    format!(
-        "cannot list {api_version} {} {place} to find {why} ({}); grant the lookup or retry",
-        k.kind,
-        quote(error)
-    )
+/// A lookup that failed or answered what does not read.
+pub(crate) fn cannot(
+    k: &ProtectedKind,
+    scope: Option<&str>,
+    search: Search,
+    error: String,
+) -> Failure {
+    Failure::List {
+        api_version: k.api_version().unwrap_or_default(),
+        kind: k.kind.clone(),
+        namespace: scope.map(str::to_string),
+        search,
+        error,
+    }
 }
 
 /// One listed object, as the walk needs it.
@@ -168,20 +168,21 @@ struct Node<'a> {
 
 /// Every protected object inside the deleted one, in any namespace it can
 /// be. `Err` names the lookup that failed: without it the answer is unknown.
-pub fn protected_inside(
+pub(crate) fn protected_inside(
     owner: &Owner<'_>,
     p: &DeletionProtection,
     cluster: &dyn Cluster,
-) -> Result<Vec<Child>, String> {
-    const WHY: &str = "the protected resources inside it";
-    let lists = lists_that_can_hold(p, WHY, cluster)?;
+) -> Result<Vec<Child>, Failure> {
+    const SEARCH: Search = Search::Inside;
+    let lists = lists_that_can_hold(p, SEARCH, cluster)?;
     let mut nodes = Vec::new();
     let mut seen = BTreeSet::new();
     for (k, scope, items) in &lists {
         for raw in items {
             // kube-apiserver stored it past its schema; an object that does
             // not read is a broken reply, and what it is inside stays unknown.
-            let listed: Listed<'_> = context::read(raw).map_err(|e| cannot(k, *scope, WHY, &e))?;
+            let listed: Listed<'_> =
+                context::read(raw).map_err(|e| cannot(k, *scope, SEARCH, e))?;
             // The same object listed twice (two versions of one kind) counts once.
             let uid = listed.metadata.uid.clone();
             if !uid.is_empty() && !seen.insert(uid) {
@@ -226,9 +227,9 @@ pub fn protected_inside(
 #[expect(clippy::type_complexity, reason = "kind, scope, objects")]
 fn lists_that_can_hold<'p>(
     p: &'p DeletionProtection,
-    why: &str,
+    search: Search,
     cluster: &dyn Cluster,
-) -> Result<Vec<(&'p ProtectedKind, Option<&'p str>, Vec<ClusterObject>)>, String> {
+) -> Result<Vec<(&'p ProtectedKind, Option<&'p str>, Vec<ClusterObject>)>, Failure> {
     let kinds = p.kinds.iter().filter(|k| k.api_version().is_some()).count();
     let per_namespace =
         !p.namespaces.is_empty() && kinds.saturating_mul(p.namespaces.len()) <= MAX_LISTED_KINDS;
@@ -239,7 +240,7 @@ fn lists_that_can_hold<'p>(
     };
     let mut lists = Vec::new();
     for scope in scopes {
-        for (k, items) in list(p, scope, why, cluster)? {
+        for (k, items) in list(p, scope, search, cluster)? {
             lists.push((k, scope, items));
         }
     }
@@ -322,7 +323,7 @@ fn same_id(a: &str, b: &str) -> bool {
 
 /// Whether the ARM id `inner` lies strictly inside `outer`: it continues
 /// `outer` with a `/` and more segments.
-pub fn within(inner: &str, outer: &str) -> bool {
+pub(crate) fn within(inner: &str, outer: &str) -> bool {
     let outer = outer.trim_end_matches('/');
     if outer.is_empty() {
         return false;
@@ -336,38 +337,10 @@ pub fn within(inner: &str, outer: &str) -> bool {
     }
 }
 
-/// `FlexibleServer "a", StorageAccount "b" in namespace "c" and 3 more`,
-/// bounded for messages; the namespace is named when it is not `here`.
-pub fn describe(children: &[Child], here: &str) -> String {
-    const SHOWN: usize = 5;
-    let mut named: Vec<String> = children
-        .iter()
-        .take(SHOWN)
-        .map(|c| {
-            if c.namespace == here || c.namespace.is_empty() {
-                format!("{} {}", c.kind, quote(&c.name))
-            } else {
-                format!(
-                    "{} {} in namespace {}",
-                    c.kind,
-                    quote(&c.name),
-                    quote(&c.namespace)
-                )
-            }
-        })
-        .collect();
-    if children.len() > SHOWN {
-        named.push(format!("{} more", children.len().saturating_sub(SHOWN)));
-    }
-    match named.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => named.join(""),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::children as describe;
     use crate::test_support::{listing as cluster, Listing};
     use serde_json::{json, Value};
 
@@ -633,8 +606,13 @@ mod tests {
         let e = protected_inside(&RG, &p, &c).unwrap_err();
         assert_eq!(
             e,
-            "cannot list storage.azure.com/v1api20230101 StorageAccount in all namespaces to find \
-             the protected resources inside it (\"forbidden\"); grant the lookup or retry"
+            Failure::List {
+                api_version: "storage.azure.com/v1api20230101".into(),
+                kind: "StorageAccount".into(),
+                namespace: None,
+                search: Search::Inside,
+                error: "forbidden".into()
+            }
         );
     }
 
@@ -646,10 +624,10 @@ mod tests {
             "metadata": {"name": "a", "namespace": "shop", "ownerReferences": "x"}});
         let e = protected_inside(&RG, &p, &cluster(vec![broken])).unwrap_err();
         assert!(
-            e.contains("cannot list storage.azure.com/v1api20230101 StorageAccount"),
-            "{e}"
+            matches!(&e, Failure::List { kind, error, .. }
+                if kind == "StorageAccount" && error.contains("invalid type: string")),
+            "{e:?}"
         );
-        assert!(e.contains("invalid type: string"), "{e}");
     }
 
     #[test]

@@ -9,23 +9,35 @@
 //! object is re-pointed to is what Azure deletes.
 
 use guard_core::object::ObjectName;
-use guard_core::{AdmissionRequest, Context, Metadata, Verdict};
+use guard_core::{AdmissionRequest, Context, Metadata};
 
 use crate::deletion::{assess, Assessment};
-use crate::effective::{namespace_annotation, resolve_with, Effective};
+use crate::effective::{namespace_annotation, resolve_with, Effective, Resolved};
+use crate::failure::Failure;
 use crate::settings::Settings;
 use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
+/// A change that turns a terminating object's deletion into one in Azure.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Turn {
+    /// The effective policy before the change.
+    pub before: Resolved,
+    /// The policy stays `manage` and `resource-id` changes.
+    pub repointed: bool,
+    /// The deletion as a DELETE would be judged now.
+    pub assessment: Assessment,
+}
+
 /// `None` when the request does not turn a terminating object's deletion
-/// into one in Azure; otherwise the verdict a DELETE would get now.
-pub fn check(
+/// into one in Azure.
+pub(crate) fn turn(
     request: &AdmissionRequest,
     settings: &Settings,
     ctx: &Context<'_>,
     target: &ObjectName<'_>,
     new: &Metadata,
     old: &Metadata,
-) -> Result<Option<Verdict>, String> {
+) -> Result<Option<Turn>, Failure> {
     let waiting = old.deletion_timestamp.is_some()
         && old.finalizers.iter().any(|f| f == FINALIZER)
         && new.finalizers.iter().any(|f| f == FINALIZER);
@@ -42,7 +54,7 @@ pub fn check(
         read.get_or_init(|| namespace_annotation(target.namespace, ctx.cluster))
             .clone()
     };
-    let effective = |meta: &Metadata| -> Result<Effective, String> {
+    let effective = |meta: &Metadata| -> Result<Effective, Failure> {
         resolve_with(
             meta.annotation(RECONCILE_POLICY),
             target.namespace,
@@ -57,31 +69,20 @@ pub fn check(
     {
         return Ok(None);
     }
-    let change = if before.policy == ReconcilePolicy::Manage {
-        format!("its {RESOURCE_ID}, the Azure resource ASO deletes, changes,")
-    } else {
-        format!("its effective {RECONCILE_POLICY} becomes manage")
-    };
-    Ok(Some(
-        match assess(request, settings, ctx, target, new, Some(after)) {
-            Assessment::Passes(verdict) => verdict,
-            Assessment::Refused(r) => r.refusal(
-                format!(
-                    "{} is being deleted and waits for ASO's finalizer, under {}; with this change \
-                     {change} and it is protected from deletion",
-                    target.describe(),
-                    before.describe()
-                ),
-                "Then make this change again.",
-            ),
-        },
-    ))
+    Ok(Some(Turn {
+        before: before.resolved(),
+        repointed: before.policy == ReconcilePolicy::Manage,
+        assessment: assess(request, settings, ctx, target, new, Some(after)),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
 
+    use crate::decision::{Decision, Refusal, Switch};
+    use crate::deletion::Protected;
+    use crate::effective::{Resolved, Source};
     use crate::test_support::*;
     use crate::values::*;
 
@@ -107,22 +108,42 @@ mod tests {
             &[FINALIZER],
         );
         let ns = Namespaces::with("shop", Some("skip"));
-        let m = message(&eval(&req, protect(), &ns)).to_string();
-        assert!(
-            m.starts_with(
-                "FlexibleServer shop/orders-db is being deleted and waits for ASO's finalizer, \
-                 under skip (inherited from Namespace \"shop\"); with this change"
-            ),
-            "{m}"
+        let protected = Protected {
+            effective: Resolved {
+                policy: ReconcilePolicy::Manage,
+                source: Source::Object,
+            },
+            children: Vec::new(),
+            name: "orders-db".into(),
+            confirmation: None,
+        };
+        let switched = Switch {
+            before: Resolved {
+                policy: ReconcilePolicy::Skip,
+                source: Source::Namespace("shop".into()),
+            },
+            repointed: false,
+        };
+        let refusal = Refusal::Protected {
+            protected: Box::new(protected),
+            switch: Some(Box::new(switched)),
+        };
+        assert_eq!(
+            decide(&req, protect(), &ns),
+            Decision::refuse(orders_db(), refusal)
         );
-        assert!(m.ends_with("Then make this change again."), "{m}");
         // Removing the object's detach-on-delete falls to the operator default, manage.
         let req = switch(
             json!({ RECONCILE_POLICY: "detach-on-delete" }),
             json!({}),
             &[FINALIZER],
         );
-        assert!(!eval(&req, protect(), &Namespaces::none()).allowed);
+        let d = decide(&req, protect(), &Namespaces::none());
+        assert!(
+            matches!(&d.refusal, Some(Refusal::Protected { switch: Some(s), .. })
+                if s.before.policy == ReconcilePolicy::DetachOnDelete),
+            "{d:?}"
+        );
     }
 
     #[test]

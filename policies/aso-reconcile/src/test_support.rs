@@ -182,3 +182,28 @@ pub fn warning<'a>(v: &'a Verdict, needle: &str) -> &'a str {
     );
     found[0]
 }
+
+/// The decision on `request`, before render: what flow tests assert.
+pub fn decide(
+    request: &AdmissionRequest,
+    settings: Value,
+    cluster: &dyn Cluster,
+) -> crate::decision::Decision {
+    let settings: Settings =
+        guard_core::settings::parse(&serde_json::to_vec(&settings).unwrap()).unwrap();
+    crate::decide::decide(
+        request,
+        &settings,
+        &Context::new(Timestamp::UNIX_EPOCH, cluster),
+    )
+}
+
+/// `FlexibleServer shop/orders-db`, as decisions name it.
+pub fn orders_db() -> crate::decision::Subject {
+    crate::decision::Subject {
+        kind: "FlexibleServer".into(),
+        resource: "flexibleservers.dbforpostgresql.azure.com".into(),
+        namespace: "shop".into(),
+        name: "orders-db".into(),
+    }
+}

@@ -5,9 +5,6 @@
 //! a user would see. So a value is either exactly right or refused here, with
 //! the accepted values and, when the intent is guessable, a suggestion.
 
-use guard_core::names::{quote, shell_word};
-use guard_core::object::ObjectName;
-
 /// How ASO treats the Azure resource behind an object (implemented by ASO).
 pub const RECONCILE_POLICY: &str = "serviceoperator.azure.com/reconcile-policy";
 /// ADR 2023-02 option 4.2 (the decision): the reconcile policy to write when
@@ -22,27 +19,28 @@ pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
 /// deletes in Azure (`deleteResource`, `BeginDeleteByID`).
 pub const RESOURCE_ID: &str = "serviceoperator.azure.com/resource-id";
 
-/// The field manager of every suggested command. kustomize-controller's
-/// next apply hands the fields of managers named `kubectl*` (and
-/// `before-first-apply`) to itself and then drops what Git does not state
-/// (fluxcd/kustomize-controller 186fb3b2 `kustomization_controller.go`
-/// `apply`, `ApplyCleanupOptions.FieldManagers`), so a detach or confirmation
-/// written under kubectl's default `kubectl-annotate` on an object Flux
-/// applies is taken back; one under this manager stays. `--field-manager` is
-/// a flag of `kubectl annotate` (kubernetes/kubectl dee3483a
-/// `pkg/cmd/annotate/annotate.go`).
-pub const FIELD_MANAGER: &str = "aso-reconcile";
+/// The annotations whose values this policy judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Annotation {
+    ReconcilePolicy,
+    IfExists,
+    AdoptionPolicy,
+}
 
-/// The command that sets annotation `key` to `value` on `object`.
-pub fn annotate(object: &ObjectName<'_>, key: &str, value: &str) -> String {
-    object.kubectl(
-        "annotate",
-        &[
-            &shell_word(&format!("{key}={value}")),
-            "--overwrite",
-            &format!("--field-manager={FIELD_MANAGER}"),
-        ],
-    )
+impl Annotation {
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::ReconcilePolicy => RECONCILE_POLICY,
+            Self::IfExists => RECONCILE_POLICY_IF_EXISTS,
+            Self::AdoptionPolicy => ADOPTION_POLICY,
+        }
+    }
+}
+
+/// Every ASO kind has its own API group under `azure.com`
+/// (`resources.azure.com`, `dbforpostgresql.azure.com`, ...).
+pub fn is_aso_group(group: &str) -> bool {
+    group.ends_with(".azure.com")
 }
 
 /// A set of annotation values, compared exactly.
@@ -56,15 +54,6 @@ pub trait Vocabulary: Copy + 'static {
 
     fn parse(value: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|v| v.as_str() == value)
-    }
-
-    /// `a, b or c`, for messages.
-    fn accepted() -> String {
-        let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
-        match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(""),
-        }
     }
 }
 
@@ -105,6 +94,7 @@ impl Vocabulary for ReconcilePolicy {
 
 /// `adoption-policy` values (ADR option 4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[expect(clippy::enum_variant_names, reason = "every value ends in -if-exists")]
 pub enum AdoptionPolicy {
     AdoptIfExists,
     DetachOnDeleteIfExists,
@@ -157,53 +147,6 @@ impl<V: Vocabulary> Read<V> {
             _ => Self::Invalid,
         }
     }
-
-    /// The value ASO acts on, if it knows this one.
-    pub fn value(self) -> Option<V> {
-        match self {
-            Self::Valid(v) => Some(v),
-            Self::Legacy(_) | Self::Invalid => None,
-        }
-    }
-}
-
-/// Why `value` of annotation `key` is refused, with the accepted values and a
-/// suggestion. `consequence` says what would follow from a value ASO does not know.
-pub fn refusal<V: Vocabulary>(key: &str, value: &str, consequence: &str) -> String {
-    if let Some(modern) = V::legacy(value) {
-        return format!(
-            "annotation {key}: {} is a legacy value of early ASO releases; current ASO does not \
-             know it, so {consequence}. Write {} instead.",
-            quote(value),
-            quote(modern.as_str())
-        );
-    }
-    let what = if value.is_empty() {
-        "is empty".to_string()
-    } else {
-        format!(
-            "has the value {}, which is not one of its values",
-            quote(value)
-        )
-    };
-    let hint = suggest::<V>(value)
-        .map(|v| format!(" Did you mean {}?", quote(v.as_str())))
-        .unwrap_or_default();
-    format!(
-        "annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {}.{hint}",
-        V::accepted()
-    )
-}
-
-/// The warning for a legacy value let through by `acceptLegacyValues`: it
-/// means what current ASO makes of it, its default.
-pub fn legacy_warning(key: &str, value: &str, modern: &str, default: &str) -> String {
-    format!(
-        "annotation {key}: {} is a legacy value of early ASO releases; current ASO does not know \
-         it and applies its default, {default}, as this policy does. Write {} for what it meant.",
-        quote(value),
-        quote(modern)
-    )
 }
 
 /// The value the writer most likely meant: same after trimming and lower-casing,
@@ -327,11 +270,6 @@ mod tests {
             Read::Legacy(DetachOnDelete)
         );
         assert_eq!(Read::<AdoptionPolicy>::of("run", true), Read::Invalid);
-        // Let through, but not a value ASO acts on.
-        assert_eq!(
-            Read::<ReconcilePolicy>::of("skip-delete", true).value(),
-            None
-        );
     }
 
     #[test]
@@ -369,27 +307,5 @@ mod tests {
         assert_eq!(distance("abc", ""), 3);
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("skip", "skip"), 0);
-    }
-
-    #[test]
-    fn refusal_messages() {
-        let m = refusal::<ReconcilePolicy>(
-            RECONCILE_POLICY,
-            "detach-on-deletee",
-            "ASO would apply its default",
-        );
-        assert!(m.contains("\"detach-on-deletee\""), "{m}");
-        assert!(m.contains("manage, skip or detach-on-delete"), "{m}");
-        assert!(m.contains("Did you mean \"detach-on-delete\"?"), "{m}");
-        let m = refusal::<ReconcilePolicy>(RECONCILE_POLICY, "skip-delete", "x");
-        assert!(
-            m.contains("legacy value") && m.contains("\"detach-on-delete\""),
-            "{m}"
-        );
-        let m = refusal::<ReconcilePolicy>(RECONCILE_POLICY, "", "x");
-        assert!(m.contains("is empty"), "{m}");
-        let m = refusal::<AdoptionPolicy>(ADOPTION_POLICY, "never", "x");
-        assert!(m.contains("adopt-if-exists, detach-on-delete-if-exists or skip-if-exists"));
-        assert!(!m.contains("Did you mean"), "{m}");
     }
 }
