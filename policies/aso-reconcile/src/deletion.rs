@@ -292,7 +292,7 @@ fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
         }
     }
     if let Some(raw) = request.old_object.as_deref() {
-        guard_core::edit::check_strictly(raw.get())
+        guard_core::json_text::check_strictly(raw.get())
             .map_err(|e| Failure::OldObjectNotJson(e.to_string()))?;
     }
     let old = request

@@ -2,7 +2,7 @@
 //! when nothing else decides it, so that a later change of the operator
 //! default does not reach it unseen.
 
-use guard_core::edit::RawObject;
+use guard_core::json_text::RawObject;
 use guard_core::{AdmissionRequest, Which};
 use serde_json::value::RawValue;
 

@@ -6,7 +6,7 @@ use std::fmt;
 
 use guard_core::context;
 use guard_core::identity;
-use guard_core::json_eq::Key;
+use guard_core::json_text::Key;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation};
 use serde::de::{Deserializer, MapAccess, Visitor};

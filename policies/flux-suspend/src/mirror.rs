@@ -2,7 +2,7 @@
 //! controller honours in step, so an annotated object is suspended for every
 //! Flux release, and a resume by either mechanism resumes it fully.
 
-use guard_core::edit::RawObject;
+use guard_core::json_text::RawObject;
 use guard_core::{AdmissionRequest, Which};
 use serde_json::value::RawValue;
 use serde_json::Value;

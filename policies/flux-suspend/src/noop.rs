@@ -28,7 +28,7 @@
 //! A migration must leave every object as stored, so such a write never
 //! changes the suspension: not a resume, not a reason to mirror.
 
-use guard_core::json_eq;
+use guard_core::json_text;
 use guard_core::{AdmissionRequest, Operation, UserInfo, Which};
 
 use crate::kinds::{Honours, Kind};
@@ -61,10 +61,10 @@ pub(crate) fn keeps_annotation_only(old: Option<&State>, kind: &Kind, user: &Use
 /// Equal as JSON values once `metadata.managedFields` is left out of both,
 /// compared member by member without building the objects.
 fn equal_but_managed_fields(a: &str, b: &str) -> bool {
-    if json_eq::equal(a, b) {
+    if json_text::equal(a, b) {
         return true;
     }
-    let (Some(x), Some(y)) = (json_eq::members(a), json_eq::members(b)) else {
+    let (Some(x), Some(y)) = (json_text::members(a), json_text::members(b)) else {
         return false;
     };
     x.len() == y.len()
@@ -73,26 +73,26 @@ fn equal_but_managed_fields(a: &str, b: &str) -> bool {
                 && if kx == "metadata" {
                     equal_without(vx.get(), vy.get(), "managedFields")
                 } else {
-                    json_eq::equal(vx.get(), vy.get())
+                    json_text::equal(vx.get(), vy.get())
                 }
         })
 }
 
 /// An object's members but `skip`.
-fn kept<'a>(members: json_eq::Members<'a>, skip: &str) -> json_eq::Members<'a> {
+fn kept<'a>(members: json_text::Members<'a>, skip: &str) -> json_text::Members<'a> {
     members.into_iter().filter(|(k, _)| k != skip).collect()
 }
 
 /// Two objects equal but for the member `skip`.
 fn equal_without(a: &str, b: &str, skip: &str) -> bool {
-    let (Some(x), Some(y)) = (json_eq::members(a), json_eq::members(b)) else {
-        return json_eq::equal(a, b);
+    let (Some(x), Some(y)) = (json_text::members(a), json_text::members(b)) else {
+        return json_text::equal(a, b);
     };
     let (x, y) = (kept(x, skip), kept(y, skip));
     x.len() == y.len()
         && x.iter()
             .zip(&y)
-            .all(|((kx, vx), (ky, vy))| kx == ky && json_eq::equal(vx.get(), vy.get()))
+            .all(|((kx, vx), (ky, vy))| kx == ky && json_text::equal(vx.get(), vy.get()))
 }
 
 #[cfg(test)]

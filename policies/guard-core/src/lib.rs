@@ -52,18 +52,6 @@ pub use settings::Settings;
 pub use string_map::StringMap;
 pub use verdict::{ValidationResponse, Verdict};
 
-/// The former paths of [`json_text`]'s equality and member splitting, kept
-/// for the policies that import them.
-pub mod json_eq {
-    pub use crate::json_text::{equal, first_byte, members, Key, Members};
-}
-
-/// The former path of [`json_text`]'s object editing and strict check, kept
-/// for the policies that import them.
-pub mod edit {
-    pub use crate::json_text::{check_strictly, RawObject};
-}
-
 /// Exports `wapc_init` registering the policy. Only on `wasm32-wasip1`, so the
 /// same crate builds natively for tests and benchmarks.
 #[macro_export]
