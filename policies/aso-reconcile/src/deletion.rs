@@ -8,7 +8,8 @@
 use guard_core::object::ObjectName;
 use std::cell::OnceCell;
 
-use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Which};
+use guard_core::managed_fields;
+use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Operation, Which};
 use serde_json::Value;
 
 use crate::effective::{
@@ -17,7 +18,7 @@ use crate::effective::{
 use crate::failure::{Failure, NamespaceError};
 use crate::owners::{self, Child, Owner};
 use crate::settings::{DeletionProtection, Settings};
-use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
+use crate::values::{ReconcilePolicy, FIELD_MANAGER, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
 /// What deleting an object would do in Azure, judged on the object as it
 /// will be when ASO sees the deletion.
@@ -56,6 +57,10 @@ pub(crate) struct Protected {
     pub name: String,
     /// The confirmation the object carries, which is not its name.
     pub confirmation: Option<String>,
+    /// The manager whose server-side apply states the object's
+    /// reconcile-policy: its next apply writes its value back over a detach
+    /// made by hand, so the detach belongs in its source.
+    pub stated_by: Option<String>,
 }
 
 /// Whether the protection selects the request's kind.
@@ -201,8 +206,27 @@ impl Deleted<'_> {
             children,
             name: name.to_string(),
             confirmation: confirmation.map(str::to_string),
+            stated_by: stated_by(request),
         })
     }
+}
+
+/// The manager, other than the policy's own suggested commands', whose
+/// server-side apply owns the judged object's reconcile-policy (the stored
+/// object of a DELETE, the new one of an UPDATE). kustomize-controller and
+/// helm-controller apply with forced ownership (fluxcd/pkg e2cfd1a2
+/// `ssa/manager_apply.go` `ResourceManager.apply`, `client.ForceOwnership`;
+/// fluxcd/helm-controller 0f61a860 `internal/action/upgrade.go`), so a value
+/// their source states comes back at their next apply.
+fn stated_by(request: &AdmissionRequest) -> Option<String> {
+    let which = match request.operation {
+        Operation::Delete => Which::OldObject,
+        _ => Which::Object,
+    };
+    managed_fields::annotation_owners(request, which, RECONCILE_POLICY)
+        .into_iter()
+        .find(|o| o.applies() && o.manager != FIELD_MANAGER)
+        .map(|o| o.manager)
 }
 
 /// Whether `namespace` is being deleted and its own confirmation annotation
@@ -386,6 +410,7 @@ mod tests {
             children: Vec::new(),
             name: "orders-db".into(),
             confirmation: Some("yes".into()),
+            stated_by: None,
         };
         let refusal = Refusal::Protected {
             protected: Box::new(protected),

@@ -15,23 +15,12 @@ use crate::matrix::{By, Outcome};
 use crate::owners::Child;
 use crate::settings::Settings;
 use crate::values::{
-    AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FINALIZER,
-    RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
+    AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FIELD_MANAGER,
+    FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
 };
 
 /// The audit annotation carrying the effective behaviour.
 pub(crate) const AUDIT_KEY: &str = "effective-reconcile-policy";
-
-/// The field manager of every suggested command. kustomize-controller's
-/// next apply hands the fields of managers named `kubectl*` (and
-/// `before-first-apply`) to itself and then drops what Git does not state
-/// (fluxcd/kustomize-controller 186fb3b2 `kustomization_controller.go`
-/// `apply`, `ApplyCleanupOptions.FieldManagers`), so a detach or confirmation
-/// written under kubectl's default `kubectl-annotate` on an object Flux
-/// applies is taken back; one under this manager stays. `--field-manager` is
-/// a flag of `kubectl annotate` (kubernetes/kubectl dee3483a
-/// `pkg/cmd/annotate/annotate.go`).
-const FIELD_MANAGER: &str = "aso-reconcile";
 
 /// The verdict users read for `decision` on `request`.
 pub(crate) fn verdict(
@@ -263,16 +252,31 @@ impl Words<'_> {
         };
         format!(
             "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{mismatch} To keep the Azure resource, detach it \
-             first: `{}`. To delete it in Azure too, confirm with the object's name: `{}`. {then}",
+             {RECONCILE_POLICY} is {}{inside}.{mismatch} To keep the Azure resource, {}. To \
+             delete it in Azure too, confirm with the object's name: `{}`. {then}",
             describe(&p.effective),
-            annotate(
-                self.object,
-                RECONCILE_POLICY,
-                ReconcilePolicy::DetachOnDelete.as_str()
-            ),
+            self.detach(p.stated_by.as_deref()),
             annotate(self.object, key, &p.name),
         )
+    }
+
+    /// The way to detach: the command, or, where a server-side apply states
+    /// the value, its source, since that apply takes a hand edit back.
+    fn detach(&self, stated_by: Option<&str>) -> String {
+        let detach = ReconcilePolicy::DetachOnDelete.as_str();
+        match stated_by {
+            None => format!(
+                "detach it first: `{}`",
+                annotate(self.object, RECONCILE_POLICY, detach)
+            ),
+            Some(manager) => format!(
+                "detach it first where {RECONCILE_POLICY} is stated: {} applies it and takes a \
+                 hand edit back at its next apply, so set it to {detach} in what {} applies (Git, \
+                 or the chart) and let it apply",
+                quote(manager),
+                quote(manager)
+            ),
+        }
     }
 
     fn namespace_holds(&self, held: &[Child]) -> String {

@@ -116,6 +116,7 @@ mod tests {
             children: Vec::new(),
             name: "orders-db".into(),
             confirmation: None,
+            stated_by: None,
         };
         let switched = Switch {
             before: Resolved {

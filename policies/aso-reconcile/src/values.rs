@@ -19,6 +19,17 @@ pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
 /// deletes in Azure (`deleteResource`, `BeginDeleteByID`).
 pub const RESOURCE_ID: &str = "serviceoperator.azure.com/resource-id";
 
+/// The field manager of every suggested command. kustomize-controller's
+/// next apply hands the fields of managers named `kubectl*` (and
+/// `before-first-apply`) to itself and then drops what Git does not state
+/// (fluxcd/kustomize-controller 186fb3b2 `kustomization_controller.go`
+/// `apply`, `ApplyCleanupOptions.FieldManagers`), so a detach or confirmation
+/// written under kubectl's default `kubectl-annotate` on an object Flux
+/// applies is taken back; one under this manager stays. `--field-manager` is
+/// a flag of `kubectl annotate` (kubernetes/kubectl dee3483a
+/// `pkg/cmd/annotate/annotate.go`).
+pub(crate) const FIELD_MANAGER: &str = "aso-reconcile";
+
 /// The annotations whose values this policy judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Annotation {

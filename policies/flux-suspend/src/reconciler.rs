@@ -11,10 +11,10 @@
 //! (fluxcd/pkg `runtime/client/impersonator.go` `setImpersonationConfig`):
 //! the field manager is the one thing every apply of it shares.
 
-use guard_core::AdmissionRequest;
+use guard_core::managed_fields;
+use guard_core::{AdmissionRequest, Which};
 
 use crate::kinds::SUSPEND_ANNOTATION;
-use crate::view;
 
 /// The field manager of kustomize-controller's applies.
 const KUSTOMIZE_CONTROLLER: &str = "kustomize-controller";
@@ -39,12 +39,12 @@ pub(crate) enum KeptBy {
 /// Whether the reconciler's own apply states the annotation (its `Apply`
 /// entry under the request's field manager owns it) or others set it.
 pub(crate) fn kept_by(request: &AdmissionRequest, field_manager: &str) -> KeptBy {
-    let owners = view::annotation_owners(request, SUSPEND_ANNOTATION);
+    let owners = managed_fields::annotation_owners(request, Which::Object, SUSPEND_ANNOTATION);
     if owners
         .iter()
-        .any(|(m, op)| m == field_manager && op == "Apply")
+        .any(|o| o.manager == field_manager && o.applies())
     {
         return KeptBy::Manifest;
     }
-    KeptBy::Others(owners.into_iter().map(|(m, _)| m).collect())
+    KeptBy::Others(owners.into_iter().map(|o| o.manager).collect())
 }

@@ -225,58 +225,6 @@ fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
     None
 }
 
-/// The field managers that own an annotation of the request's object, each
-/// with its operation (`Apply`, `Update`), as managedFields record them.
-/// Read only when a reconciler's apply keeps a suspension, so the parse is
-/// rare; an unreadable managedFields owns nothing.
-pub(crate) fn annotation_owners(request: &AdmissionRequest, key: &str) -> Vec<(String, String)> {
-    #[derive(Deserialize)]
-    struct Entry {
-        #[serde(default)]
-        manager: Option<String>,
-        #[serde(default)]
-        operation: Option<String>,
-        #[serde(default)]
-        subresource: Option<String>,
-        #[serde(default, rename = "fieldsV1")]
-        fields: Option<Value>,
-    }
-    #[derive(Deserialize)]
-    struct Meta {
-        #[serde(default, rename = "managedFields")]
-        managed_fields: Option<Vec<Entry>>,
-    }
-    #[derive(Deserialize)]
-    struct Head {
-        #[serde(default)]
-        metadata: Option<Meta>,
-    }
-    let pointer = format!(
-        "/f:metadata/f:annotations/f:{}",
-        key.replace('~', "~0").replace('/', "~1")
-    );
-    let Ok(Some(head)) = request.object_as::<Head>(Which::Object) else {
-        return Vec::new();
-    };
-    head.metadata
-        .and_then(|m| m.managed_fields)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|e| e.subresource.as_deref().unwrap_or("").is_empty())
-        .filter(|e| {
-            e.fields
-                .as_ref()
-                .is_some_and(|f| f.pointer(&pointer).is_some())
-        })
-        .map(|e| {
-            (
-                e.manager.unwrap_or_default(),
-                e.operation.unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
 /// The suspend state of one object, as the RFC's `get` story defines it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct State {

@@ -27,6 +27,7 @@ pub mod duration;
 pub mod flux;
 pub mod identity;
 pub mod json_text;
+pub mod managed_fields;
 pub mod names;
 pub mod object;
 pub mod pattern;
