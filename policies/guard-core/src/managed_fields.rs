@@ -52,13 +52,14 @@ pub fn annotation_owners(request: &AdmissionRequest, which: Which, key: &str) ->
         #[serde(default)]
         metadata: Option<Meta>,
     }
+    let Ok(Some(head)) = request.object_as::<Head>(which) else {
+        return Vec::new();
+    };
+    // A JSON pointer escapes `~` and `/` in a member name (RFC 6901).
     let pointer = format!(
         "/f:metadata/f:annotations/f:{}",
         key.replace('~', "~0").replace('/', "~1")
     );
-    let Ok(Some(head)) = request.object_as::<Head>(which) else {
-        return Vec::new();
-    };
     head.metadata
         .and_then(|m| m.managed_fields)
         .unwrap_or_default()
