@@ -138,7 +138,7 @@ impl Verdict {
         // Every text the reply carries is bounded here, whatever built it.
         let wire: ValidationResponse<Cow<'_, str>, &RawValue> = ValidationResponse {
             accepted: self.allowed,
-            message: self.message.as_deref().map(bounded),
+            message: self.message.as_deref().map(|m| defused(bounded(m))),
             code: self.code,
             mutated_object: self.mutated_object.as_deref(),
             audit_annotations: (!self.audit_annotations.is_empty()).then(|| {
@@ -156,10 +156,73 @@ impl Verdict {
     }
 }
 
+/// A refusal's message with the phrases Flux reads as "this field is
+/// immutable" taken apart. fluxcd/pkg's apply treats any error whose text
+/// matches `is\simmutable` or `immutable\sfield` as an immutable-field error
+/// and, where force is on (a Kustomization's `spec.force`, or the
+/// `kustomize.toolkit.fluxcd.io/force: enabled` annotation), deletes the object
+/// and creates it again (fluxcd/pkg e2cfd1a2 `ssa/errors/immutable.go`
+/// `IsImmutableError`, `ssa/manager_apply.go` `shouldForceApply`). A refusal
+/// quoting someone's text ("prod is immutable until Friday") must not delete
+/// what it refused to change, so the whitespace in those phrases becomes a
+/// no-break space, which Go's `\s` (ASCII `[\t\n\f\r ]`) does not match.
+fn defused(message: Cow<'_, str>) -> Cow<'_, str> {
+    const WORD: &str = "immutable";
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\u{c}' | '\r');
+    let mut spaces = Vec::new();
+    for (at, _) in message.match_indices(WORD) {
+        let end = at.saturating_add(WORD.len());
+        // The spaces are ASCII, one byte each.
+        let before = message.get(..at).unwrap_or("");
+        if let Some(head) = before.strip_suffix(is_space) {
+            if head.ends_with("is") {
+                spaces.push(head.len());
+            }
+        }
+        let after = message.get(end..).unwrap_or("");
+        if after
+            .strip_prefix(is_space)
+            .is_some_and(|rest| rest.starts_with("field"))
+        {
+            spaces.push(end);
+        }
+    }
+    if spaces.is_empty() {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len().saturating_add(spaces.len()));
+    let mut from = 0;
+    for at in spaces {
+        out.push_str(message.get(from..at).unwrap_or(""));
+        out.push('\u{a0}');
+        from = at.saturating_add(1);
+    }
+    out.push_str(message.get(from..).unwrap_or(""));
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::names::MAX_MESSAGE;
+
+    #[test]
+    fn a_refusal_never_reads_as_an_immutable_field_to_flux() {
+        let reply = |m: &str| -> Value {
+            serde_json::from_slice(&Verdict::deny(m.to_string()).to_wire()).unwrap()
+        };
+        let nbsp = '\u{a0}';
+        assert_eq!(
+            reply("reason \"prod is immutable\" lacks a ticket")["message"],
+            format!("reason \"prod is{nbsp}immutable\" lacks a ticket")
+        );
+        assert_eq!(
+            reply("an immutable\tfield, this\nimmutable")["message"],
+            format!("an immutable{nbsp}field, this{nbsp}immutable")
+        );
+        assert_eq!(reply("immutable is fine")["message"], "immutable is fine");
+        assert_eq!(reply("is  immutable")["message"], "is  immutable");
+    }
 
     #[test]
     fn a_mutated_object_the_reply_could_not_carry_is_refused() {
