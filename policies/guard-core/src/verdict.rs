@@ -167,29 +167,32 @@ impl Verdict {
 /// what it refused to change, so the whitespace in those phrases becomes a
 /// no-break space, which Go's `\s` (ASCII `[\t\n\f\r ]`) does not match.
 fn defused(message: Cow<'_, str>) -> Cow<'_, str> {
-    const WORD: &str = "immutable";
-    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\u{c}' | '\r');
+    const WORD: &[u8] = b"immutable";
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0c | b'\r');
+    let bytes = message.as_bytes();
     let mut spaces = Vec::new();
-    for (at, _) in message.match_indices(WORD) {
-        let end = at.saturating_add(WORD.len());
-        // The spaces are ASCII, one byte each.
-        let before = message.get(..at).unwrap_or("");
-        if let Some(head) = before.strip_suffix(is_space) {
-            if head.ends_with("is") {
-                spaces.push(head.len());
+    for (at, window) in bytes.windows(WORD.len()).enumerate() {
+        if window != WORD {
+            continue;
+        }
+        let before = at.checked_sub(3).and_then(|from| bytes.get(from..at));
+        if let Some(&[b'i', b's', space]) = before {
+            if is_space(space) {
+                spaces.push(at.saturating_sub(1));
             }
         }
-        let after = message.get(end..).unwrap_or("");
-        if after
-            .strip_prefix(is_space)
-            .is_some_and(|rest| rest.starts_with("field"))
-        {
-            spaces.push(end);
+        let end = at.saturating_add(WORD.len());
+        let after = bytes.get(end..end.saturating_add(6));
+        if let Some(&[space, b'f', b'i', b'e', b'l', b'd']) = after {
+            if is_space(space) {
+                spaces.push(end);
+            }
         }
     }
     if spaces.is_empty() {
         return message;
     }
+    // The spaces are ASCII, one byte each, so every cut is a char boundary.
     let mut out = String::with_capacity(message.len().saturating_add(spaces.len()));
     let mut from = 0;
     for at in spaces {
