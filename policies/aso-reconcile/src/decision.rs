@@ -1,7 +1,6 @@
 //! What was decided about a request, before any word of it is written:
 //! `render` turns it into the verdict users read.
 
-use guard_core::object::ObjectName;
 use guard_core::Which;
 use serde_json::value::RawValue;
 
@@ -57,33 +56,7 @@ impl Decision {
 }
 
 /// An object as messages name it and `kubectl` takes it, owned.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Subject {
-    pub kind: String,
-    pub resource: String,
-    pub namespace: String,
-    pub name: String,
-}
-
-impl Subject {
-    pub fn of(object: &ObjectName<'_>) -> Self {
-        Self {
-            kind: object.kind.to_string(),
-            resource: object.resource.to_string(),
-            namespace: object.namespace.to_string(),
-            name: object.name.to_string(),
-        }
-    }
-
-    pub fn object(&self) -> ObjectName<'_> {
-        ObjectName::new(
-            &self.kind,
-            self.resource.as_str(),
-            &self.namespace,
-            self.name.as_str(),
-        )
-    }
-}
+pub(crate) type Subject = guard_core::object::OwnedObjectName;
 
 /// Why the request is refused.
 #[derive(Debug, PartialEq)]

@@ -1,7 +1,6 @@
 //! What the policy decided about one request, before any word of it is
 //! written: [`crate::decide`] makes it, `render` writes it for the user.
 
-use guard_core::object::ObjectName;
 use guard_core::Which;
 use jiff::Timestamp;
 
@@ -49,33 +48,7 @@ pub(crate) enum Decision<'a> {
 
 /// An object as decisions name it (owned: the request's metadata is read
 /// while deciding and gone after).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Named {
-    kind: String,
-    resource: String,
-    namespace: String,
-    name: String,
-}
-
-impl Named {
-    pub(crate) fn of(object: &ObjectName<'_>) -> Self {
-        Named {
-            kind: object.kind.to_string(),
-            resource: object.resource.to_string(),
-            namespace: object.namespace.to_string(),
-            name: object.name.to_string(),
-        }
-    }
-
-    pub(crate) fn object(&self) -> ObjectName<'_> {
-        ObjectName::new(
-            &self.kind,
-            self.resource.as_str(),
-            &self.namespace,
-            self.name.as_str(),
-        )
-    }
-}
+pub(crate) type Named = guard_core::object::OwnedObjectName;
 
 /// A Gate object's CREATE or UPDATE.
 #[derive(Debug, PartialEq)]

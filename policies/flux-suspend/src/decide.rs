@@ -68,7 +68,7 @@ fn read(request: &AdmissionRequest, kind: &Kind) -> Result<Read, Unreadable> {
         Operation::Update => view::load(request, Which::OldObject).map_err(Unreadable::Object)?,
         _ => None,
     };
-    let target = Target::of(request, Some(&new_object.metadata));
+    let target = view::target(request, Some(&new_object.metadata));
     let field = |error| Unreadable::Field {
         target: target.clone(),
         error,

@@ -47,7 +47,7 @@ pub(crate) fn check(
         let object = view::load_required(request, Which::OldObject).map_err(Refused::Unreadable)?;
         let suspended = State::of(&object, kind, false).is_ok_and(|s| s.suspended());
         if suspended && !identity_rules::may(Act::Delete, settings, &request.user_info) {
-            return Err(Refused::NotAllowed(Target::of(
+            return Err(Refused::NotAllowed(view::target(
                 request,
                 Some(&object.metadata),
             )));

@@ -118,7 +118,7 @@ pub(crate) fn check_delete(
         Ok(0) => return Ok(None),
         Ok(n) => n,
     };
-    let target = Target::of(request, Some(&object.metadata));
+    let target = view::target(request, Some(&object.metadata));
     if state.spec_suspend {
         return Ok(Some(Warning::InventoryKept {
             target,
@@ -163,7 +163,7 @@ mod tests {
     }
 
     fn target() -> Target {
-        Target::of(&request("null"), None)
+        view::target(&request("null"), None)
     }
 
     fn hazard(

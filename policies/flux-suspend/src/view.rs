@@ -10,35 +10,12 @@ use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
 use guard_core::object::ObjectName;
 
 /// The object a finding is about, owned, so that a decision outlives the
-/// objects read to make it; [`Target::name`] is how messages name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
-    kind: String,
-    resource: String,
-    namespace: String,
-    name: String,
-}
+/// objects read to make it (see [`ObjectName::of`] for which object that is).
+pub(crate) type Target = guard_core::object::OwnedObjectName;
 
-impl Target {
-    /// The request's object (see [`ObjectName::of`]).
-    pub(crate) fn of(request: &AdmissionRequest, meta: Option<&Metadata>) -> Self {
-        let name = ObjectName::of(request, meta);
-        Self {
-            kind: name.kind.to_string(),
-            resource: name.resource.into_owned(),
-            namespace: name.namespace.to_string(),
-            name: name.name.into_owned(),
-        }
-    }
-
-    pub(crate) fn name(&self) -> ObjectName<'_> {
-        ObjectName::new(
-            &self.kind,
-            self.resource.as_str(),
-            &self.namespace,
-            self.name.as_str(),
-        )
-    }
+/// The request's object, owned.
+pub(crate) fn target(request: &AdmissionRequest, meta: Option<&Metadata>) -> Target {
+    Target::of(&ObjectName::of(request, meta))
 }
 
 /// An object that cannot be read as the rules need it. The texts are the
@@ -148,7 +125,7 @@ pub(crate) fn load_required(
         .map_err(Unreadable::Object)?
         .ok_or_else(|| Unreadable::Missing {
             which,
-            target: Target::of(request, None),
+            target: target(request, None),
         })
 }
 

@@ -23,6 +23,37 @@ pub struct ObjectName<'a> {
     pub name: Cow<'a, str>,
 }
 
+/// An [`ObjectName`] that owns its text, for a policy's decision, which
+/// outlives the request it was read from; [`OwnedObjectName::object`]
+/// names it again in messages and commands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnedObjectName {
+    pub kind: String,
+    pub resource: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl OwnedObjectName {
+    pub fn of(object: &ObjectName<'_>) -> Self {
+        Self {
+            kind: object.kind.to_string(),
+            resource: object.resource.to_string(),
+            namespace: object.namespace.to_string(),
+            name: object.name.to_string(),
+        }
+    }
+
+    pub fn object(&self) -> ObjectName<'_> {
+        ObjectName::new(
+            &self.kind,
+            self.resource.as_str(),
+            &self.namespace,
+            self.name.as_str(),
+        )
+    }
+}
+
 impl<'a> ObjectName<'a> {
     /// An object that is not the request's: a Namespace, a Gate, an Alert.
     pub fn new(

@@ -42,10 +42,10 @@ pub(super) fn verdict(
 fn unreadable(e: &Unreadable, request: &AdmissionRequest) -> String {
     match e {
         Unreadable::Missing { which, target } => {
-            request.missing_object(*which, &target.name().describe())
+            request.missing_object(*which, &target.object().describe())
         }
         Unreadable::Object(e) => e.clone(),
-        Unreadable::Field { target, error } => format!("{}: {error}", target.name().describe()),
+        Unreadable::Field { target, error } => format!("{}: {error}", target.object().describe()),
         Unreadable::OldField(e) => format!("malformed oldObject: {e}"),
     }
 }
@@ -59,7 +59,7 @@ fn not_allowed(
 ) -> Verdict {
     let user = identity::describe(&request.user_info);
     let list = list_identities(act.listed(settings));
-    let target = target.name().describe();
+    let target = target.object().describe();
     let message = match act {
         Act::Delete => format!(
             "{user} may not delete {target} while it is suspended: created again without the \
@@ -88,7 +88,7 @@ fn not_allowed(
 /// depends on how the object got suspended (a manifest, `flux suspend`, or
 /// the annotation removed).
 fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
-    let (kind, target) = (&write.kind, write.target.name());
+    let (kind, target) = (&write.kind, write.target.object());
     let mechanisms = mechanisms(&write.state, kind);
     let (without, wanted) = if settings.require_reason {
         ("a reason", "one")
@@ -185,7 +185,7 @@ fn problem_text(problem: &Problem, settings: &Settings) -> String {
 /// A reason the reason rule refused, quoted, with a way to suspend
 /// correctly (and, when it was already suspended, to resume instead).
 fn refused_reason(write: &Write<'_>, value: &str, why: &str, settings: &Settings) -> String {
-    let (kind, target) = (&write.kind, write.target.name());
+    let (kind, target) = (&write.kind, write.target.object());
     let fix = if write.origin == Origin::Create {
         format!(
             "Write a reason in its manifest:\n{}",
@@ -218,7 +218,7 @@ fn annotation_only(
     finding: annotation_only::Finding,
     settings: &Settings,
 ) -> String {
-    let (kind, target) = (&write.kind, write.target.name());
+    let (kind, target) = (&write.kind, write.target.object());
     let suspend = commands::suspend(&target, kind, settings, write.state.reason.as_deref());
     match finding {
         annotation_only::Finding::PruneHazard(collects) => {
@@ -265,7 +265,7 @@ fn delete(refused: &deletion::Refused, request: &AdmissionRequest, settings: &Se
 
 /// The prune hazard of a DELETE: both ways out.
 fn garbage_collects(hazard: &Hazard) -> String {
-    let target = hazard.target.name();
+    let target = hazard.target.object();
     format!(
         "Deleting {} would garbage-collect {}: {} and it is suspended only by \
          annotation {SUSPEND_ANNOTATION} ({}), which kustomize-controller does not honour. \

@@ -33,18 +33,18 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
                 .unwrap_or_default();
             format!(
                 "{} is now suspended by {} ({}{until})",
-                target.name().describe(),
+                target.object().describe(),
                 mechanisms(state, kind),
                 shown(state.reason.as_deref())
             )
         }
         Warning::Resumed { target } => format!(
             "{} is resumed: Flux reconciles it again",
-            target.name().describe()
+            target.object().describe()
         ),
         Warning::ReasonChanged { target, reason } => format!(
             "{} stays suspended, now with {}",
-            target.name().describe(),
+            target.object().describe(),
             shown(reason.as_deref())
         ),
         Warning::MechanismsChanged {
@@ -53,13 +53,13 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             state,
         } => format!(
             "{} is now suspended by {}",
-            target.name().describe(),
+            target.object().describe(),
             mechanisms(state, kind)
         ),
         Warning::Expired { target, kind, at } => expired_note(target, kind, *at, settings),
         Warning::UnreadableExpiry { target, problem } => format!(
             "The suspension reason of {} has an unreadable expiry: {}",
-            target.name().describe(),
+            target.object().describe(),
             unreadable_expiry(problem)
         ),
         Warning::AnnotationOnly {
@@ -68,7 +68,7 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             collects,
         } => annotation_only_note(target, kind, *collects),
         Warning::SpecStaged { target, kind } => {
-            let target = target.name();
+            let target = target.object();
             format!(
                 "{} is suspended: the spec changes in this request are stored but not applied \
                  until it is resumed (`{}`)",
@@ -83,7 +83,7 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
         } => format!(
             "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without \
              deleting {} although {}: they stay in the cluster, unmanaged",
-            target.name().describe(),
+            target.object().describe(),
             inventory(*objects),
             deciding(*collects)
         ),
@@ -92,7 +92,7 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
 
 /// An expiry passed while the suspension stays.
 fn expired_note(target: &Target, kind: &Kind, at: Timestamp, settings: &Settings) -> String {
-    let target = target.name();
+    let target = target.object();
     format!(
         "The suspension of {} expired at {}; resume it with `{}` or renew the until= time in \
          annotation {SUSPEND_ANNOTATION}",
@@ -104,7 +104,7 @@ fn expired_note(target: &Target, kind: &Kind, at: Timestamp, settings: &Settings
 
 /// A write that changed nothing left a suspension by annotation alone.
 fn noop_note(target: &Target, kind: &Kind, settings: &Settings, user: &UserInfo) -> String {
-    let target = target.name();
+    let target = target.object();
     format!(
         "{} stays suspended by annotation {SUSPEND_ANNOTATION}: this request changed nothing \
          and named no field manager, as `flux resume` sends when spec.suspend is not set (and \
@@ -116,7 +116,7 @@ fn noop_note(target: &Target, kind: &Kind, settings: &Settings, user: &UserInfo)
 
 /// Suspended by the annotation alone: what still reconciles, and the fix.
 fn annotation_only_note(target: &Target, kind: &Kind, collects: Option<Collects>) -> String {
-    let target = target.name();
+    let target = target.object();
     let prune = collects
         .map(|c| {
             format!(
@@ -154,7 +154,7 @@ fn mirror_note(
     user: &UserInfo,
 ) -> String {
     let honoured = honoured_mechanism(kind);
-    let target = target.name();
+    let target = target.object();
     let what = target.describe();
     match how {
         Mirrored::Honoured => format!(
