@@ -1,119 +1,173 @@
-//! Editing an object without parsing all of it.
+//! Editing an object's text where an edit reaches, copying the rest.
 //!
 //! A mutating policy must hand back the whole object, yet it changes a field
-//! or two (`spec.suspend`, one annotation). Parsing a 5 KB object with its
-//! managed fields into a `serde_json::Value` and printing it again costs more
-//! than every rule together; [`RawObject`] borrows each member's JSON text
-//! from the request and expands only the objects on the path to an edit.
+//! or two (`spec.suspend`, one annotation). [`RawObject`] keeps each object
+//! on an edit's path as the request's text plus the edits made to it, and
+//! writes the result by copying the text between the members it changes:
+//! a map of 100,000 annotations that gains one is copied, not re-printed.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::split::Key;
 use super::strict::{check_within, MUTATED_OBJECT_DEPTH};
 
-/// A JSON object whose members stay unparsed text, borrowed from the
-/// request, until an edit reaches them.
+/// A JSON object: its text, and the edits made to its members.
 ///
-/// Members keep every occurrence of a duplicated key, and each operation
-/// acts on the last one: policy-server reads the reply's `mutated_object` as
-/// a `serde_json::Value`, where later duplicates win (as in every JSON
-/// decoder Kubernetes uses), and diffs that against the request's object
+/// The text keeps every occurrence of a duplicated key, and each edit acts
+/// on the last one: policy-server reads the reply's `mutated_object` as a
+/// `serde_json::Value`, where later duplicates win (as in every JSON decoder
+/// Kubernetes uses), and diffs that against the request's object
 /// (kubewarden/kubewarden-controller 3460bb71,
 /// `crates/policy-evaluator/src/admission_response.rs`,
-/// `from_policy_validation_response`). Keeping them costs nothing; removing
-/// them costs a set of every key.
-#[derive(Debug, Default)]
+/// `from_policy_validation_response`).
+#[derive(Debug)]
 pub struct RawObject<'a> {
-    members: Vec<(Cow<'a, str>, Member<'a>)>,
+    /// Checked JSON object text: borrowed from the request, owned when it
+    /// was a value an edit set, `{}` for an object an edit creates.
+    text: Cow<'a, str>,
+    /// One entry per key edited, in the order first edited.
+    edits: Vec<(String, Change<'a>)>,
+    /// Where each key looked up so far occurs in `text`, so that each
+    /// object on an edit's path is read once however many times it is asked.
+    found: Vec<Found>,
+    /// The text could not be read as an object's members (never expected:
+    /// it was checked); the edited object then cannot be written.
+    unreadable: Option<String>,
 }
 
-/// Boxed but for the raw text, so that the member list of a map of 100,000
-/// annotations stays small (48 bytes a member instead of 64).
+/// Every occurrence of one key in an object's text: (region, value).
 #[derive(Debug)]
-enum Member<'a> {
-    Raw(&'a RawValue),
-    Object(Box<RawObject<'a>>),
-    Value(Box<Value>),
+struct Found {
+    key: String,
+    at: Vec<(Range<usize>, Range<usize>)>,
+}
+
+#[derive(Debug)]
+enum Change<'a> {
+    Set(Value),
+    Object(RawObject<'a>),
+    Remove,
 }
 
 impl<'a> RawObject<'a> {
-    /// Parses an object's top level; `Err` names what it is when not an object.
+    /// Takes an object's text; `Err` names what it is when not an object.
     ///
-    /// Members are copied into the reply as they came, so the whole text is
-    /// first checked as strictly as the host will read the reply: serde_json's
-    /// raw values let through a lone surrogate escape (`\ud800`), a number no
-    /// float holds (`1e400`) and nesting deeper than 128, and policy-server
-    /// would then fail on the reply with a 500. The objects an edit expands
-    /// later lie inside this text and are not checked again.
+    /// Untouched text is copied into the reply as it came, so the whole text
+    /// is first checked as strictly as the host will read the reply:
+    /// serde_json's raw values let through a lone surrogate escape
+    /// (`\ud800`), a number no float holds (`1e400`) and nesting deeper than
+    /// 128, and policy-server would then fail on the reply with a 500. The
+    /// objects an edit reaches lie inside this text and are not checked again.
     pub fn parse(json: &'a str) -> Result<Self, String> {
         check_within(json, MUTATED_OBJECT_DEPTH)
             .map_err(|e| format!("it is not valid JSON: {e}"))?;
-        Self::split(json).map_err(|_| "it is not a JSON object".to_string())
+        if json.trim_ascii_start().starts_with('{') {
+            Ok(Self::of_text(Cow::Borrowed(json)))
+        } else {
+            Err("it is not a JSON object".to_string())
+        }
     }
 
-    /// The members of `json`, already checked, as raw text.
-    fn split(json: &'a str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(json)
+    fn of_text(text: Cow<'a, str>) -> Self {
+        Self {
+            text,
+            edits: Vec::new(),
+            found: Vec::new(),
+            unreadable: None,
+        }
     }
 
-    /// Where the member under `key` takes effect: its last occurrence.
-    fn last(&self, key: &str) -> Option<usize> {
-        self.members.iter().rposition(|(k, _)| k == key)
+    fn empty() -> Self {
+        Self::of_text(Cow::Borrowed("{}"))
     }
 
-    /// The object under `key`, expanded for editing; created when absent or
-    /// null. `Err` when the member is something other than an object.
-    pub fn child(&mut self, key: &str) -> Result<&mut RawObject<'a>, String> {
-        let not_object = || format!("{key} must be an object");
-        let index = match self.last(key) {
+    fn edit(&self, key: &str) -> Option<usize> {
+        self.edits.iter().position(|(k, _)| k == key)
+    }
+
+    /// Records `change` for `key`, replacing an earlier edit of it.
+    fn record(&mut self, key: &str, change: Change<'a>) {
+        self.find(key);
+        match self.edits.iter_mut().find(|(k, _)| k == key) {
+            Some((_, slot)) => *slot = change,
+            None => self.edits.push((key.to_string(), change)),
+        }
+    }
+
+    /// Reads where `key` occurs in the object's own text, once.
+    fn find(&mut self, key: &str) -> &[(Range<usize>, Range<usize>)] {
+        let index = match self.found.iter().position(|f| f.key == key) {
             Some(i) => i,
             None => {
-                self.members
-                    .push((Cow::Owned(key.to_string()), Member::Object(Box::default())));
-                self.members.len().saturating_sub(1)
+                let mut at = Vec::new();
+                let read = each_member(&self.text, |member| {
+                    if member.key == key {
+                        at.push((member.region, member.value));
+                    }
+                });
+                if let Err(e) = read {
+                    self.unreadable = Some(e.to_string());
+                }
+                self.found.push(Found {
+                    key: key.to_string(),
+                    at,
+                });
+                self.found.len().saturating_sub(1)
             }
         };
-        let Some((_, member)) = self.members.get_mut(index) else {
-            return Err(format!("{key} is missing"));
-        };
-        let expanded = match member {
-            Member::Object(_) => None,
-            Member::Raw(raw) if raw.get() == "null" => Some(RawObject::default()),
-            Member::Raw(raw) => Some(RawObject::split(raw.get()).map_err(|_| not_object())?),
-            Member::Value(value) if value.is_null() => Some(RawObject::default()),
-            Member::Value(value) => match value.as_object_mut() {
-                Some(map) => Some(RawObject {
-                    members: std::mem::take(map)
-                        .into_iter()
-                        .map(|(k, v)| (Cow::Owned(k), Member::Value(Box::new(v))))
-                        .collect(),
-                }),
-                None => return Err(not_object()),
-            },
+        self.found.get(index).map_or(&[], |f| f.at.as_slice())
+    }
+
+    /// The text of the value under `key` in the object's own text, its last
+    /// occurrence; `None` when absent (edits aside).
+    fn in_text(&mut self, key: &str) -> Option<Range<usize>> {
+        self.find(key).last().map(|(_, value)| value.clone())
+    }
+
+    /// The object under `key`, for editing; created when absent or null.
+    /// `Err` when the member is something other than an object.
+    pub fn child(&mut self, key: &str) -> Result<&mut RawObject<'a>, String> {
+        let not_object = || format!("{key} must be an object");
+        let expanded = match self.edit(key).and_then(|i| self.edits.get_mut(i)) {
+            Some((_, Change::Object(_))) => None,
+            Some((_, Change::Remove)) => Some(Self::empty()),
+            Some((_, Change::Set(Value::Null))) => Some(Self::empty()),
+            Some((_, Change::Set(object @ Value::Object(_)))) => {
+                Some(Self::of_text(Cow::Owned(json(object)?)))
+            }
+            Some((_, Change::Set(_))) => return Err(not_object()),
+            None => Some(match self.in_text(key) {
+                None => Self::empty(),
+                Some(range) => {
+                    let value = match &self.text {
+                        Cow::Borrowed(text) => Cow::Borrowed(text.get(range).unwrap_or("null")),
+                        Cow::Owned(text) => Cow::Owned(text.get(range).unwrap_or("null").into()),
+                    };
+                    match value.as_bytes().first() {
+                        Some(b'{') => Self::of_text(value),
+                        _ if value == "null" => Self::empty(),
+                        _ => return Err(not_object()),
+                    }
+                }
+            }),
         };
         if let Some(object) = expanded {
-            *member = Member::Object(Box::new(object));
+            self.record(key, Change::Object(object));
         }
-        match member {
-            Member::Object(object) => Ok(object),
+        match self.edit(key).and_then(|i| self.edits.get_mut(i)) {
+            Some((_, Change::Object(object))) => Ok(object),
             _ => Err(not_object()),
         }
     }
 
     /// Sets `key` to `value`, replacing what was there.
     pub fn insert(&mut self, key: &str, value: Value) {
-        match self.last(key).and_then(|i| self.members.get_mut(i)) {
-            Some((_, member)) => *member = Member::Value(Box::new(value)),
-            None => self
-                .members
-                .push((Cow::Owned(key.to_string()), Member::Value(Box::new(value)))),
-        }
+        self.record(key, Change::Set(value));
     }
 
     /// Sets the annotation `key` to `value` in `metadata.annotations`,
@@ -131,62 +185,229 @@ impl<'a> RawObject<'a> {
 
     /// Removes every occurrence of `key`; false when it was not there.
     pub fn remove(&mut self, key: &str) -> bool {
-        let before = self.members.len();
-        self.members.retain(|(k, _)| k != key);
-        self.members.len() != before
+        let present = match self.edit(key).and_then(|i| self.edits.get(i)) {
+            Some((_, Change::Remove)) => false,
+            Some(_) => true,
+            None => self.in_text(key).is_some(),
+        };
+        self.record(key, Change::Remove);
+        present
+    }
+
+    /// The member under `key` is there, whatever it holds.
+    #[cfg(test)]
+    fn has_member(&mut self, key: &str) -> bool {
+        match self.edit(key).and_then(|i| self.edits.get(i)) {
+            Some((_, Change::Remove)) => false,
+            Some(_) => true,
+            None => self.in_text(key).is_some(),
+        }
     }
 
     /// The member under `key` is an object (as opposed to absent, null or other).
-    pub fn has_object(&self, key: &str) -> bool {
-        self.last(key)
-            .and_then(|i| self.members.get(i))
-            .is_some_and(|(_, m)| match m {
-                Member::Object(_) => true,
-                Member::Raw(raw) => raw.get().trim_start().starts_with('{'),
-                Member::Value(v) => v.is_object(),
-            })
+    pub fn has_object(&mut self, key: &str) -> bool {
+        match self.edit(key).and_then(|i| self.edits.get(i)) {
+            Some((_, Change::Object(_))) => true,
+            Some((_, Change::Set(value))) => value.is_object(),
+            Some((_, Change::Remove)) => false,
+            None => {
+                self.in_text(key)
+                    .and_then(|range| self.text.as_bytes().get(range.start))
+                    == Some(&b'{')
+            }
+        }
     }
 
     /// The edited object as JSON text.
     pub fn to_raw(&self) -> Result<Box<RawValue>, String> {
-        serde_json::value::to_raw_value(self).map_err(|e| e.to_string())
+        let mut out = String::with_capacity(self.text.len().saturating_add(256));
+        self.write(&mut out)?;
+        RawValue::from_string(out).map_err(|e| e.to_string())
     }
-}
 
-impl Serialize for RawObject<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.members.len()))?;
-        for (key, member) in &self.members {
-            match member {
-                Member::Raw(raw) => map.serialize_entry(key, raw)?,
-                Member::Object(object) => map.serialize_entry(key, object)?,
-                Member::Value(value) => map.serialize_entry(key, value)?,
-            }
+    /// Writes the text with the edits made: members no edit names, and the
+    /// separators and whitespace around them, are copied as they came.
+    fn write(&self, out: &mut String) -> Result<(), String> {
+        let text: &str = &self.text;
+        if self.edits.is_empty() {
+            out.push_str(text);
+            return Ok(());
         }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for RawObject<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'de> Visitor<'de> for Members {
-            type Value = RawObject<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
+        if let Some(e) = &self.unreadable {
+            return Err(e.clone());
+        }
+        let body = body(text);
+        // Every edited key was looked up when edited: its occurrences in
+        // the text, each list in text order, are merged as they are written.
+        let occurrences: Vec<&[(Range<usize>, Range<usize>)]> = self
+            .edits
+            .iter()
+            .map(|(key, _)| {
+                self.found
+                    .iter()
+                    .find(|f| &f.key == key)
+                    .map_or(&[][..], |f| f.at.as_slice())
+            })
+            .collect();
+        let mut next = vec![0usize; occurrences.len()];
+        out.push_str(text.get(..body.start).unwrap_or("{"));
+        let mut members = Members { out, any: false };
+        let mut cursor = body.start;
+        // The edit whose next occurrence comes first, until none is left.
+        while let Some((edit, at)) = occurrences
+            .iter()
+            .zip(&next)
+            .enumerate()
+            .filter_map(|(edit, (list, n))| list.get(*n).map(|at| (edit, at)))
+            .min_by_key(|(_, (region, _))| region.start)
+        {
+            let (region, value) = at;
+            if let Some(n) = next.get_mut(edit) {
+                *n = n.saturating_add(1);
             }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut access: A,
-            ) -> Result<RawObject<'de>, A::Error> {
-                let mut members = Vec::new();
-                while let Some(key) = access.next_key_seed(Key)? {
-                    members.push((key, Member::Raw(access.next_value()?)));
+            members.copy(text.get(cursor..region.start).unwrap_or_default());
+            cursor = value.end;
+            let last = occurrences.get(edit).and_then(|list| list.last()) == Some(at);
+            match self.edits.get(edit).map(|(_, change)| change) {
+                None | Some(Change::Remove) => {}
+                Some(change) if last => {
+                    members.copy(text.get(region.start..value.start).unwrap_or_default());
+                    write_change(members.out, change)?;
                 }
-                Ok(RawObject { members })
+                Some(_) => members.copy(text.get(region.start..value.end).unwrap_or_default()),
             }
         }
-        deserializer.deserialize_map(Members)
+        members.copy(text.get(cursor..body.end).unwrap_or_default());
+        for (index, (key, change)) in self.edits.iter().enumerate() {
+            let in_text = occurrences.get(index).is_some_and(|list| !list.is_empty());
+            if in_text || matches!(change, Change::Remove) {
+                continue;
+            }
+            members.separate();
+            members.out.push_str(&json(&Value::String(key.clone()))?);
+            members.out.push(':');
+            write_change(members.out, change)?;
+        }
+        out.push_str(text.get(body.end..).unwrap_or("}"));
+        Ok(())
+    }
+}
+
+/// A value as JSON text: the one way this module prints.
+fn json(value: &Value) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| e.to_string())
+}
+
+fn write_change(out: &mut String, change: &Change<'_>) -> Result<(), String> {
+    match change {
+        Change::Set(value) => out.push_str(&json(value)?),
+        Change::Object(object) => object.write(out)?,
+        Change::Remove => {}
+    }
+    Ok(())
+}
+
+/// The output's member list as it is written: whether a member is already
+/// in it decides whether the next needs a comma.
+struct Members<'o> {
+    out: &'o mut String,
+    any: bool,
+}
+
+impl Members<'_> {
+    /// Copies whole members of the text (each after its separator, the first
+    /// of the object without one), dropping a leading comma the output does
+    /// not need.
+    fn copy(&mut self, segment: &str) {
+        if segment.trim_ascii().is_empty() {
+            self.out.push_str(segment);
+            return;
+        }
+        let trimmed = segment.trim_ascii_start();
+        match trimmed.strip_prefix(',') {
+            Some(rest) if !self.any => self.out.push_str(rest),
+            _ => self.out.push_str(segment),
+        }
+        self.any = true;
+    }
+
+    /// Before a member written anew.
+    fn separate(&mut self) {
+        if self.any {
+            self.out.push(',');
+        }
+        self.any = true;
+    }
+}
+
+/// Where the members of an object's text lie: after `{`, before `}`.
+fn body(text: &str) -> Range<usize> {
+    let bytes = text.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|&b| b == b'{')
+        .map_or(0, |i| i.saturating_add(1));
+    let end = bytes
+        .iter()
+        .rposition(|&b| b == b'}')
+        .unwrap_or(text.len())
+        .max(start);
+    start..end
+}
+
+/// One member of an object's text, by byte offsets into it.
+struct Member<'t> {
+    key: Cow<'t, str>,
+    /// From the end of the previous member's value (or the `{`) to this
+    /// member's value: its separator, name and colon.
+    region: Range<usize>,
+    value: Range<usize>,
+}
+
+/// Calls `f` with each member of `text`, an object's checked text, in order.
+/// Values are skipped, not parsed; their places come from the borrowed raw
+/// text serde_json hands out, which points into `text`.
+fn each_member<'t>(text: &'t str, f: impl FnMut(Member<'t>)) -> Result<(), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.deserialize_map(Walk {
+        base: text.as_ptr() as usize,
+        next: body(text).start,
+        f,
+    })
+}
+
+struct Walk<F> {
+    base: usize,
+    /// Where the next member's region starts.
+    next: usize,
+    f: F,
+}
+
+impl<'de, F: FnMut(Member<'de>)> Visitor<'de> for Walk<F> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<(), A::Error> {
+        while let Some(key) = access.next_key_seed(Key)? {
+            let raw: &'de RawValue = access.next_value()?;
+            let start = (raw.get().as_ptr() as usize).saturating_sub(self.base);
+            let value = start..start.saturating_add(raw.get().len());
+            (self.f)(Member {
+                key,
+                region: self.next..start,
+                value: value.clone(),
+            });
+            self.next = value.end;
+        }
+        Ok(())
+    }
+}
+
+impl<'de, F: FnMut(Member<'de>)> DeserializeSeed<'de> for Walk<F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
     }
 }
 
@@ -364,5 +585,146 @@ mod tests {
         let text = r#"{"b":1,"a":{"z":[1,2,{"q":null}]},"c":"\u00e9"}"#;
         let o = RawObject::parse(text).unwrap();
         assert_eq!(o.to_raw().unwrap().get(), text);
+    }
+
+    /// One step of an edit script, on the object at `path`.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Insert(Vec<&'static str>, &'static str, Value),
+        Remove(Vec<&'static str>, &'static str),
+        HasObject(Vec<&'static str>, &'static str),
+    }
+
+    /// The same script on a `Value`, as the host reads the result: `child`
+    /// creates what is absent or null and refuses other shapes.
+    fn on_value(value: &mut Value, steps: &[Step]) -> Vec<String> {
+        fn walk<'v>(mut v: &'v mut Value, path: &[&str]) -> Result<&'v mut Value, String> {
+            for key in path {
+                let map = v.as_object_mut().unwrap();
+                let child = map.entry(key.to_string()).or_insert(Value::Null);
+                if child.is_null() {
+                    *child = json!({});
+                }
+                if !child.is_object() {
+                    return Err(format!("{key} must be an object"));
+                }
+                v = child;
+            }
+            Ok(v)
+        }
+        let mut said = Vec::new();
+        for step in steps {
+            let (Step::Insert(path, ..) | Step::Remove(path, _) | Step::HasObject(path, _)) = step;
+            let target = match walk(value, path) {
+                Ok(t) => t.as_object_mut().unwrap(),
+                Err(e) => {
+                    said.push(e);
+                    continue;
+                }
+            };
+            said.push(match step {
+                Step::Insert(_, key, v) => format!(
+                    "{:?}",
+                    target.insert(key.to_string(), v.clone()).map(|_| ())
+                ),
+                Step::Remove(_, key) => target.remove(*key).is_some().to_string(),
+                Step::HasObject(_, key) => {
+                    target.get(*key).is_some_and(Value::is_object).to_string()
+                }
+            });
+        }
+        said
+    }
+
+    fn on_raw(object: &mut RawObject, steps: &[Step]) -> Vec<String> {
+        fn walk<'o, 'a>(
+            mut o: &'o mut RawObject<'a>,
+            path: &[&str],
+        ) -> Result<&'o mut RawObject<'a>, String> {
+            for key in path {
+                o = o.child(key)?;
+            }
+            Ok(o)
+        }
+        let mut said = Vec::new();
+        for step in steps {
+            let (Step::Insert(path, ..) | Step::Remove(path, _) | Step::HasObject(path, _)) = step;
+            let target = match walk(object, path) {
+                Ok(t) => t,
+                Err(e) => {
+                    said.push(e);
+                    continue;
+                }
+            };
+            said.push(match step {
+                Step::Insert(_, key, v) => {
+                    let existed = target.has_member(key);
+                    target.insert(key, v.clone());
+                    format!("{:?}", existed.then_some(()))
+                }
+                Step::Remove(_, key) => target.remove(key).to_string(),
+                Step::HasObject(_, key) => target.has_object(key).to_string(),
+            });
+        }
+        said
+    }
+
+    #[test]
+    fn random_edit_scripts_agree_with_editing_a_value() {
+        let texts: Vec<String> = super::super::samples::TEXTS
+            .iter()
+            .map(|t| t.to_string())
+            .chain([
+                r#"{"x":{"y":{"a":1},"a":2,"y":null},"b":"s","x":{"y":{"b":1}}, "a" : [1] }"#
+                    .into(),
+                r#" {  "a":1 ,"x" : { } , "c":{"a":{}} } "#.into(),
+                r#"{"x":null,"b":{"a":{"x":1}},"\u0078":{"q":"\""}}"#.into(),
+            ])
+            .collect();
+        let paths: [&[&str]; 5] = [&[], &["x"], &["b"], &["x", "y"], &["c", "a"]];
+        let keys = ["a", "b", "x", "y", "c"];
+        let values = [
+            json!(1),
+            json!("s"),
+            json!({}),
+            Value::Null,
+            json!({"q": [1]}),
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let mut scripts = 0;
+        for text in &texts {
+            let Ok(_) = RawObject::parse(text) else {
+                continue;
+            };
+            for _ in 0..400 {
+                let steps: Vec<Step> = (0..1 + next(5))
+                    .map(|_| {
+                        let path = paths[next(paths.len())].to_vec();
+                        let key = keys[next(keys.len())];
+                        match next(3) {
+                            0 => Step::Insert(path, key, values[next(values.len())].clone()),
+                            1 => Step::Remove(path, key),
+                            _ => Step::HasObject(path, key),
+                        }
+                    })
+                    .collect();
+                let mut raw = RawObject::parse(text).unwrap();
+                let raw_said = on_raw(&mut raw, &steps);
+                let mut value: Value = serde_json::from_str(text).unwrap();
+                let value_said = on_value(&mut value, &steps);
+                assert_eq!(raw_said, value_said, "{text} {steps:?}");
+                let written: Value = serde_json::from_str(raw.to_raw().unwrap().get())
+                    .unwrap_or_else(|e| panic!("{text} {steps:?}: {e}"));
+                assert_eq!(written, value, "{text} {steps:?}");
+                scripts += 1;
+            }
+        }
+        assert!(scripts > 4000, "{scripts}");
     }
 }
