@@ -133,9 +133,17 @@ impl StringMap {
     }
 
     /// Sorts the entries read in document order by key, keeping the last of
-    /// each key. The sort is stable and finds sorted runs, so input that is
-    /// already sorted costs one comparison per entry.
+    /// each key.
     fn sort(&mut self) {
+        // Kubernetes writes maps sorted and without duplicates: one
+        // comparison per entry says so, and then there is nothing to do.
+        let strictly_increasing = self
+            .entries
+            .windows(2)
+            .all(|pair| matches!(pair, [a, b] if self.str(a.key) < self.str(b.key)));
+        if strictly_increasing {
+            return;
+        }
         let mut entries = std::mem::take(&mut self.entries);
         entries.sort_by(|a, b| self.str(a.key).cmp(self.str(b.key)));
         entries.dedup_by(|later, kept| {
