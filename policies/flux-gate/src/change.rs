@@ -15,8 +15,12 @@
 //! server serializes both objects alike, so equal members are equal text).
 
 use std::collections::BTreeMap;
+use std::fmt;
 
+use guard_core::request::null_default;
 use guard_core::Metadata;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +47,77 @@ const OWNER_REFERENCES: &str = "ownerReferences";
 fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
     serde_json::from_str(raw.get())
         .map_err(|e| format!("malformed {what}: not a JSON object ({e})"))
+}
+
+/// An UPDATE's object split into its top-level members once, for both its
+/// metadata ([`Top::metadata`]) and the comparison ([`classify_update`]):
+/// each object may be half of a 3 MiB request.
+pub(crate) struct Top<'a> {
+    members: Members<'a>,
+    /// No name came twice (a later duplicate replaced an earlier one in
+    /// `members`, where a struct read refuses it).
+    unique: bool,
+}
+
+/// `object` or `oldObject` (`what`) split, as [`members`] reads it.
+pub(crate) fn top<'a>(raw: &'a RawValue, what: &str) -> Result<Top<'a>, String> {
+    serde_json::from_str(raw.get()).or_else(|_: serde_json::Error| {
+        // Read again for the error's words.
+        members(raw, what).map(|members| Top {
+            members,
+            unique: false,
+        })
+    })
+}
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Top<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Top<'de>, A::Error> {
+                let mut top = Top {
+                    members: Members::new(),
+                    unique: true,
+                };
+                while let Some((key, value)) = access.next_entry::<String, &'de RawValue>()? {
+                    top.unique &= top.members.insert(key, value).is_none();
+                }
+                Ok(top)
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+impl Top<'_> {
+    /// The object's metadata as [`guard_core::AdmissionRequest::metadata`] reads it,
+    /// from the `metadata` member alone (the rest of the object is not read
+    /// again); `None` when only the whole object's reading can say what is
+    /// wrong (its errors name a place in the object), or the object has a
+    /// name twice, which that reading refuses.
+    pub(crate) fn metadata(&self) -> Option<Metadata> {
+        if !self.unique {
+            return None;
+        }
+        let Some(raw) = self.members.get("metadata") else {
+            return Some(Metadata::default());
+        };
+        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        let metadata = null_default(&mut reader).ok()?;
+        reader.end().ok()?;
+        Some(metadata)
+    }
+}
+
+/// Whether a metadata text may hold an `ownerReferences` member: its name is
+/// written either as it reads or with `\u` escapes. Most metadata holds
+/// neither, and is then not split to compare owner references.
+fn may_hold_owner_references(metadata: Option<&RawValue>) -> bool {
+    metadata.is_some_and(|m| m.get().contains(OWNER_REFERENCES) || m.get().contains("\\u"))
 }
 
 /// Equal JSON, whatever the spacing or member order. A difference found by
@@ -83,14 +158,13 @@ fn owner_refs<'a>(metadata: Option<&Members<'a>>) -> Option<&'a RawValue> {
 
 /// Classifies an UPDATE from its two objects.
 pub fn classify_update(
-    old: &RawValue,
-    new: &RawValue,
+    old: &Top<'_>,
+    new: &Top<'_>,
     old_meta: &Metadata,
     new_meta: &Metadata,
 ) -> Result<Change, String> {
-    let old_top = members(old, "oldObject")?;
-    let new_top = members(new, "object")?;
-    if let Some(key) = first_difference(&old_top, &new_top, &["metadata", "status", "spec"]) {
+    let (old_top, new_top) = (&old.members, &new.members);
+    if let Some(key) = first_difference(old_top, new_top, &["metadata", "status", "spec"]) {
         return Ok(Change::Held(key.to_string()));
     }
     // Owner references are not bookkeeping: one naming an absent owner has
@@ -101,7 +175,9 @@ pub fn classify_update(
         old_top.get("metadata").copied(),
         new_top.get("metadata").copied(),
     );
-    if old_md.map(|m| m.get()) != new_md.map(|m| m.get()) {
+    if old_md.map(|m| m.get()) != new_md.map(|m| m.get())
+        && (may_hold_owner_references(old_md) || may_hold_owner_references(new_md))
+    {
         let o = split(old_md, "oldObject.metadata")?;
         let n = split(new_md, "object.metadata")?;
         if !same(owner_refs(o.as_ref()), owner_refs(n.as_ref())) {
@@ -194,7 +270,8 @@ mod tests {
                 .map(|h| h.metadata)
                 .unwrap_or_default()
         };
-        classify_update(&o, &n, &meta(&o), &meta(&n))
+        let (old_top, new_top) = (top(&o, "oldObject")?, top(&n, "object")?);
+        classify_update(&old_top, &new_top, &meta(&o), &meta(&n))
     }
 
     const BASE: &str = r#"{"apiVersion":"v1","kind":"K","metadata":{"name":"a","resourceVersion":"1"},"spec":{"path":"./a","prune":true}}"#;
@@ -310,6 +387,83 @@ mod tests {
             metadata_difference(&meta(&[], &[]), &finalized),
             Some("metadata.finalizers".into())
         );
+    }
+
+    /// Metadata read from the split object is what the whole object's
+    /// reading gives, whenever it is read that way at all.
+    #[test]
+    fn metadata_from_the_split_object_is_the_requests() {
+        let metadatas = [
+            r#"null"#,
+            r#"{}"#,
+            r#""x""#,
+            r#"[]"#,
+            r#"[{"name":"a"}]"#,
+            r#"{"name":"a","labels":{"k":"v","k":"w"},"annotations":{"a":"1"},"finalizers":["f"]}"#,
+            r#"{"name":"a","name":"b"}"#,
+            r#"{"labels":{"k":1}}"#,
+            r#"{"labels":null,"annotations":null,"finalizers":null,"deletionTimestamp":null}"#,
+            r#"{"annotations":{"\u0061":"\ud83d\ude00"},"managedFields":[{"a":[[[{}]]]}]}"#,
+            r#"{"generateName":"web-","namespace":"ns","deletionTimestamp":"2026-01-01T00:00:00Z"}"#,
+        ];
+        let mut objects = vec![
+            r#"{}"#.to_string(),
+            r#"{"spec":{"a":1}}"#.to_string(),
+            r#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#.to_string(),
+            r#"{"spec":1,"spec":2,"metadata":{"name":"a"}}"#.to_string(),
+            r#"[{"name":"a"}]"#.to_string(),
+        ];
+        for m in metadatas {
+            objects.push(format!(
+                r#"{{"apiVersion":"v1","metadata":{m},"spec":{{"x":[1]}}}}"#
+            ));
+            objects.push(format!(r#"{{"spec":{{}},"\u006detadata":{m}}}"#));
+            objects.push(format!(r#"{{ "metadata" : {m} }}"#));
+        }
+        let mut split = 0;
+        for object in objects {
+            let request: guard_core::AdmissionRequest =
+                serde_json::from_str(&format!(r#"{{"operation":"UPDATE","object":{object}}}"#))
+                    .unwrap();
+            let raw = request.raw(guard_core::Which::Object).unwrap();
+            let whole = request.metadata(guard_core::Which::Object);
+            if let Some(m) = top(raw, "object").ok().and_then(|t| t.metadata()) {
+                split += 1;
+                assert_eq!(whole, Ok(Some(m)), "{object}");
+            }
+        }
+        // Most shapes are read from the split object.
+        assert!(split >= 20, "{split}");
+    }
+
+    /// Metadata that cannot hold an `ownerReferences` member is not split
+    /// to look for one.
+    #[test]
+    fn owner_references_are_looked_for_where_they_can_be() {
+        let names = [
+            r#""ownerReferences""#,
+            r#""\u006fwnerReferences""#,
+            r#""ownerRef\u0065rences""#,
+            r#""ownerreferences""#,
+            r#""owner""#,
+            r#""x""#,
+        ];
+        let values = [r#"[{"uid":"u"}]"#, r#"null"#, r#""ownerReferences""#];
+        let mut texts = vec![r#"{}"#.to_string(), r#""x""#.into(), r#"[]"#.into()];
+        for n in names {
+            for v in values {
+                texts.push(format!(r#"{{"name":"a",{n}:{v}}}"#));
+                texts.push(format!(r#"{{"annotations":{{"a":"\\u0041"}},{n}:{v}}}"#));
+            }
+        }
+        for text in texts {
+            let raw = RawValue::from_string(text.clone()).unwrap();
+            let split = split(Some(&raw), "metadata").unwrap();
+            if !may_hold_owner_references(Some(&raw)) {
+                assert!(owner_refs(split.as_ref()).is_none(), "{text}");
+            }
+        }
+        assert!(!may_hold_owner_references(None));
     }
 
     #[test]
