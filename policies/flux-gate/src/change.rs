@@ -10,18 +10,15 @@
 //! suspend) are told apart here; [`crate::decide`] decides which of those
 //! pass, by who sent them.
 //!
-//! Only the top level and `spec` are split, borrowing the raw JSON; members
-//! are compared as text first and parsed only when the text differs (the API
+//! Only the top level and `spec` are split, borrowing the raw JSON, in the
+//! pass that reads the metadata ([`crate::split_object`]); members are
+//! compared as text first and parsed only when the text differs (the API
 //! server serializes both objects alike, so equal members are equal text).
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use guard_core::request::null_default;
 use guard_core::Metadata;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
 use serde_json::value::RawValue;
+
+use crate::split_object::{members, Members, Spec, Top};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -40,85 +37,7 @@ pub enum Change {
     NoOp,
 }
 
-type Members<'a> = BTreeMap<String, &'a RawValue>;
-
 const OWNER_REFERENCES: &str = "ownerReferences";
-
-fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| format!("malformed {what}: not a JSON object ({e})"))
-}
-
-/// An UPDATE's object split into its top-level members once, for both its
-/// metadata ([`Top::metadata`]) and the comparison ([`classify_update`]):
-/// each object may be half of a 3 MiB request.
-pub(crate) struct Top<'a> {
-    members: Members<'a>,
-    /// No name came twice (a later duplicate replaced an earlier one in
-    /// `members`, where a struct read refuses it).
-    unique: bool,
-}
-
-/// `object` or `oldObject` (`what`) split, as [`members`] reads it.
-pub(crate) fn top<'a>(raw: &'a RawValue, what: &str) -> Result<Top<'a>, String> {
-    serde_json::from_str(raw.get()).or_else(|_: serde_json::Error| {
-        // Read again for the error's words.
-        members(raw, what).map(|members| Top {
-            members,
-            unique: false,
-        })
-    })
-}
-
-impl<'de> Deserialize<'de> for Top<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de> Visitor<'de> for Entries {
-            type Value = Top<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Top<'de>, A::Error> {
-                let mut top = Top {
-                    members: Members::new(),
-                    unique: true,
-                };
-                while let Some((key, value)) = access.next_entry::<String, &'de RawValue>()? {
-                    top.unique &= top.members.insert(key, value).is_none();
-                }
-                Ok(top)
-            }
-        }
-        deserializer.deserialize_map(Entries)
-    }
-}
-
-impl Top<'_> {
-    /// The object's metadata as [`guard_core::AdmissionRequest::metadata`] reads it,
-    /// from the `metadata` member alone (the rest of the object is not read
-    /// again); `None` when only the whole object's reading can say what is
-    /// wrong (its errors name a place in the object), or the object has a
-    /// name twice, which that reading refuses.
-    pub(crate) fn metadata(&self) -> Option<Metadata> {
-        if !self.unique {
-            return None;
-        }
-        let Some(raw) = self.members.get("metadata") else {
-            return Some(Metadata::default());
-        };
-        let mut reader = serde_json::Deserializer::from_str(raw.get());
-        let metadata = null_default(&mut reader).ok()?;
-        reader.end().ok()?;
-        Some(metadata)
-    }
-}
-
-/// Whether a metadata text may hold an `ownerReferences` member: its name is
-/// written either as it reads or with `\u` escapes. Most metadata holds
-/// neither, and is then not split to compare owner references.
-fn may_hold_owner_references(metadata: Option<&RawValue>) -> bool {
-    metadata.is_some_and(|m| m.get().contains(OWNER_REFERENCES) || m.get().contains("\\u"))
-}
 
 /// Equal JSON, whatever the spacing or member order. A difference found by
 /// walking down to it settles most changed members without reading both
@@ -144,18 +63,6 @@ fn first_difference<'k>(
         .find(|k| !same(old.get(*k).copied(), new.get(*k).copied()))
 }
 
-/// `spec` as members, when it is an object.
-fn split<'a>(raw: Option<&'a RawValue>, what: &str) -> Result<Option<Members<'a>>, String> {
-    match raw {
-        Some(r) if r.get().trim_start().starts_with('{') => members(r, what).map(Some),
-        _ => Ok(None),
-    }
-}
-
-fn owner_refs<'a>(metadata: Option<&Members<'a>>) -> Option<&'a RawValue> {
-    metadata.and_then(|m| m.get(OWNER_REFERENCES).copied())
-}
-
 /// Classifies an UPDATE from its two objects.
 pub fn classify_update(
     old: &Top<'_>,
@@ -163,54 +70,38 @@ pub fn classify_update(
     old_meta: &Metadata,
     new_meta: &Metadata,
 ) -> Result<Change, String> {
-    let (old_top, new_top) = (&old.members, &new.members);
-    if let Some(key) = first_difference(old_top, new_top, &["metadata", "status", "spec"]) {
+    let skip = ["metadata", "status", "spec"];
+    if let Some(key) = first_difference(&old.members, &new.members, &skip) {
         return Ok(Change::Held(key.to_string()));
     }
     // Owner references are not bookkeeping: one naming an absent owner has
     // the garbage collector delete the object (kubernetes/kubernetes
     // `pkg/controller/garbagecollector/garbagecollector.go`
     // `attemptToDeleteItem`), and the collector's deletes pass.
-    let (old_md, new_md) = (
-        old_top.get("metadata").copied(),
-        new_top.get("metadata").copied(),
-    );
-    if old_md.map(|m| m.get()) != new_md.map(|m| m.get())
-        && (may_hold_owner_references(old_md) || may_hold_owner_references(new_md))
-    {
-        let o = split(old_md, "oldObject.metadata")?;
-        let n = split(new_md, "object.metadata")?;
-        if !same(owner_refs(o.as_ref()), owner_refs(n.as_ref())) {
-            return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
-        }
+    if !same(old.owner_references, new.owner_references) {
+        return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
     }
-    let (old_spec, new_spec) = (old_top.get("spec").copied(), new_top.get("spec").copied());
     let mut suspend_changed = false;
-    // Split before comparing whole: equal specs have equal members, so a
-    // member that differs settles it without reading the specs twice.
-    if old_spec.map(|s| s.get()) != new_spec.map(|s| s.get()) {
-        match (
-            split(old_spec, "oldObject.spec")?,
-            split(new_spec, "object.spec")?,
-        ) {
-            (Some(o), Some(n)) => {
-                if let Some(key) = first_difference(&o, &n, &["suspend"]) {
-                    return Ok(Change::Held(format!("spec.{key}")));
-                }
-                if !same(old_spec, new_spec) {
-                    let suspended = |m: &Members<'_>| {
-                        m.get("suspend").is_some_and(|v| v.get().trim() == "true")
-                    };
-                    if suspended(&o) && !suspended(&n) {
-                        return Ok(Change::Resume);
-                    }
-                    suspend_changed = true;
-                }
+    match (&old.spec, &new.spec) {
+        (Some(Spec::Members(o)), Some(Spec::Members(n))) => {
+            // Equal specs have equal members, so a member that differs
+            // settles it without comparing the specs whole.
+            if let Some(key) = first_difference(o, n, &["suspend"]) {
+                return Ok(Change::Held(format!("spec.{key}")));
             }
-            // `spec` appears, disappears or is not an object.
-            _ if !same(old_spec, new_spec) => return Ok(Change::Held("spec".into())),
-            _ => {}
+            if specs_differ(old, new)? {
+                let suspended =
+                    |m: &Members<'_>| m.get("suspend").is_some_and(|v| v.get().trim() == "true");
+                if suspended(o) && !suspended(n) {
+                    return Ok(Change::Resume);
+                }
+                suspend_changed = true;
+            }
         }
+        (None, None) => {}
+        // `spec` appears, disappears or is not an object.
+        (Some(Spec::Other(o)), Some(Spec::Other(n))) if same(Some(o), Some(n)) => {}
+        _ => return Ok(Change::Held("spec".into())),
     }
     Ok(if suspend_changed {
         Change::SuspendOnly
@@ -222,6 +113,18 @@ pub fn classify_update(
     } else {
         Change::NoOp
     })
+}
+
+/// The two specs compared whole, once no member but `suspend` differs:
+/// [`same`] reads them as `Value`s, and text that does not parse as one
+/// (a lone surrogate escape) equals nothing, so two specs whose members are
+/// each the same can still differ. The objects are split again for it; an
+/// update that gets here changes no spec member, and is not held.
+fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, String> {
+    fn spec<'a>(t: &Top<'a>, what: &str) -> Result<Option<&'a RawValue>, String> {
+        Ok(members(t.raw, what)?.get("spec").copied())
+    }
+    Ok(!same(spec(old, "oldObject")?, spec(new, "object")?))
 }
 
 /// Annotations and labels kustomize-controller's apply removes as
@@ -270,7 +173,7 @@ mod tests {
                 .map(|h| h.metadata)
                 .unwrap_or_default()
         };
-        let (old_top, new_top) = (top(&o, "oldObject")?, top(&n, "object")?);
+        let (old_top, new_top) = (Top::read(&o, "oldObject")?, Top::read(&n, "object")?);
         classify_update(&old_top, &new_top, &meta(&o), &meta(&n))
     }
 
@@ -389,81 +292,61 @@ mod tests {
         );
     }
 
-    /// Metadata read from the split object is what the whole object's
-    /// reading gives, whenever it is read that way at all.
+    /// Objects read in one pass classify as objects split member by member,
+    /// for every pair of many shapes.
     #[test]
-    fn metadata_from_the_split_object_is_the_requests() {
-        let metadatas = [
+    fn one_pass_and_split_objects_classify_alike() {
+        let specs = [
+            r#"{"path":"./a","prune":true}"#,
+            r#"{"prune":true, "path":"./a"}"#,
+            r#"{"path":"./b","prune":true}"#,
+            r#"{"path":"./a","prune":true,"suspend":true}"#,
+            r#"{"path":"./a","prune":true,"suspend":false}"#,
+            r#"{"path":"./a","prune":true,"suspend":1.0}"#,
+            r#"{"path":"./a","prune":true,"suspend":1.00}"#,
+            r#"{"path":"\ud800","suspend":true}"#,
+            r#"{"suspend":true, "path":"\ud800"}"#,
+            r#"{"path":"./a","path":"./b"}"#,
             r#"null"#,
-            r#"{}"#,
             r#""x""#,
+        ];
+        let metadatas = [
+            r#"{"name":"a"}"#,
+            r#"{"name":"a","annotations":{"k":"v"}}"#,
+            r#"{"name":"a","ownerReferences":[{"uid":"u"}]}"#,
+            r#"{"name":"a","ownerReferences":[ {"uid":"u"} ]}"#,
+            r#"null"#,
             r#"[]"#,
-            r#"[{"name":"a"}]"#,
-            r#"{"name":"a","labels":{"k":"v","k":"w"},"annotations":{"a":"1"},"finalizers":["f"]}"#,
-            r#"{"name":"a","name":"b"}"#,
-            r#"{"labels":{"k":1}}"#,
-            r#"{"labels":null,"annotations":null,"finalizers":null,"deletionTimestamp":null}"#,
-            r#"{"annotations":{"\u0061":"\ud83d\ude00"},"managedFields":[{"a":[[[{}]]]}]}"#,
-            r#"{"generateName":"web-","namespace":"ns","deletionTimestamp":"2026-01-01T00:00:00Z"}"#,
         ];
-        let mut objects = vec![
-            r#"{}"#.to_string(),
-            r#"{"spec":{"a":1}}"#.to_string(),
-            r#"{"metadata":{"name":"a"},"metadata":{"name":"b"}}"#.to_string(),
-            r#"{"spec":1,"spec":2,"metadata":{"name":"a"}}"#.to_string(),
-            r#"[{"name":"a"}]"#.to_string(),
-        ];
+        let mut objects = vec![r#"{"metadata":{},"data":{"a":"1"}}"#.to_string()];
         for m in metadatas {
-            objects.push(format!(
-                r#"{{"apiVersion":"v1","metadata":{m},"spec":{{"x":[1]}}}}"#
-            ));
-            objects.push(format!(r#"{{"spec":{{}},"\u006detadata":{m}}}"#));
-            objects.push(format!(r#"{{ "metadata" : {m} }}"#));
+            for spec in specs {
+                objects.push(format!(r#"{{"kind":"K","metadata":{m},"spec":{spec}}}"#));
+            }
+            objects.push(format!(r#"{{"kind":"K","metadata":{m}}}"#));
         }
-        let mut split = 0;
-        for object in objects {
-            let request: guard_core::AdmissionRequest =
-                serde_json::from_str(&format!(r#"{{"operation":"UPDATE","object":{object}}}"#))
-                    .unwrap();
-            let raw = request.raw(guard_core::Which::Object).unwrap();
-            let whole = request.metadata(guard_core::Which::Object);
-            if let Some(m) = top(raw, "object").ok().and_then(|t| t.metadata()) {
-                split += 1;
-                assert_eq!(whole, Ok(Some(m)), "{object}");
+        let meta = Metadata::default();
+        for old in &objects {
+            for new in &objects {
+                let (o, n) = (
+                    RawValue::from_string(old.clone()).unwrap(),
+                    RawValue::from_string(new.clone()).unwrap(),
+                );
+                let read = classify_update(
+                    &Top::read(&o, "oldObject").unwrap(),
+                    &Top::read(&n, "object").unwrap(),
+                    &meta,
+                    &meta,
+                );
+                let split = classify_update(
+                    &Top::split(&o, "oldObject").unwrap(),
+                    &Top::split(&n, "object").unwrap(),
+                    &meta,
+                    &meta,
+                );
+                assert_eq!(read, split, "{old} -> {new}");
             }
         }
-        // Most shapes are read from the split object.
-        assert!(split >= 20, "{split}");
-    }
-
-    /// Metadata that cannot hold an `ownerReferences` member is not split
-    /// to look for one.
-    #[test]
-    fn owner_references_are_looked_for_where_they_can_be() {
-        let names = [
-            r#""ownerReferences""#,
-            r#""\u006fwnerReferences""#,
-            r#""ownerRef\u0065rences""#,
-            r#""ownerreferences""#,
-            r#""owner""#,
-            r#""x""#,
-        ];
-        let values = [r#"[{"uid":"u"}]"#, r#"null"#, r#""ownerReferences""#];
-        let mut texts = vec![r#"{}"#.to_string(), r#""x""#.into(), r#"[]"#.into()];
-        for n in names {
-            for v in values {
-                texts.push(format!(r#"{{"name":"a",{n}:{v}}}"#));
-                texts.push(format!(r#"{{"annotations":{{"a":"\\u0041"}},{n}:{v}}}"#));
-            }
-        }
-        for text in texts {
-            let raw = RawValue::from_string(text.clone()).unwrap();
-            let split = split(Some(&raw), "metadata").unwrap();
-            if !may_hold_owner_references(Some(&raw)) {
-                assert!(owner_refs(split.as_ref()).is_none(), "{text}");
-            }
-        }
-        assert!(!may_hold_owner_references(None));
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::gate_object::{self, GateView, LookupError};
 use crate::gating::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP, OVERRIDE_ANNOTATION};
 use crate::opening::next_opening;
 use crate::settings::{Compiled, GateRef};
+use crate::split_object::Top;
 use crate::writer;
 
 /// What the policy decides about `request`.
@@ -102,18 +103,18 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
 }
 
 /// The request's two metadata, as the operation carries them; for an
-/// UPDATE, its two objects split once ([`change::Top`]), read for both their
-/// metadata and what the update changes.
+/// UPDATE, its two objects read once ([`Top`]), for both their metadata and
+/// what the update changes.
 struct Metas<'r> {
     old: Option<Metadata>,
     new: Option<Metadata>,
     tops: Option<Tops<'r>>,
 }
 
-/// An UPDATE's two objects split (`None`: absent), and why one could not be.
+/// An UPDATE's two objects (`None`: absent), or why one could not be read.
 struct Tops<'r> {
-    old: Option<Result<change::Top<'r>, String>>,
-    new: Option<Result<change::Top<'r>, String>>,
+    old: Option<Result<Top<'r>, String>>,
+    new: Option<Result<Top<'r>, String>>,
 }
 
 impl<'r> Metas<'r> {
@@ -128,23 +129,23 @@ impl<'r> Metas<'r> {
                 tops: None,
             });
         }
-        let split = |which: Which, what: &str| request.raw(which).map(|r| change::top(r, what));
-        let tops = Tops {
-            new: split(Which::Object, "object"),
-            old: split(Which::OldObject, "oldObject"),
+        let read = |which: Which, what: &str| request.raw(which).map(|r| Top::read(r, what));
+        let mut tops = Tops {
+            new: read(Which::Object, "object"),
+            old: read(Which::OldObject, "oldObject"),
         };
-        // The metadata from the split object, or read as before when only
-        // that reading says what is wrong.
-        let metadata = |which: Which, top: &Option<Result<change::Top<'_>, String>>| match top
-            .as_ref()
-            .and_then(|t| t.as_ref().ok()?.metadata())
+        // The metadata read with the object, or read from the whole object
+        // when only that reading says what is wrong.
+        let metadata = |which: Which, top: &mut Option<Result<Top<'_>, String>>| match top
+            .as_mut()
+            .and_then(|t| t.as_mut().ok()?.take_metadata())
         {
             Some(m) => Ok(Some(m)),
             None => request.metadata(which),
         };
         Ok(Metas {
-            new: metadata(Which::Object, &tops.new)?,
-            old: metadata(Which::OldObject, &tops.old)?,
+            new: metadata(Which::Object, &mut tops.new)?,
+            old: metadata(Which::OldObject, &mut tops.old)?,
             tops: Some(tops),
         })
     }
