@@ -173,7 +173,10 @@ mod tests {
                 .map(|h| h.metadata)
                 .unwrap_or_default()
         };
-        let (old_top, new_top) = (Top::read(&o, "oldObject")?, Top::read(&n, "object")?);
+        let (old_top, new_top) = (
+            Top::read(&o, "oldObject", None)?,
+            Top::read(&n, "object", None)?,
+        );
         classify_update(&old_top, &new_top, &meta(&o), &meta(&n))
     }
 
@@ -333,8 +336,8 @@ mod tests {
                     RawValue::from_string(new.clone()).unwrap(),
                 );
                 let read = classify_update(
-                    &Top::read(&o, "oldObject").unwrap(),
-                    &Top::read(&n, "object").unwrap(),
+                    &Top::read(&o, "oldObject", None).unwrap(),
+                    &Top::read(&n, "object", None).unwrap(),
                     &meta,
                     &meta,
                 );

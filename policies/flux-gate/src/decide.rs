@@ -129,11 +129,14 @@ impl<'r> Metas<'r> {
                 tops: None,
             });
         }
-        let read = |which: Which, what: &str| request.raw(which).map(|r| Top::read(r, what));
-        let mut tops = Tops {
-            new: read(Which::Object, "object"),
-            old: read(Which::OldObject, "oldObject"),
-        };
+        let new = request
+            .raw(Which::Object)
+            .map(|r| Top::read(r, "object", None));
+        let like = new.as_ref().and_then(|n| n.as_ref().ok());
+        let old = request
+            .raw(Which::OldObject)
+            .map(|r| Top::read(r, "oldObject", like));
+        let mut tops = Tops { new, old };
         // The metadata read with the object, or read from the whole object
         // when only that reading says what is wrong.
         let metadata = |which: Which, top: &mut Option<Result<Top<'_>, String>>| match top

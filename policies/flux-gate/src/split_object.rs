@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use guard_core::json_text::Key;
-use guard_core::Metadata;
+use guard_core::request::null_default;
+use guard_core::{Metadata, StringMap};
 use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer, StringDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
@@ -44,23 +45,47 @@ pub(crate) struct Top<'a> {
     pub(crate) members: Members<'a>,
     /// `None`: read from the whole object instead.
     metadata: Option<Metadata>,
+    /// `metadata.annotations` as text, when read in the one pass.
+    annotations: Option<&'a RawValue>,
     pub(crate) owner_references: Option<&'a RawValue>,
     pub(crate) spec: Option<Spec<'a>>,
 }
 
 impl<'a> Top<'a> {
-    /// `object` or `oldObject` (`what`).
-    pub(crate) fn read(raw: &'a RawValue, what: &str) -> Result<Self, String> {
-        match serde_json::from_str::<OnePass<'a>>(raw.get()) {
-            Ok(p) => Ok(Top {
-                raw,
-                members: p.members,
-                metadata: Some(p.metadata.metadata),
-                owner_references: p.metadata.owner_references,
-                spec: p.spec.map(Spec::Members),
-            }),
-            Err(_) => Self::split(raw, what),
-        }
+    /// `object` or `oldObject` (`what`); its annotations are copied from
+    /// `like`, the update's other object, when their text is the same (an
+    /// update seldom changes them, and they may be 256 KiB of short entries).
+    pub(crate) fn read(
+        raw: &'a RawValue,
+        what: &str,
+        like: Option<&Top<'_>>,
+    ) -> Result<Self, String> {
+        let Ok(p) = serde_json::from_str::<OnePass<'a>>(raw.get()) else {
+            return Self::split(raw, what);
+        };
+        let mut metadata = p.metadata.metadata;
+        let theirs = like.and_then(|l| Some((l.annotations?, l.metadata.as_ref()?)));
+        metadata.annotations = match (p.metadata.annotations, theirs) {
+            (Some(mine), Some((text, theirs))) if mine.get() == text.get() => {
+                theirs.annotations.clone()
+            }
+            (Some(mine), _) => {
+                let mut reader = serde_json::Deserializer::from_str(mine.get());
+                match null_default(&mut reader).and_then(|m| reader.end().map(|()| m)) {
+                    Ok(m) => m,
+                    Err(_) => return Self::split(raw, what),
+                }
+            }
+            (None, _) => StringMap::default(),
+        };
+        Ok(Top {
+            raw,
+            members: p.members,
+            metadata: Some(metadata),
+            annotations: p.metadata.annotations,
+            owner_references: p.metadata.owner_references,
+            spec: p.spec.map(Spec::Members),
+        })
     }
 
     /// Member by member, for any object.
@@ -83,6 +108,7 @@ impl<'a> Top<'a> {
             raw,
             members: top,
             metadata: None,
+            annotations: None,
             owner_references,
             spec,
         })
@@ -140,11 +166,13 @@ impl<'de> Deserialize<'de> for OnePass<'de> {
 }
 
 /// `metadata` read as guard-core's [`Metadata`] (`null` as the default),
-/// with its `ownerReferences` member kept as text on the way.
+/// with its `ownerReferences` and `annotations` members kept as text on the
+/// way (the annotations are read into the metadata after).
 #[derive(Default)]
 struct MetadataAndOwners<'a> {
     metadata: Metadata,
     owner_references: Option<&'a RawValue>,
+    annotations: Option<&'a RawValue>,
 }
 
 impl<'de> Deserialize<'de> for MetadataAndOwners<'de> {
@@ -165,14 +193,16 @@ impl<'de> Deserialize<'de> for MetadataAndOwners<'de> {
                 d.deserialize_map(self)
             }
             fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
-                let mut owner_references = None;
+                let (mut owner_references, mut annotations) = (None, None);
                 let metadata = Metadata::deserialize(MapAccessDeserializer::new(OwnersAside {
                     access,
                     owner_references: &mut owner_references,
+                    annotations: &mut annotations,
                 }))?;
                 Ok(MetadataAndOwners {
                     metadata,
                     owner_references,
+                    annotations,
                 })
             }
         }
@@ -181,10 +211,12 @@ impl<'de> Deserialize<'de> for MetadataAndOwners<'de> {
 }
 
 /// A map's entries as [`Metadata`]'s reading sees them, `ownerReferences`
-/// kept aside (the last one, as a map keeps it).
+/// kept aside (the last one, as a map keeps it) and `annotations` too
+/// (twice is an error, as that reading has it).
 struct OwnersAside<'o, 'de, A> {
     access: A,
     owner_references: &'o mut Option<&'de RawValue>,
+    annotations: &'o mut Option<&'de RawValue>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnersAside<'_, 'de, A> {
@@ -200,6 +232,13 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnersAside<'_, 'de, A> {
             };
             if key == OWNER_REFERENCES {
                 *self.owner_references = Some(self.access.next_value()?);
+                continue;
+            }
+            if key == "annotations" {
+                if self.annotations.is_some() {
+                    return Err(A::Error::custom("annotations twice"));
+                }
+                *self.annotations = Some(self.access.next_value()?);
                 continue;
             }
             return match key {
@@ -289,10 +328,11 @@ mod tests {
         let mut one_pass = 0;
         for object in objects() {
             let raw = raw(&object);
-            let (Ok(mut fast), Ok(slow)) = (Top::read(&raw, "object"), Top::split(&raw, "object"))
+            let (Ok(mut fast), Ok(slow)) =
+                (Top::read(&raw, "object", None), Top::split(&raw, "object"))
             else {
                 assert_eq!(
-                    Top::read(&raw, "object").err(),
+                    Top::read(&raw, "object", None).err(),
                     Top::split(&raw, "object").err(),
                     "{object}"
                 );
@@ -323,5 +363,53 @@ mod tests {
         }
         // Most shapes are read in one pass.
         assert!(one_pass >= 30, "{one_pass}");
+    }
+
+    /// Annotations copied from the other object are the ones the whole
+    /// object's reading gives, for every pair of shapes.
+    #[test]
+    fn annotations_copied_from_the_other_object_are_the_requests() {
+        let annotations = [
+            r#"{"a":"1","b":"2"}"#,
+            r#"{"b":"2", "a":"1"}"#,
+            r#"{"a":"1","a":"2"}"#,
+            r#"{"a":"\u0041"}"#,
+            r#"{"a":1}"#,
+            r#"null"#,
+            r#"{}"#,
+        ];
+        let mut objects = vec![r#"{"metadata":{"name":"a"}}"#.to_string()];
+        for a in annotations {
+            objects.push(format!(
+                r#"{{"metadata":{{"annotations":{a},"name":"a"}}}}"#
+            ));
+            objects.push(format!(
+                r#"{{"metadata":{{"annotations":{a},"labels":{{"x":"y"}},"annotations":{a}}}}}"#
+            ));
+        }
+        let mut copied = 0;
+        for like in &objects {
+            let like_raw = raw(like);
+            let Ok(like) = Top::read(&like_raw, "object", None) else {
+                continue;
+            };
+            for object in &objects {
+                let raw = raw(object);
+                let Ok(mut top) = Top::read(&raw, "oldObject", Some(&like)) else {
+                    continue;
+                };
+                copied += usize::from(
+                    top.annotations.map(|a| a.get()) == like.annotations.map(|a| a.get()),
+                );
+                let request: AdmissionRequest = serde_json::from_str(&format!(
+                    r#"{{"operation":"UPDATE","oldObject":{object}}}"#
+                ))
+                .unwrap();
+                if let Some(m) = top.take_metadata() {
+                    assert_eq!(request.metadata(Which::OldObject), Ok(Some(m)), "{object}");
+                }
+            }
+        }
+        assert!(copied >= 5, "{copied}");
     }
 }
