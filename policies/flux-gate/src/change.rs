@@ -10,14 +10,15 @@
 //! suspend) are told apart here; [`crate::decide`] decides which of those
 //! pass, by who sent them.
 //!
-//! Only the top level and `spec` are split, borrowing the raw JSON; members
-//! are compared as text first and parsed only when the text differs (the API
+//! Only the top level and `spec` are split, borrowing the raw JSON, in the
+//! pass that reads the metadata ([`crate::split_object`]); members are
+//! compared as text first and parsed only when the text differs (the API
 //! server serializes both objects alike, so equal members are equal text).
-
-use std::collections::BTreeMap;
 
 use guard_core::Metadata;
 use serde_json::value::RawValue;
+
+use crate::split_object::{members, Members, Spec, Top};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -36,14 +37,7 @@ pub enum Change {
     NoOp,
 }
 
-type Members<'a> = BTreeMap<String, &'a RawValue>;
-
 const OWNER_REFERENCES: &str = "ownerReferences";
-
-fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| format!("malformed {what}: not a JSON object ({e})"))
-}
 
 /// Equal JSON, whatever the spacing or member order. A difference found by
 /// walking down to it settles most changed members without reading both
@@ -69,72 +63,45 @@ fn first_difference<'k>(
         .find(|k| !same(old.get(*k).copied(), new.get(*k).copied()))
 }
 
-/// `spec` as members, when it is an object.
-fn split<'a>(raw: Option<&'a RawValue>, what: &str) -> Result<Option<Members<'a>>, String> {
-    match raw {
-        Some(r) if r.get().trim_start().starts_with('{') => members(r, what).map(Some),
-        _ => Ok(None),
-    }
-}
-
-fn owner_refs<'a>(metadata: Option<&Members<'a>>) -> Option<&'a RawValue> {
-    metadata.and_then(|m| m.get(OWNER_REFERENCES).copied())
-}
-
 /// Classifies an UPDATE from its two objects.
 pub fn classify_update(
-    old: &RawValue,
-    new: &RawValue,
+    old: &Top<'_>,
+    new: &Top<'_>,
     old_meta: &Metadata,
     new_meta: &Metadata,
 ) -> Result<Change, String> {
-    let old_top = members(old, "oldObject")?;
-    let new_top = members(new, "object")?;
-    if let Some(key) = first_difference(&old_top, &new_top, &["metadata", "status", "spec"]) {
+    let skip = ["metadata", "status", "spec"];
+    if let Some(key) = first_difference(&old.members, &new.members, &skip) {
         return Ok(Change::Held(key.to_string()));
     }
     // Owner references are not bookkeeping: one naming an absent owner has
     // the garbage collector delete the object (kubernetes/kubernetes
     // `pkg/controller/garbagecollector/garbagecollector.go`
     // `attemptToDeleteItem`), and the collector's deletes pass.
-    let (old_md, new_md) = (
-        old_top.get("metadata").copied(),
-        new_top.get("metadata").copied(),
-    );
-    if old_md.map(|m| m.get()) != new_md.map(|m| m.get()) {
-        let o = split(old_md, "oldObject.metadata")?;
-        let n = split(new_md, "object.metadata")?;
-        if !same(owner_refs(o.as_ref()), owner_refs(n.as_ref())) {
-            return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
-        }
+    if !same(old.owner_references, new.owner_references) {
+        return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
     }
-    let (old_spec, new_spec) = (old_top.get("spec").copied(), new_top.get("spec").copied());
     let mut suspend_changed = false;
-    // Split before comparing whole: equal specs have equal members, so a
-    // member that differs settles it without reading the specs twice.
-    if old_spec.map(|s| s.get()) != new_spec.map(|s| s.get()) {
-        match (
-            split(old_spec, "oldObject.spec")?,
-            split(new_spec, "object.spec")?,
-        ) {
-            (Some(o), Some(n)) => {
-                if let Some(key) = first_difference(&o, &n, &["suspend"]) {
-                    return Ok(Change::Held(format!("spec.{key}")));
-                }
-                if !same(old_spec, new_spec) {
-                    let suspended = |m: &Members<'_>| {
-                        m.get("suspend").is_some_and(|v| v.get().trim() == "true")
-                    };
-                    if suspended(&o) && !suspended(&n) {
-                        return Ok(Change::Resume);
-                    }
-                    suspend_changed = true;
-                }
+    match (&old.spec, &new.spec) {
+        (Some(Spec::Members(o)), Some(Spec::Members(n))) => {
+            // Equal specs have equal members, so a member that differs
+            // settles it without comparing the specs whole.
+            if let Some(key) = first_difference(o, n, &["suspend"]) {
+                return Ok(Change::Held(format!("spec.{key}")));
             }
-            // `spec` appears, disappears or is not an object.
-            _ if !same(old_spec, new_spec) => return Ok(Change::Held("spec".into())),
-            _ => {}
+            if specs_differ(old, new)? {
+                let suspended =
+                    |m: &Members<'_>| m.get("suspend").is_some_and(|v| v.get().trim() == "true");
+                if suspended(o) && !suspended(n) {
+                    return Ok(Change::Resume);
+                }
+                suspend_changed = true;
+            }
         }
+        (None, None) => {}
+        // `spec` appears, disappears or is not an object.
+        (Some(Spec::Other(o)), Some(Spec::Other(n))) if same(Some(o), Some(n)) => {}
+        _ => return Ok(Change::Held("spec".into())),
     }
     Ok(if suspend_changed {
         Change::SuspendOnly
@@ -146,6 +113,18 @@ pub fn classify_update(
     } else {
         Change::NoOp
     })
+}
+
+/// The two specs compared whole, once no member but `suspend` differs:
+/// [`same`] reads them as `Value`s, and text that does not parse as one
+/// (a lone surrogate escape) equals nothing, so two specs whose members are
+/// each the same can still differ. The objects are split again for it; an
+/// update that gets here changes no spec member, and is not held.
+fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, String> {
+    fn spec<'a>(t: &Top<'a>, what: &str) -> Result<Option<&'a RawValue>, String> {
+        Ok(members(t.raw, what)?.get("spec").copied())
+    }
+    Ok(!same(spec(old, "oldObject")?, spec(new, "object")?))
 }
 
 /// Annotations and labels kustomize-controller's apply removes as
@@ -194,7 +173,11 @@ mod tests {
                 .map(|h| h.metadata)
                 .unwrap_or_default()
         };
-        classify_update(&o, &n, &meta(&o), &meta(&n))
+        let (old_top, new_top) = (
+            Top::read(&o, "oldObject", None)?,
+            Top::read(&n, "object", None)?,
+        );
+        classify_update(&old_top, &new_top, &meta(&o), &meta(&n))
     }
 
     const BASE: &str = r#"{"apiVersion":"v1","kind":"K","metadata":{"name":"a","resourceVersion":"1"},"spec":{"path":"./a","prune":true}}"#;
@@ -310,6 +293,63 @@ mod tests {
             metadata_difference(&meta(&[], &[]), &finalized),
             Some("metadata.finalizers".into())
         );
+    }
+
+    /// Objects read in one pass classify as objects split member by member,
+    /// for every pair of many shapes.
+    #[test]
+    fn one_pass_and_split_objects_classify_alike() {
+        let specs = [
+            r#"{"path":"./a","prune":true}"#,
+            r#"{"prune":true, "path":"./a"}"#,
+            r#"{"path":"./b","prune":true}"#,
+            r#"{"path":"./a","prune":true,"suspend":true}"#,
+            r#"{"path":"./a","prune":true,"suspend":false}"#,
+            r#"{"path":"./a","prune":true,"suspend":1.0}"#,
+            r#"{"path":"./a","prune":true,"suspend":1.00}"#,
+            r#"{"path":"\ud800","suspend":true}"#,
+            r#"{"suspend":true, "path":"\ud800"}"#,
+            r#"{"path":"./a","path":"./b"}"#,
+            r#"null"#,
+            r#""x""#,
+        ];
+        let metadatas = [
+            r#"{"name":"a"}"#,
+            r#"{"name":"a","annotations":{"k":"v"}}"#,
+            r#"{"name":"a","ownerReferences":[{"uid":"u"}]}"#,
+            r#"{"name":"a","ownerReferences":[ {"uid":"u"} ]}"#,
+            r#"null"#,
+            r#"[]"#,
+        ];
+        let mut objects = vec![r#"{"metadata":{},"data":{"a":"1"}}"#.to_string()];
+        for m in metadatas {
+            for spec in specs {
+                objects.push(format!(r#"{{"kind":"K","metadata":{m},"spec":{spec}}}"#));
+            }
+            objects.push(format!(r#"{{"kind":"K","metadata":{m}}}"#));
+        }
+        let meta = Metadata::default();
+        for old in &objects {
+            for new in &objects {
+                let (o, n) = (
+                    RawValue::from_string(old.clone()).unwrap(),
+                    RawValue::from_string(new.clone()).unwrap(),
+                );
+                let read = classify_update(
+                    &Top::read(&o, "oldObject", None).unwrap(),
+                    &Top::read(&n, "object", None).unwrap(),
+                    &meta,
+                    &meta,
+                );
+                let split = classify_update(
+                    &Top::split(&o, "oldObject").unwrap(),
+                    &Top::split(&n, "object").unwrap(),
+                    &meta,
+                    &meta,
+                );
+                assert_eq!(read, split, "{old} -> {new}");
+            }
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::gate_object::{self, GateView, LookupError};
 use crate::gating::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP, OVERRIDE_ANNOTATION};
 use crate::opening::next_opening;
 use crate::settings::{Compiled, GateRef};
+use crate::split_object::Top;
 use crate::writer;
 
 /// What the policy decides about `request`.
@@ -101,10 +102,56 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
     )
 }
 
-/// The request's two metadata, as the operation carries them.
-struct Metas {
+/// The request's two metadata, as the operation carries them; for an
+/// UPDATE, its two objects read once ([`Top`]), for both their metadata and
+/// what the update changes.
+struct Metas<'r> {
     old: Option<Metadata>,
     new: Option<Metadata>,
+    tops: Option<Tops<'r>>,
+}
+
+/// An UPDATE's two objects (`None`: absent), or why one could not be read.
+struct Tops<'r> {
+    old: Option<Result<Top<'r>, String>>,
+    new: Option<Result<Top<'r>, String>>,
+}
+
+impl<'r> Metas<'r> {
+    fn of(request: &'r AdmissionRequest) -> Result<Self, String> {
+        if request.operation != Operation::Update {
+            return Ok(Metas {
+                new: request.metadata(Which::Object)?,
+                old: match request.operation {
+                    Operation::Create => None,
+                    _ => request.metadata(Which::OldObject)?,
+                },
+                tops: None,
+            });
+        }
+        let new = request
+            .raw(Which::Object)
+            .map(|r| Top::read(r, "object", None));
+        let like = new.as_ref().and_then(|n| n.as_ref().ok());
+        let old = request
+            .raw(Which::OldObject)
+            .map(|r| Top::read(r, "oldObject", like));
+        let mut tops = Tops { new, old };
+        // The metadata read with the object, or read from the whole object
+        // when only that reading says what is wrong.
+        let metadata = |which: Which, top: &mut Option<Result<Top<'_>, String>>| match top
+            .as_mut()
+            .and_then(|t| t.as_mut().ok()?.take_metadata())
+        {
+            Some(m) => Ok(Some(m)),
+            None => request.metadata(which),
+        };
+        Ok(Metas {
+            new: metadata(Which::Object, &mut tops.new)?,
+            old: metadata(Which::OldObject, &mut tops.old)?,
+            tops: Some(tops),
+        })
+    }
 }
 
 /// A write to any object but a Gate. `Err`: the request cannot be read.
@@ -113,13 +160,7 @@ fn held_write<'a>(
     c: &'a Compiled,
     ctx: &Context<'_>,
 ) -> Result<Decision<'a>, String> {
-    let metas = Metas {
-        new: request.metadata(Which::Object)?,
-        old: match request.operation {
-            Operation::Create => None,
-            _ => request.metadata(Which::OldObject)?,
-        },
-    };
+    let metas = Metas::of(request)?;
     let Some(meta) = metas.new.as_ref().or(metas.old.as_ref()) else {
         let which = match request.operation {
             Operation::Delete => Which::OldObject,
@@ -200,7 +241,7 @@ fn gates_of<'a>(
     request: &AdmissionRequest,
     c: &'a Compiled,
     ctx: &Context<'_>,
-    metas: &Metas,
+    metas: &Metas<'_>,
     effect: Effect,
     bound: &Bound,
 ) -> Option<(Effect, Vec<Resolved<'a>>)> {
@@ -404,13 +445,13 @@ enum Classified {
     Effect(Effect),
 }
 
-fn classify(request: &AdmissionRequest, metas: &Metas) -> Result<Classified, String> {
+fn classify(request: &AdmissionRequest, metas: &Metas<'_>) -> Result<Classified, String> {
     let update = match request.operation {
         Operation::Create => return Ok(Classified::Effect(Effect::Held(Change::Creates))),
         Operation::Delete => return Ok(Classified::Effect(Effect::Held(Change::Deletes))),
         _ => (
-            &request.old_object,
-            &request.object,
+            metas.tops.as_ref().and_then(|t| t.old.as_ref()),
+            metas.tops.as_ref().and_then(|t| t.new.as_ref()),
             metas.old.as_ref(),
             metas.new.as_ref(),
         ),
@@ -421,6 +462,10 @@ fn classify(request: &AdmissionRequest, metas: &Metas) -> Result<Classified, Str
             Some(_) => Which::OldObject,
         }));
     };
+    let (old, new) = (
+        old.as_ref().map_err(String::clone)?,
+        new.as_ref().map_err(String::clone)?,
+    );
     let effect = match change::classify_update(old, new, om, nm)? {
         Update::Held(field) => Effect::Held(Change::Field(field)),
         // A resumed Flux object's next applies are writes the gates judge;

@@ -8,6 +8,7 @@ use guard_core::context;
 use guard_core::identity;
 use guard_core::json_text::Key;
 use guard_core::object::ObjectName;
+use guard_core::request::null_default;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -153,10 +154,49 @@ fn read_owner(
     let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    Ok(Some(OwnerView {
-        reason: override_annotation(&raw)?,
-        service_account: service_account_name(&raw)?,
-    }))
+    Ok(Some(owner_view(&raw)?))
+}
+
+/// The owner read once for both fields (it may be an object at the size
+/// limit); when that fails, each field is read again on its own, for the
+/// words its error has always had. Only an object is read in one pass: serde
+/// reads a struct from a list too, by position, where the two views would
+/// each take the list's first element.
+fn owner_view(raw: &RawValue) -> Result<OwnerView, String> {
+    #[derive(Deserialize)]
+    struct View {
+        #[serde(default, deserialize_with = "null_default")]
+        metadata: Meta,
+        #[serde(default)]
+        spec: Option<Spec>,
+    }
+    #[derive(Default, Deserialize)]
+    struct Meta {
+        #[serde(default, deserialize_with = "null_default")]
+        annotations: OverrideAnnotation,
+    }
+    if guard_core::json_text::first_byte(raw.get()) == Some(b'{') {
+        if let Ok(view) = context::read::<View>(raw) {
+            return Ok(OwnerView {
+                reason: view.metadata.annotations.0,
+                service_account: view
+                    .spec
+                    .and_then(|s| s.service_account_name)
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok(OwnerView {
+        reason: override_annotation(raw)?,
+        service_account: service_account_name(raw)?,
+    })
+}
+
+/// `spec` of an owner, reduced to the service account its applies impersonate.
+#[derive(Deserialize)]
+struct Spec {
+    #[serde(default, rename = "serviceAccountName")]
+    service_account_name: Option<String>,
 }
 
 /// `spec.serviceAccountName`, empty when not set.
@@ -165,11 +205,6 @@ fn service_account_name(raw: &RawValue) -> Result<String, String> {
     struct View {
         #[serde(default)]
         spec: Option<Spec>,
-    }
-    #[derive(Deserialize)]
-    struct Spec {
-        #[serde(default, rename = "serviceAccountName")]
-        service_account_name: Option<String>,
     }
     let view: View =
         context::read(raw).map_err(|e| format!("unreadable: spec.serviceAccountName: {e}"))?;
@@ -258,6 +293,55 @@ mod tests {
                 .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
                 .map_err(|e| format!("unreadable: {e}"));
             assert_eq!(override_annotation(&raw), whole, "{owner}");
+        }
+    }
+
+    /// The one-pass read of an owner agrees with reading each field on
+    /// its own, errors included, whatever the owner holds.
+    #[test]
+    fn the_owner_is_read_once_as_each_field_reads_it() {
+        let annotations = [
+            r#"null"#,
+            r#"{}"#,
+            r#"{"a":"1","gating.toolkit.fluxcd.io/emergency-override":" INC-7 "}"#,
+            r#"{"gating.toolkit.fluxcd.io/emergency-override":1}"#,
+            r#"["x"]"#,
+        ];
+        let specs = [
+            r#"null"#,
+            r#"{}"#,
+            r#"{"serviceAccountName":"deployer","x":[1]}"#,
+            r#"{"serviceAccountName":null}"#,
+            r#"{"serviceAccountName":7}"#,
+            r#""x""#,
+            r#"["deployer"]"#,
+        ];
+        let mut owners: Vec<String> = vec![
+            r#"[]"#.into(),
+            r#"null"#.into(),
+            r#""x""#.into(),
+            r#"[{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":"a"}},{"serviceAccountName":"b"}]"#.into(),
+            r#"[{"annotations":{"gating.toolkit.fluxcd.io/emergency-override":"a"},"serviceAccountName":"b"}]"#.into(),
+            r#"{"metadata":{},"metadata":{}}"#.into(),
+            r#"{"spec":{},"spec":{}}"#.into(),
+            r#"{"metadata":"x","spec":{"serviceAccountName":"a"}}"#.into(),
+        ];
+        for a in annotations {
+            for s in specs {
+                owners.push(format!(
+                    r#"{{"metadata":{{"annotations":{a}}},"spec":{s}}}"#
+                ));
+                owners.push(format!(
+                    r#"{{"spec":{s},"status":{{}},"metadata":{{"annotations":{a}}}}}"#
+                ));
+            }
+        }
+        for owner in owners {
+            let raw = RawValue::from_string(owner.clone()).unwrap();
+            let each =
+                override_annotation(&raw).and_then(|r| service_account_name(&raw).map(|s| (r, s)));
+            let once = owner_view(&raw).map(|v| (v.reason, v.service_account));
+            assert_eq!(once, each, "{owner}");
         }
     }
 

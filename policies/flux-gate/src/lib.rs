@@ -40,6 +40,7 @@ mod gating;
 mod opening;
 mod render;
 mod settings;
+mod split_object;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
