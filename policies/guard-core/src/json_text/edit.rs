@@ -9,11 +9,10 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::split::Key;
+use super::scan::{body, each_member};
 use super::strict::{check_within, MUTATED_OBJECT_DEPTH};
 
 /// A JSON object: its text, and the edits made to its members.
@@ -35,10 +34,19 @@ pub struct RawObject<'a> {
     /// Where each key looked up so far occurs in `text`, so that each
     /// object on an edit's path is read once however many times it is asked.
     found: Vec<Found>,
+    /// Every member of the text, once read, when it has few.
+    every: Option<Vec<Listed>>,
     /// The text could not be read as an object's members (never expected:
     /// it was checked); the edited object then cannot be written.
     unreadable: Option<String>,
 }
+
+/// The most members an object keeps a list of (see [`RawObject::read`]).
+const FEW_MEMBERS: usize = 64;
+
+/// One member of a short object's text: its name, region and value (see
+/// [`super::scan::Member`]).
+type Listed = (String, Range<usize>, Range<usize>);
 
 /// Every occurrence of one key in an object's text: (region, value).
 #[derive(Debug)]
@@ -78,6 +86,7 @@ impl<'a> RawObject<'a> {
             text,
             edits: Vec::new(),
             found: Vec::new(),
+            every: None,
             unreadable: None,
         }
     }
@@ -104,15 +113,14 @@ impl<'a> RawObject<'a> {
         let index = match self.found.iter().position(|f| f.key == key) {
             Some(i) => i,
             None => {
-                let mut at = Vec::new();
-                let read = each_member(&self.text, |member| {
-                    if member.key == key {
-                        at.push((member.region, member.value));
-                    }
-                });
-                if let Err(e) = read {
-                    self.unreadable = Some(e.to_string());
-                }
+                let at = match &self.every {
+                    Some(every) => every
+                        .iter()
+                        .filter(|(k, _, _)| k == key)
+                        .map(|(_, region, value)| (region.clone(), value.clone()))
+                        .collect(),
+                    None => self.read(key),
+                };
                 self.found.push(Found {
                     key: key.to_string(),
                     at,
@@ -121,6 +129,31 @@ impl<'a> RawObject<'a> {
             }
         };
         self.found.get(index).map_or(&[], |f| f.at.as_slice())
+    }
+
+    /// Reads the text for `key`'s occurrences; an object of few members
+    /// (those above a large map on an edit's path: the object, its
+    /// `metadata`) keeps every member, so that no other key reads it again.
+    fn read(&mut self, key: &str) -> Vec<(Range<usize>, Range<usize>)> {
+        let mut at = Vec::new();
+        let mut every = Some(Vec::new());
+        let read = each_member(&self.text, |member| {
+            if member.key == key {
+                at.push((member.region.clone(), member.value.clone()));
+            }
+            if let Some(list) = &mut every {
+                if list.len() < FEW_MEMBERS {
+                    list.push((member.key.into_owned(), member.region, member.value));
+                } else {
+                    every = None;
+                }
+            }
+        });
+        if let Err(e) = read {
+            self.unreadable = Some(e);
+        }
+        self.every = every;
+        at
     }
 
     /// The text of the value under `key` in the object's own text, its last
@@ -337,77 +370,6 @@ impl Members<'_> {
             self.out.push(',');
         }
         self.any = true;
-    }
-}
-
-/// Where the members of an object's text lie: after `{`, before `}`.
-fn body(text: &str) -> Range<usize> {
-    let bytes = text.as_bytes();
-    let start = bytes
-        .iter()
-        .position(|&b| b == b'{')
-        .map_or(0, |i| i.saturating_add(1));
-    let end = bytes
-        .iter()
-        .rposition(|&b| b == b'}')
-        .unwrap_or(text.len())
-        .max(start);
-    start..end
-}
-
-/// One member of an object's text, by byte offsets into it.
-struct Member<'t> {
-    key: Cow<'t, str>,
-    /// From the end of the previous member's value (or the `{`) to this
-    /// member's value: its separator, name and colon.
-    region: Range<usize>,
-    value: Range<usize>,
-}
-
-/// Calls `f` with each member of `text`, an object's checked text, in order.
-/// Values are skipped, not parsed; their places come from the borrowed raw
-/// text serde_json hands out, which points into `text`.
-fn each_member<'t>(text: &'t str, f: impl FnMut(Member<'t>)) -> Result<(), serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.deserialize_map(Walk {
-        base: text.as_ptr() as usize,
-        next: body(text).start,
-        f,
-    })
-}
-
-struct Walk<F> {
-    base: usize,
-    /// Where the next member's region starts.
-    next: usize,
-    f: F,
-}
-
-impl<'de, F: FnMut(Member<'de>)> Visitor<'de> for Walk<F> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<(), A::Error> {
-        while let Some(key) = access.next_key_seed(Key)? {
-            let raw: &'de RawValue = access.next_value()?;
-            let start = (raw.get().as_ptr() as usize).saturating_sub(self.base);
-            let value = start..start.saturating_add(raw.get().len());
-            (self.f)(Member {
-                key,
-                region: self.next..start,
-                value: value.clone(),
-            });
-            self.next = value.end;
-        }
-        Ok(())
-    }
-}
-
-impl<'de, F: FnMut(Member<'de>)> DeserializeSeed<'de> for Walk<F> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
     }
 }
 
@@ -678,6 +640,18 @@ mod tests {
                 r#"{"x":{"y":{"a":1},"a":2,"y":null},"b":"s","x":{"y":{"b":1}}, "a" : [1] }"#
                     .into(),
                 r#" {  "a":1 ,"x" : { } , "c":{"a":{}} } "#.into(),
+                // More members than an object keeps a list of.
+                format!(
+                    r#"{{"a":0,{},"x":{{"y":1,{}}},"a":{{}}}}"#,
+                    (0..FEW_MEMBERS)
+                        .map(|i| format!(r#""m{i}":{i}"#))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    (0..FEW_MEMBERS)
+                        .map(|i| format!(r#""y{i}":"{i}""#))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
                 r#"{"x":null,"b":{"a":{"x":1}},"\u0078":{"q":"\""}}"#.into(),
             ])
             .collect();

@@ -9,6 +9,7 @@
 mod compare;
 mod differ;
 mod edit;
+mod scan;
 mod split;
 mod strict;
 
