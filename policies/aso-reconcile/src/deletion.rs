@@ -9,6 +9,7 @@ use guard_core::object::ObjectName;
 use std::cell::OnceCell;
 
 use guard_core::managed_fields;
+use guard_core::picked::Picked;
 use guard_core::{context, AdmissionRequest, ClusterObject, Context, Metadata, Operation, Which};
 use serde_json::Value;
 
@@ -18,6 +19,7 @@ use crate::effective::{
 use crate::failure::{Failure, NamespaceError};
 use crate::owners::{self, Child, Owner};
 use crate::settings::{DeletionProtection, Settings};
+use crate::stored::{self, Facts};
 use crate::values::{ReconcilePolicy, FIELD_MANAGER, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
 /// What deleting an object would do in Azure, judged on the object as it
@@ -71,7 +73,8 @@ pub(crate) fn kind_selected(p: &DeletionProtection, request: &AdmissionRequest) 
 
 /// Judges the deletion of `meta` (the stored object of a DELETE, or the
 /// object an UPDATE leaves while it waits for ASO's finalizer), with its
-/// effective policy when already known.
+/// effective policy when already known, and what was read of the stored
+/// object with its metadata (`stored`).
 pub(crate) fn assess(
     request: &AdmissionRequest,
     settings: &Settings,
@@ -79,6 +82,7 @@ pub(crate) fn assess(
     target: &ObjectName<'_>,
     meta: &Metadata,
     known: Option<Effective>,
+    stored: Option<&Facts<'_>>,
 ) -> Assessment {
     let p = &settings.deletion_protection;
     let directly = kind_selected(p, request)
@@ -102,10 +106,24 @@ pub(crate) fn assess(
     if !directly && !owners::needed(p) {
         return bare(Deletion::Free);
     }
-    // The Namespace, looked up once for the effective policy and for its
-    // confirmation, and only when one of them needs it.
+    // The Namespace, looked up (and read) once for the effective policy and
+    // for its confirmation, and only when one of them needs it.
+    let key = p.confirmation_annotation.as_str();
     let namespace = OnceCell::new();
-    let lookup = || namespace.get_or_init(|| namespace_object(target.namespace, ctx.cluster));
+    let lookup = || {
+        namespace.get_or_init(|| {
+            namespace_object(target.namespace, ctx.cluster).map(|raw| {
+                raw.map(|raw| {
+                    let asked = [RECONCILE_POLICY, key];
+                    let read = stored::metadata_of(raw.get(), None, Picked::new(&asked));
+                    Looked {
+                        read: read.map(|head| head.meta),
+                        raw,
+                    }
+                })
+            })
+        })
+    };
     let mut effective = match known {
         Some(e) => e,
         None => match resolve_with(
@@ -113,7 +131,10 @@ pub(crate) fn assess(
             target.namespace,
             settings,
             || match lookup() {
-                Ok(raw) => namespace_policy(raw.as_deref()),
+                Ok(Some(Looked {
+                    read: Some(meta), ..
+                })) => Ok(meta.annotation(RECONCILE_POLICY).map(str::to_string)),
+                Ok(looked) => namespace_policy(looked.as_ref().map(|l| &*l.raw)),
                 Err(e) => Err(e.clone()),
             },
         ) {
@@ -136,10 +157,19 @@ pub(crate) fn assess(
             ctx,
             target,
             meta,
+            stored,
         };
         deleted.under_manage(effective, directly, lookup)
     };
     Assessment { notes, deletion }
+}
+
+/// The deleted object's Namespace, as looked up, and as read in one pass
+/// for its reconcile policy, confirmation and deletion (`None` when that
+/// pass does not answer for it: each reads it then on its own).
+pub(crate) struct Looked {
+    raw: ClusterObject,
+    read: Option<Metadata>,
 }
 
 /// An object whose deletion ASO would carry into Azure.
@@ -149,6 +179,7 @@ struct Deleted<'a> {
     ctx: &'a Context<'a>,
     target: &'a ObjectName<'a>,
     meta: &'a Metadata,
+    stored: Option<&'a Facts<'a>>,
 }
 
 impl Deleted<'_> {
@@ -158,7 +189,7 @@ impl Deleted<'_> {
         &self,
         effective: Resolved,
         directly: bool,
-        lookup: impl FnOnce() -> &'n Result<Option<ClusterObject>, NamespaceError>,
+        lookup: impl FnOnce() -> &'n Result<Option<Looked>, NamespaceError>,
     ) -> Deletion {
         let (request, ctx, target, meta) = (self.request, self.ctx, self.target, self.meta);
         let p = &self.settings.deletion_protection;
@@ -173,7 +204,11 @@ impl Deleted<'_> {
             return Deletion::Confirmed(effective);
         }
         let children = if owners::needed(p) {
-            let inside = stored_uid(request).and_then(|uid| {
+            let uid = match self.stored {
+                Some(facts) => facts.uid.clone(),
+                None => stored_uid(request),
+            };
+            let inside = uid.and_then(|uid| {
                 let owner = Owner {
                     name,
                     uid: &uid,
@@ -206,7 +241,7 @@ impl Deleted<'_> {
             children,
             name: name.to_string(),
             confirmation: confirmation.map(str::to_string),
-            stated_by: stated_by(request),
+            stated_by: stated_by(request, self.stored),
         })
     }
 }
@@ -218,12 +253,19 @@ impl Deleted<'_> {
 /// `ssa/manager_apply.go` `ResourceManager.apply`, `client.ForceOwnership`;
 /// fluxcd/helm-controller 0f61a860 `internal/action/upgrade.go`), so a value
 /// their source states comes back at their next apply.
-fn stated_by(request: &AdmissionRequest) -> Option<String> {
+fn stated_by(request: &AdmissionRequest, stored: Option<&Facts<'_>>) -> Option<String> {
     let which = match request.operation {
         Operation::Delete => Which::OldObject,
         _ => Which::Object,
     };
-    managed_fields::annotation_owners(request, which, RECONCILE_POLICY)
+    let owners = match stored {
+        Some(facts) if which == Which::OldObject => managed_fields::annotation_owners_in(
+            facts.managed_fields.unwrap_or("null"),
+            RECONCILE_POLICY,
+        ),
+        _ => managed_fields::annotation_owners(request, which, RECONCILE_POLICY),
+    };
+    owners
         .into_iter()
         .find(|o| o.applies() && o.manager != FIELD_MANAGER)
         .map(|o| o.manager)
@@ -236,7 +278,7 @@ fn stated_by(request: &AdmissionRequest) -> Option<String> {
 fn namespace_confirmed<'a>(
     namespace: &str,
     key: &str,
-    lookup: impl FnOnce() -> &'a Result<Option<ClusterObject>, NamespaceError>,
+    lookup: impl FnOnce() -> &'a Result<Option<Looked>, NamespaceError>,
 ) -> Result<bool, Failure> {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
@@ -256,13 +298,13 @@ fn namespace_confirmed<'a>(
     }
     // Unreadable, it confirms nothing: the refusal stands (and `resolve`
     // has already said, or refused, why the Namespace could not be read).
-    let Ok(raw) = lookup() else {
+    let Ok(Some(looked)) = lookup() else {
         return Ok(false);
     };
-    let Some(raw) = raw else {
-        return Ok(false);
-    };
-    let view: View = context::read(raw).map_err(Failure::UnreadableNamespace)?;
+    if let Some(meta) = &looked.read {
+        return Ok(meta.deletion_timestamp.is_some() && meta.annotation(key) == Some(namespace));
+    }
+    let view: View = context::read(&looked.raw).map_err(Failure::UnreadableNamespace)?;
     let terminating = view
         .metadata
         .deletion_timestamp
@@ -278,7 +320,7 @@ fn namespace_confirmed<'a>(
 /// Only `metadata.uid` is parsed; the rest of the object (which may be
 /// megabytes) is checked as strictly as a `Value` would read it, without
 /// building one, so that what a `Value` could not hold is still refused.
-fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
+pub(crate) fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> {
     #[derive(serde::Deserialize)]
     struct Head {
         #[serde(default)]
@@ -530,6 +572,56 @@ mod tests {
             error: NamespaceError::Lookup("etcdserver: request timed out".into()),
         };
         assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
+    }
+
+    /// Wherever the one pass reads a Namespace, its reconcile policy and
+    /// confirmation are what reading each on its own finds.
+    #[test]
+    fn a_namespace_read_once_answers_as_read_for_each_rule() {
+        use super::{namespace_confirmed, stored, Looked, Picked};
+        use crate::effective::namespace_policy;
+        use crate::test_support::RandomObjects;
+        let key = "example.com/confirm";
+        let annotations = [
+            RECONCILE_POLICY,
+            r"serviceoperator.azure.com\/reconcile-policy",
+            key,
+            "x",
+        ];
+        let mut objects = RandomObjects::new(31);
+        let mut answered = 0;
+        for _ in 0..40_000 {
+            let text = objects.object(&["l"], &annotations);
+            let Ok(raw) = serde_json::value::RawValue::from_string(text.clone()) else {
+                continue;
+            };
+            let asked = [RECONCILE_POLICY, key];
+            let Some(head) = stored::metadata_of(&text, None, Picked::new(&asked)) else {
+                continue;
+            };
+            answered += 1;
+            let fast = Ok(Some(Looked {
+                raw: raw.clone(),
+                read: Some(head.meta.clone()),
+            }));
+            let alone = Ok(Some(Looked {
+                raw: raw.clone(),
+                read: None,
+            }));
+            assert_eq!(
+                namespace_policy(Some(&raw)),
+                Ok(head.meta.annotation(RECONCILE_POLICY).map(str::to_string)),
+                "{text}"
+            );
+            for namespace in ["", "a", "uid-1"] {
+                assert_eq!(
+                    namespace_confirmed(namespace, key, || &fast),
+                    namespace_confirmed(namespace, key, || &alone),
+                    "{text}"
+                );
+            }
+        }
+        assert!(answered > 5_000, "{answered}");
     }
 
     /// Owner references name the owner by uid: without the stored object's

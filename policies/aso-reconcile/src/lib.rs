@@ -42,6 +42,7 @@ mod namespace_deletion;
 mod owners;
 mod render;
 pub mod settings;
+mod stored;
 mod takeover;
 mod terminating;
 mod values;

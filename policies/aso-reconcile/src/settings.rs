@@ -96,6 +96,18 @@ impl DeletionProtection {
     pub fn is_enabled(&self) -> bool {
         !self.kinds.is_empty() || !self.namespaces.is_empty() || self.label_selector.is_some()
     }
+
+    /// The label keys the selector reads: the only labels of an object
+    /// worth copying out of its text.
+    pub(crate) fn label_keys(&self) -> Vec<&str> {
+        let Some(selector) = &self.label_selector else {
+            return Vec::new();
+        };
+        let labels = selector.match_labels.keys().map(String::as_str);
+        labels
+            .chain(selector.match_expressions.iter().map(|r| r.key.as_str()))
+            .collect()
+    }
 }
 
 /// An ASO kind by API group and kind; kind `*` is every kind of the group.

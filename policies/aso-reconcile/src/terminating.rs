@@ -72,7 +72,7 @@ pub(crate) fn turn(
     Ok(Some(Turn {
         before: before.resolved(),
         repointed: before.policy == ReconcilePolicy::Manage,
-        assessment: assess(request, settings, ctx, target, new, Some(after)),
+        assessment: assess(request, settings, ctx, target, new, Some(after), None),
     }))
 }
 

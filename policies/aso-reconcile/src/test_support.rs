@@ -207,3 +207,160 @@ pub fn orders_db() -> crate::decision::Subject {
         name: "orders-db".into(),
     }
 }
+
+/// Random object texts for the one-pass readers' agreement tests: members
+/// the readers read, repeated, null, of the wrong type, escaped, nested to
+/// either side of the depth a `Value` allows, numbers it cannot hold.
+pub struct RandomObjects(u64);
+
+impl RandomObjects {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+
+    fn string(&mut self) -> &'static str {
+        self.pick(&[
+            r#""a""#,
+            r#""""#,
+            r#""\u0061b""#,
+            r#""\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""uid-1""#,
+            r#""2026-11-20T10:00:00Z""#,
+        ])
+    }
+
+    /// Containers nested `depth` deep around a number.
+    fn deep(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    fn scalar(&mut self) -> String {
+        match self.below(6) {
+            0 => self.string().to_string(),
+            1 => self
+                .pick(&["1", "-0.0", "1e400", "12345678901234567890123", "true"])
+                .to_string(),
+            2 => "null".to_string(),
+            3 => Self::deep(124 + self.below(4)),
+            4 => "{}".to_string(),
+            _ => format!("[{}]", self.string()),
+        }
+    }
+
+    /// Two times in `n`, `null` or another value where a map belongs.
+    fn odd(&mut self, n: usize) -> Option<String> {
+        match self.below(n) {
+            0 => Some("null".to_string()),
+            1 => Some(self.scalar()),
+            _ => None,
+        }
+    }
+
+    /// A map of strings as labels or annotations carry it, or not quite.
+    fn string_map(&mut self, keys: &[&str]) -> String {
+        if let Some(odd) = self.odd(12) {
+            return odd;
+        }
+        let entries: Vec<String> = (0..self.below(5))
+            .map(|_| {
+                let key = self.pick(keys);
+                let value = if self.below(8) == 0 {
+                    self.scalar()
+                } else {
+                    self.string().to_string()
+                };
+                format!(r#""{key}":{value}"#)
+            })
+            .collect();
+        format!("{{{}}}", entries.join(","))
+    }
+
+    fn managed_fields(&mut self, annotation: &str) -> String {
+        if self.below(6) == 0 {
+            return self.scalar();
+        }
+        let entries: Vec<String> = (0..self.below(3))
+            .map(|_| {
+                let manager = self.pick(&[r#""kustomize-controller""#, "1", r#""kubectl""#]);
+                let operation = self.pick(&[r#""Apply""#, r#""Update""#, "null"]);
+                let sub = self.pick(&[r#""""#, r#""status""#, "null"]);
+                let fields = match self.below(3) {
+                    0 => format!(r#"{{"f:metadata":{{"f:annotations":{{"f:{annotation}":{{}}}}}}}}"#),
+                    1 => r#"{"f:spec":{}}"#.to_string(),
+                    _ => self.scalar(),
+                };
+                format!(
+                    r#"{{"manager":{manager},"operation":{operation},"subresource":{sub},"fieldsV1":{fields}}}"#
+                )
+            })
+            .collect();
+        format!("[{}]", entries.join(","))
+    }
+
+    fn metadata(&mut self, labels: &[&str], annotations: &[&str]) -> String {
+        if let Some(odd) = self.odd(16) {
+            return odd;
+        }
+        let members: Vec<String> = (0..self.below(9))
+            .map(|_| {
+                let name = self.pick(&[
+                    "name",
+                    "generateName",
+                    "namespace",
+                    "uid",
+                    "labels",
+                    "annotations",
+                    "finalizers",
+                    "deletionTimestamp",
+                    "managedFields",
+                    "resourceVersion",
+                    "metadata",
+                ]);
+                let value = match name {
+                    "labels" => self.string_map(labels),
+                    "annotations" => self.string_map(annotations),
+                    "managedFields" => {
+                        let annotation = self.pick(annotations).to_string();
+                        self.managed_fields(&annotation)
+                    }
+                    "finalizers" if self.below(2) == 0 => {
+                        format!("[{},{}]", self.string(), self.string())
+                    }
+                    _ if self.below(3) > 0 => self.string().to_string(),
+                    _ => self.scalar(),
+                };
+                format!("{name:?}:{value}")
+            })
+            .collect();
+        format!("{{{}}}", members.join(","))
+    }
+
+    /// An object, its metadata's labels and annotations drawn from these keys.
+    pub fn object(&mut self, labels: &[&str], annotations: &[&str]) -> String {
+        let members: Vec<String> = (0..self.below(4))
+            .map(|_| match self.below(4) {
+                0 | 1 => format!(r#""metadata":{}"#, self.metadata(labels, annotations)),
+                2 => format!(r#""spec":{}"#, self.scalar()),
+                _ => format!(r#""kind":{}"#, self.string()),
+            })
+            .collect();
+        format!("{{{}}}", members.join(","))
+    }
+}

@@ -28,20 +28,22 @@ impl FieldOwner {
     }
 }
 
+/// One entry of `metadata.managedFields`, the parts read.
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(default)]
+    manager: Option<String>,
+    #[serde(default)]
+    operation: Option<String>,
+    #[serde(default)]
+    subresource: Option<String>,
+    #[serde(default, rename = "fieldsV1")]
+    fields: Option<Value>,
+}
+
 /// The managers that own annotation `key` of the request's `which` object,
 /// in managedFields order. Entries of a subresource (`status`) are left out.
 pub fn annotation_owners(request: &AdmissionRequest, which: Which, key: &str) -> Vec<FieldOwner> {
-    #[derive(Deserialize)]
-    struct Entry {
-        #[serde(default)]
-        manager: Option<String>,
-        #[serde(default)]
-        operation: Option<String>,
-        #[serde(default)]
-        subresource: Option<String>,
-        #[serde(default, rename = "fieldsV1")]
-        fields: Option<Value>,
-    }
     #[derive(Deserialize)]
     struct Meta {
         #[serde(default, rename = "managedFields")]
@@ -55,14 +57,30 @@ pub fn annotation_owners(request: &AdmissionRequest, which: Which, key: &str) ->
     let Ok(Some(head)) = request.object_as::<Head>(which) else {
         return Vec::new();
     };
+    owners_of(
+        head.metadata
+            .and_then(|m| m.managed_fields)
+            .unwrap_or_default(),
+        key,
+    )
+}
+
+/// [`annotation_owners`] from the text of `metadata.managedFields` alone,
+/// for a view that kept it raw while reading the rest of its object.
+pub fn annotation_owners_in(managed_fields: &str, key: &str) -> Vec<FieldOwner> {
+    match serde_json::from_str::<Option<Vec<Entry>>>(managed_fields) {
+        Ok(entries) => owners_of(entries.unwrap_or_default(), key),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn owners_of(entries: Vec<Entry>, key: &str) -> Vec<FieldOwner> {
     // A JSON pointer escapes `~` and `/` in a member name (RFC 6901).
     let pointer = format!(
         "/f:metadata/f:annotations/f:{}",
         key.replace('~', "~0").replace('/', "~1")
     );
-    head.metadata
-        .and_then(|m| m.managed_fields)
-        .unwrap_or_default()
+    entries
         .into_iter()
         .filter(|e| e.subresource.as_deref().unwrap_or("").is_empty())
         .filter(|e| {

@@ -15,6 +15,7 @@ use crate::deletion::{assess, kind_selected, Assessment, Deletion};
 use crate::effective::{resolve, Effective, Source};
 use crate::matrix::outcome;
 use crate::settings::{Enforcement, Settings};
+use crate::stored;
 use crate::values::{
     AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
     RECONCILE_POLICY_IF_EXISTS,
@@ -33,9 +34,14 @@ pub(super) fn deletion(
     if !p.is_enabled() || (!kind_selected(p, request) && !owners::needed(p)) {
         return Decision::pass(unnamed());
     }
-    let old = match request.metadata(Which::OldObject) {
-        Ok(old) => old,
-        Err(e) => return Decision::refuse(unnamed(), Refusal::Malformed(e)),
+    // Read once for every rule when it reads plainly; else rule by rule,
+    // each error in its own words.
+    let (old, facts) = match stored::read(request, settings) {
+        Some((meta, facts)) => (Some(meta), Some(facts)),
+        None => match request.metadata(Which::OldObject) {
+            Ok(old) => (old, None),
+            Err(e) => return Decision::refuse(unnamed(), Refusal::Malformed(e)),
+        },
     };
     let target = ObjectName::of(request, old.as_ref());
     let subject = Subject::of(&target);
@@ -44,7 +50,7 @@ pub(super) fn deletion(
     };
     assessed(
         subject,
-        assess(request, settings, ctx, &target, old, None),
+        assess(request, settings, ctx, &target, old, None, facts.as_ref()),
         None,
     )
 }

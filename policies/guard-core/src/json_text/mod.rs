@@ -20,5 +20,5 @@ pub use compare::{equal, spec_changed_besides};
 pub use differ::texts_differ;
 pub use edit::RawObject;
 pub use split::{first_byte, members, Key, Members};
-pub use strict::check_strictly;
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;
+pub use strict::{check_nested, check_strictly, Strict};
