@@ -312,12 +312,13 @@ impl<'m> Ascending<'m> {
 pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
     let word = |s: &[u8], at: usize| {
         let bytes = s.get(at..at.checked_add(8)?)?;
-        <[u8; 8]>::try_from(bytes).ok().map(u64::from_ne_bytes)
+        <[u8; 8]>::try_from(bytes).ok()
     };
     let mut at = 0;
     while let (Some(x), Some(y)) = (word(a, at), word(b, at)) {
-        if x != y {
-            break;
+        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
+            // Read big-endian, the first differing byte decides, as in `str`.
+            return u64::from_be_bytes(x).cmp(&u64::from_be_bytes(y));
         }
         at = at.saturating_add(8);
     }
@@ -348,6 +349,8 @@ mod tests {
             "é",
             "e\u{0}",
             "b",
+            "bbcdefga",
+            "abcdefghbbcdefga",
         ];
         for a in keys {
             for b in keys {
