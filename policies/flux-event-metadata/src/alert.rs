@@ -284,10 +284,13 @@ impl Source<'_> {
         }
         // A requirement with an invalid key or value fails LabelSelectorAsSelector
         // upstream (no match); valid object labels can never equal it here either.
+        // The keys come in key order (both readings sort them), so each lookup
+        // starts where the last ended.
         self.match_labels.as_ref().is_none_or(|wanted| {
+            let mut labels = object.labels.ascending();
             wanted
                 .iter()
-                .all(|&(k, v)| v.is_some_and(|v| object.labels.get(k) == Some(v)))
+                .all(|&(k, v)| v.is_some_and(|v| labels.get(k) == Some(v)))
         })
     }
 }

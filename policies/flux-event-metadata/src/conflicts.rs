@@ -7,6 +7,7 @@ use crate::annotations::Entry;
 use crate::findings::Findings;
 use crate::settings::{Action, Settings};
 use crate::subject::{On, Subject};
+use guard_core::string_map::compare_keys;
 use guard_core::{context, Cluster};
 use serde_json::Value;
 
@@ -115,7 +116,7 @@ fn check_alert<F: From<Finding>>(
     // annotations: `entries` come in key order (annotations::entries).
     let by_key = |key: &str| {
         entries
-            .binary_search_by(|e| e.key.cmp(key))
+            .binary_search_by(|e| compare_keys(e.key.as_bytes(), key.as_bytes()))
             .ok()
             .and_then(|i| entries.get(i))
     };

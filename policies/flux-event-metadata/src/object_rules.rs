@@ -3,15 +3,13 @@
 //! checking them, so each mistake here is otherwise invisible until a
 //! notification is wrong.
 
-use std::collections::BTreeSet;
-
 use guard_core::names::check_name_part;
 use guard_core::UserInfo;
 
 use crate::annotations::{entries, Entry};
 use crate::findings::Findings;
 use crate::kinds::{self, PREFIX};
-use crate::settings::{Action, Settings};
+use crate::settings::{Action, KeyLists, Settings};
 use crate::subject::{On, Subject};
 use crate::values::{self, RoutingFormat};
 
@@ -121,25 +119,6 @@ impl<F: From<Finding>> Reporter<'_, '_, F> {
             on,
             problem: problem(),
         });
-    }
-}
-
-/// The settings' key lists as sets, built once per request: each of
-/// thousands of annotations is looked up in each list of up to thousands.
-struct KeyLists<'s> {
-    reserved: BTreeSet<&'s str>,
-    denied: BTreeSet<&'s str>,
-    allowed: BTreeSet<&'s str>,
-}
-
-impl<'s> KeyLists<'s> {
-    fn new(settings: &'s Settings) -> Self {
-        let set = |keys: &'s [String]| keys.iter().map(String::as_str).collect();
-        Self {
-            reserved: set(&settings.reserved_keys),
-            denied: set(&settings.denied_keys),
-            allowed: set(&settings.allowed_keys),
-        }
     }
 }
 

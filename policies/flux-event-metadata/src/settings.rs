@@ -1,7 +1,7 @@
 //! The policy's settings: every rule is on by default with the safe choice,
 //! and each one can be loosened or tightened in the ClusterAdmissionPolicy.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use guard_core::identity::Identities;
 use guard_core::names::{check_name_part, quote};
@@ -180,14 +180,16 @@ impl guard_core::Settings for Settings {
 
     /// Checks values that types alone cannot, naming the setting at fault.
     fn compile(settings: Self) -> Result<Self, String> {
-        check_key_lists(&settings)?;
+        let sets = KeyLists::new(&settings);
+        check_key_lists(&settings, &sets)?;
         // A lookup failure cannot be ignored silently: the conflicts stay unknown.
         check_action(
             "alertLookupFailure",
             settings.alert_lookup_failure,
             &[Action::Deny, Action::Warn],
         )?;
-        check_required_keys(&settings)?;
+        check_required_keys(&settings, &sets)?;
+        drop(sets);
         if !(1..=VALUE_LENGTH_CEILING).contains(&settings.max_value_length) {
             return Err(format!(
                 "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
@@ -207,16 +209,36 @@ impl guard_core::Settings for Settings {
     }
 }
 
+/// deniedKeys, allowedKeys and reservedKeys as sets, built once per
+/// request (the settings come with each): each of up to thousands of keys,
+/// the object's or another list's, is looked up in lists of up to thousands.
+pub(crate) struct KeyLists<'s> {
+    pub(crate) denied: BTreeSet<&'s str>,
+    pub(crate) allowed: BTreeSet<&'s str>,
+    pub(crate) reserved: BTreeSet<&'s str>,
+}
+
+impl<'s> KeyLists<'s> {
+    pub(crate) fn new(settings: &'s Settings) -> Self {
+        let set = |keys: &'s [String]| keys.iter().map(String::as_str).collect();
+        Self {
+            denied: set(&settings.denied_keys),
+            allowed: set(&settings.allowed_keys),
+            reserved: set(&settings.reserved_keys),
+        }
+    }
+}
+
 /// deniedKeys, allowedKeys and reservedKeys: name parts, and no key both
 /// denied and allowed.
-fn check_key_lists(settings: &Settings) -> Result<(), String> {
+fn check_key_lists(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), String> {
     check_keys("deniedKeys", &settings.denied_keys)?;
     check_keys("allowedKeys", &settings.allowed_keys)?;
     check_keys("reservedKeys", &settings.reserved_keys)?;
     if let Some(key) = settings
         .denied_keys
         .iter()
-        .find(|k| settings.allowed_keys.contains(k))
+        .find(|k| sets.allowed.contains(k.as_str()))
     {
         return Err(format!(
             "deniedKeys and allowedKeys both list {}; keep it in one of them",
@@ -227,7 +249,7 @@ fn check_key_lists(settings: &Settings) -> Result<(), String> {
 }
 
 /// requiredKeys: kinds that emit events, and keys no other list refuses.
-fn check_required_keys(settings: &Settings) -> Result<(), String> {
+fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), String> {
     for (kind, keys) in &settings.required_keys {
         if kind != "*" && !kinds::is_emitting_kind_name(kind) {
             return Err(format!(
@@ -238,11 +260,11 @@ fn check_required_keys(settings: &Settings) -> Result<(), String> {
         }
         check_keys(&format!("requiredKeys.{kind}"), keys)?;
         for key in keys {
-            let conflict = if settings.denied_keys.contains(key) {
+            let conflict = if sets.denied.contains(key.as_str()) {
                 Some("deniedKeys")
-            } else if settings.reserved_keys.contains(key) {
+            } else if sets.reserved.contains(key.as_str()) {
                 Some("reservedKeys")
-            } else if !settings.allowed_keys.is_empty() && !settings.allowed_keys.contains(key) {
+            } else if !sets.allowed.is_empty() && !sets.allowed.contains(key.as_str()) {
                 Some("allowedKeys (by leaving it out)")
             } else {
                 None

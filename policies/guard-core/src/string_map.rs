@@ -253,10 +253,156 @@ impl<'de> Deserialize<'de> for StringMap {
     }
 }
 
+/// Lookups of keys given in increasing order, each search starting where
+/// the last one ended: keys that lie close together in the map (a selector's
+/// `matchLabels`, read in key order) cost a few comparisons each instead of
+/// a binary search of the whole map. Keys in any other order are still
+/// found, each smaller key by a search of the whole map.
+pub struct Ascending<'m> {
+    map: &'m StringMap,
+    /// Where the last key was, or would be: every entry before it is smaller.
+    from: usize,
+}
+
+impl StringMap {
+    /// A reader for [`Ascending`] lookups, starting at the first key.
+    pub fn ascending(&self) -> Ascending<'_> {
+        Ascending { map: self, from: 0 }
+    }
+
+    fn key_bytes(&self, entry: &Entry) -> &[u8] {
+        self.text
+            .as_bytes()
+            .get(entry.key.start..entry.key.end)
+            .unwrap_or_default()
+    }
+}
+
+impl<'m> Ascending<'m> {
+    /// The value of `key`, as [`StringMap::get`] gives it.
+    pub fn get(&mut self, key: &str) -> Option<&'m str> {
+        let (map, key) = (self.map, key.as_bytes());
+        let smaller = |entry: &Entry| compare_keys(map.key_bytes(entry), key).is_lt();
+        let smaller_at = |index: usize| map.entries.get(index).is_some_and(smaller);
+        let len = map.entries.len();
+        // The entries before `low` are smaller than `key`; the one at `high`
+        // (if any) is not.
+        let (mut low, mut high) = (0, len);
+        if self.from.checked_sub(1).is_some_and(smaller_at) {
+            // Gallop from the last place: 1, 2, 4... entries on.
+            low = self.from;
+            let mut step = 0usize;
+            loop {
+                let probe = low.saturating_add(step);
+                if probe >= len {
+                    break;
+                }
+                if !smaller_at(probe) {
+                    high = probe;
+                    break;
+                }
+                low = probe.saturating_add(1);
+                step = step.saturating_mul(2).saturating_add(1);
+            }
+        }
+        let within = map.entries.get(low..high).unwrap_or_default();
+        self.from = low.saturating_add(within.partition_point(smaller));
+        map.entries
+            .get(self.from)
+            .filter(|entry| compare_keys(map.key_bytes(entry), key).is_eq())
+            .map(|entry| map.str(entry.value))
+    }
+}
+
+/// The order of two keys (that of `str`), found eight bytes at a time while
+/// they agree: keys under a shared prefix (`team.example.com/...`) differ
+/// only far in, and WebAssembly's `memcmp` takes one byte at a time.
+pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
+    let word = |s: &[u8], at: usize| {
+        let bytes = s.get(at..at.checked_add(8)?)?;
+        <[u8; 8]>::try_from(bytes).ok()
+    };
+    let mut at = 0;
+    while let (Some(x), Some(y)) = (word(a, at), word(b, at)) {
+        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
+            // Read big-endian, the first differing byte decides, as in `str`.
+            return u64::from_be_bytes(x).cmp(&u64::from_be_bytes(y));
+        }
+        at = at.saturating_add(8);
+    }
+    a.get(at..)
+        .unwrap_or_default()
+        .cmp(b.get(at..).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn keys_compare_as_strings_do() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefgi",
+            "abcdefghij",
+            "abcdefghabcdefgh",
+            "abcdefghabcdefgi",
+            "abcdefghabcdefg",
+            "é",
+            "e\u{0}",
+            "b",
+            "bbcdefga",
+            "abcdefghbbcdefga",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(
+                    compare_keys(a.as_bytes(), b.as_bytes()),
+                    a.cmp(b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    /// Ascending lookups find what `get` finds, for keys in any order:
+    /// every sequence of three keys from a small alphabet, present or not.
+    #[test]
+    fn ascending_lookups_agree_with_get() {
+        let keys = ["", "a", "ab", "b", "ba", "c", "d", "dd", "e"];
+        for present in 0u32..(1 << keys.len()) {
+            let map: StringMap = keys
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| present & (1 << i) != 0)
+                .map(|(i, k)| (*k, i.to_string()))
+                .collect();
+            for a in keys {
+                for b in keys {
+                    for c in keys {
+                        let mut ascending = map.ascending();
+                        for key in [a, b, c] {
+                            assert_eq!(ascending.get(key), map.get(key), "{key} in {map:?}");
+                        }
+                    }
+                }
+            }
+        }
+        let long: StringMap = (0..5000)
+            .map(|i| (format!("k{i:05}"), i.to_string()))
+            .collect();
+        let mut ascending = long.ascending();
+        for i in (0..5200).step_by(7).chain([3, 4999, 0]) {
+            let key = format!("k{i:05}");
+            assert_eq!(ascending.get(&key), long.get(&key), "{key}");
+        }
+    }
 
     fn read(json: &str) -> Result<StringMap, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
