@@ -124,23 +124,12 @@ pub(crate) fn assess(
             })
         })
     };
-    let mut effective = match known {
-        Some(e) => e,
-        None => match resolve_with(
-            meta.annotation(RECONCILE_POLICY),
-            target.namespace,
-            settings,
-            || match lookup() {
-                Ok(Some(Looked {
-                    read: Some(meta), ..
-                })) => Ok(meta.annotation(RECONCILE_POLICY).map(str::to_string)),
-                Ok(looked) => namespace_policy(looked.as_ref().map(|l| &*l.raw)),
-                Err(e) => Err(e.clone()),
-            },
-        ) {
-            Ok(e) => e,
-            Err(failure) => return bare(Deletion::Failed(failure)),
-        },
+    let mut effective = match known.map_or_else(
+        || effective_of(meta, target.namespace, settings, lookup),
+        Ok,
+    ) {
+        Ok(e) => e,
+        Err(failure) => return bare(Deletion::Failed(failure)),
     };
     let notes = std::mem::take(&mut effective.notes);
     let effective = effective.resolved();
@@ -162,6 +151,28 @@ pub(crate) fn assess(
         deleted.under_manage(effective, directly, lookup)
     };
     Assessment { notes, deletion }
+}
+
+/// The object's effective policy, resolved from its own annotation, then
+/// its Namespace's (through `lookup`, which reads it once for every rule).
+fn effective_of<'n>(
+    meta: &Metadata,
+    namespace: &str,
+    settings: &Settings,
+    lookup: impl FnOnce() -> &'n Result<Option<Looked>, NamespaceError>,
+) -> Result<Effective, Failure> {
+    resolve_with(
+        meta.annotation(RECONCILE_POLICY),
+        namespace,
+        settings,
+        || match lookup() {
+            Ok(Some(Looked {
+                read: Some(meta), ..
+            })) => Ok(meta.annotation(RECONCILE_POLICY).map(str::to_string)),
+            Ok(looked) => namespace_policy(looked.as_ref().map(|l| &*l.raw)),
+            Err(e) => Err(e.clone()),
+        },
+    )
 }
 
 /// The deleted object's Namespace, as looked up, and as read in one pass
