@@ -17,9 +17,14 @@ use std::num::NonZeroUsize;
 use regex_lite::{Regex, RegexBuilder};
 
 /// Program bytes × characters matched that one request may spend on
-/// settings patterns. Measured on this project's bench machine at about
-/// 0.15 ns per unit natively (`.*a{0,1000}b`, `(?:a*){0,200}b`), so about
-/// 2.5 ms natively and a few ms in wasm at the worst.
+/// settings patterns. The cost of a unit depends on the pattern: about
+/// 0.15 ns natively for `.*a{0,1000}b` or `(?:a*){0,200}b`, but the
+/// alternatives of flux-suspend's worst case (`make worst-cases`), which
+/// all match every character, spend the whole budget in about 10 ms in wasm
+/// (3 ms natively), twice the time of reading its 2 MiB request. A smaller
+/// budget would refuse ordinary patterns: `.{5,200}` alone compiles to
+/// 17.5 KB, more than 16 MiB / 1,024 characters (the default
+/// `maxReasonLength`) allows.
 pub const MATCH_BUDGET: usize = 1 << 24;
 
 /// The largest program any settings pattern compiles to, whatever the text
