@@ -48,11 +48,15 @@ const FEW_MEMBERS: usize = 64;
 /// [`super::scan::Member`]).
 type Listed = (String, Range<usize>, Range<usize>);
 
-/// Every occurrence of one key in an object's text: (region, value).
+/// Where one member lies in an object's text: its region and its value
+/// (see [`super::scan::Member`]).
+type Place = (Range<usize>, Range<usize>);
+
+/// Every occurrence of one key in an object's text.
 #[derive(Debug)]
 struct Found {
     key: String,
-    at: Vec<(Range<usize>, Range<usize>)>,
+    at: Vec<Place>,
 }
 
 #[derive(Debug)]
@@ -102,14 +106,14 @@ impl<'a> RawObject<'a> {
     /// Records `change` for `key`, replacing an earlier edit of it.
     fn record(&mut self, key: &str, change: Change<'a>) {
         self.find(key);
-        match self.edits.iter_mut().find(|(k, _)| k == key) {
+        match self.edit(key).and_then(|i| self.edits.get_mut(i)) {
             Some((_, slot)) => *slot = change,
             None => self.edits.push((key.to_string(), change)),
         }
     }
 
     /// Reads where `key` occurs in the object's own text, once.
-    fn find(&mut self, key: &str) -> &[(Range<usize>, Range<usize>)] {
+    fn find(&mut self, key: &str) -> &[Place] {
         let index = match self.found.iter().position(|f| f.key == key) {
             Some(i) => i,
             None => {
@@ -134,7 +138,7 @@ impl<'a> RawObject<'a> {
     /// Reads the text for `key`'s occurrences; an object of few members
     /// (those above a large map on an edit's path: the object, its
     /// `metadata`) keeps every member, so that no other key reads it again.
-    fn read(&mut self, key: &str) -> Vec<(Range<usize>, Range<usize>)> {
+    fn read(&mut self, key: &str) -> Vec<Place> {
         let mut at = Vec::new();
         let mut every = Some(Vec::new());
         let read = each_member(&self.text, |member| {
@@ -218,17 +222,12 @@ impl<'a> RawObject<'a> {
 
     /// Removes every occurrence of `key`; false when it was not there.
     pub fn remove(&mut self, key: &str) -> bool {
-        let present = match self.edit(key).and_then(|i| self.edits.get(i)) {
-            Some((_, Change::Remove)) => false,
-            Some(_) => true,
-            None => self.in_text(key).is_some(),
-        };
+        let present = self.has_member(key);
         self.record(key, Change::Remove);
         present
     }
 
     /// The member under `key` is there, whatever it holds.
-    #[cfg(test)]
     fn has_member(&mut self, key: &str) -> bool {
         match self.edit(key).and_then(|i| self.edits.get(i)) {
             Some((_, Change::Remove)) => false,
@@ -272,7 +271,7 @@ impl<'a> RawObject<'a> {
         let body = body(text);
         // Every edited key was looked up when edited: its occurrences in
         // the text, each list in text order, are merged as they are written.
-        let occurrences: Vec<&[(Range<usize>, Range<usize>)]> = self
+        let occurrences: Vec<&[Place]> = self
             .edits
             .iter()
             .map(|(key, _)| {
