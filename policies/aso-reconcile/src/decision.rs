@@ -1,8 +1,8 @@
 //! What was decided about a request, before any word of it is written:
 //! `render` turns it into the verdict users read.
 
+use guard_core::json_text::ObjectText;
 use guard_core::Which;
-use serde_json::value::RawValue;
 
 use crate::conflicts::{Conflict, IfExistsChange};
 use crate::deletion::Protected;
@@ -177,7 +177,7 @@ pub(crate) enum Audit {
 
 /// The whole object as it is to be stored, as JSON text.
 #[derive(Debug)]
-pub(crate) struct Mutation(pub Box<RawValue>);
+pub(crate) struct Mutation(pub ObjectText);
 
 impl PartialEq for Mutation {
     fn eq(&self, other: &Self) -> bool {

@@ -2,9 +2,8 @@
 //! when nothing else decides it, so that a later change of the operator
 //! default does not reach it unseen.
 
-use guard_core::json_text::RawObject;
+use guard_core::json_text::{ObjectText, RawObject};
 use guard_core::{AdmissionRequest, Which};
-use serde_json::value::RawValue;
 
 use crate::effective::{Effective, Source};
 use crate::settings::Settings;
@@ -34,7 +33,7 @@ pub(crate) fn written(
     settings: &Settings,
     namespace: &str,
     effective: &Effective,
-) -> Result<Option<(ReconcilePolicy, Box<RawValue>)>, Unwritable> {
+) -> Result<Option<(ReconcilePolicy, ObjectText)>, Unwritable> {
     if effective.source != Source::OperatorDefault || !effective.namespace_read {
         return Ok(None);
     }
@@ -50,7 +49,7 @@ pub(crate) fn written(
     let Some(raw) = request.raw(Which::Object) else {
         return Ok(None);
     };
-    RawObject::parse(raw.get())
+    RawObject::of_raw(raw)
         .and_then(|mut object| {
             object.set_annotation(RECONCILE_POLICY, policy.as_str())?;
             object.to_raw()

@@ -62,10 +62,13 @@ struct Read {
     field_manager: String,
 }
 
-fn read(request: &AdmissionRequest, kind: &Kind) -> Result<Read, Unreadable> {
-    let new_object = view::load_required(request, Which::Object)?;
+fn read(request: &AdmissionRequest, kind: &Kind, settings: &Settings) -> Result<Read, Unreadable> {
+    let annotations = view::annotations_read(kind, Some(&settings.suspender_annotation));
+    let new_object = view::load_required(request, Which::Object, &annotations)?;
     let old_object = match request.operation {
-        Operation::Update => view::load(request, Which::OldObject).map_err(Unreadable::Object)?,
+        Operation::Update => {
+            view::load(request, Which::OldObject, &annotations).map_err(Unreadable::Object)?
+        }
         _ => None,
     };
     let target = view::target(request, Some(&new_object.metadata));
@@ -95,7 +98,7 @@ fn write<'a>(
     settings: &Settings,
     now: Timestamp,
 ) -> Decision<'a> {
-    let read = match read(request, &kind) {
+    let read = match read(request, &kind, settings) {
         Ok(read) => read,
         Err(e) => return Decision::Refuse(Refusal::Unreadable(e)),
     };

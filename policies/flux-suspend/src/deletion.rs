@@ -44,7 +44,12 @@ pub(crate) fn check(
     if !settings.resumers.is_empty() {
         // Deleting a suspended object and creating it again unsuspended
         // resumes it: only the resumers may.
-        let object = view::load_required(request, Which::OldObject).map_err(Refused::Unreadable)?;
+        let object = view::load_required(
+            request,
+            Which::OldObject,
+            &view::annotations_read(kind, None),
+        )
+        .map_err(Refused::Unreadable)?;
         let suspended = State::of(&object, kind, false).is_ok_and(|s| s.suspended());
         if suspended && !identity_rules::may(Act::Delete, settings, &request.user_info) {
             return Err(Refused::NotAllowed(view::target(

@@ -2,9 +2,8 @@
 //! controller honours in step, so an annotated object is suspended for every
 //! Flux release, and a resume by either mechanism resumes it fully.
 
-use guard_core::json_text::RawObject;
+use guard_core::json_text::{ObjectText, RawObject};
 use guard_core::{AdmissionRequest, Which};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
@@ -84,7 +83,7 @@ fn honour(kind: &Kind, on: bool) -> Edit {
 
 /// The object as the request stores it, after the policy's edits.
 #[derive(Debug)]
-pub(crate) struct Mutated(pub(crate) Box<RawValue>);
+pub(crate) struct Mutated(pub(crate) ObjectText);
 
 impl PartialEq for Mutated {
     fn eq(&self, other: &Self) -> bool {
@@ -104,7 +103,7 @@ pub(crate) fn edited(
     let Some(raw) = request.raw(Which::Object) else {
         return Ok(None);
     };
-    let mut object = RawObject::parse(raw.get()).map_err(|e| format!("malformed object: {e}"))?;
+    let mut object = RawObject::of_raw(raw).map_err(|e| format!("malformed object: {e}"))?;
     apply(edits, &mut object)?;
     Ok(Some(Mutated(object.to_raw()?)))
 }

@@ -106,7 +106,12 @@ pub(crate) fn check_delete(
     }
     // kube-apiserver sends the object being deleted as oldObject; without it
     // nothing says whether its inventory would be deleted.
-    let object = view::load_required(request, Which::OldObject).map_err(Refused::Unreadable)?;
+    let object = view::load_required(
+        request,
+        Which::OldObject,
+        &view::annotations_read(kind, None),
+    )
+    .map_err(Refused::Unreadable)?;
     let state =
         State::of(&object, kind, true).map_err(|e| Refused::Unreadable(Unreadable::OldField(e)))?;
     let Some(collects) = state.collects else {

@@ -1,6 +1,6 @@
 //! What the rules read of an object, parsed once, and its suspend state.
 
-use guard_core::{names, AdmissionRequest, Metadata, Which};
+use guard_core::{json_text, names, AdmissionRequest, Metadata, Which};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -56,6 +56,7 @@ struct SpecView {
 /// An object's metadata and spec, checked for the shape the rules rely on.
 #[derive(Debug)]
 pub(crate) struct Object {
+    /// Its annotations are those [`load`] was asked for only.
     pub(crate) metadata: Metadata,
     /// The raw `spec` text (`None` when absent or null), to see staged changes.
     pub(crate) spec_raw: Option<Box<RawValue>>,
@@ -66,13 +67,53 @@ pub(crate) struct Object {
     collects: Result<Option<Collects>, String>,
 }
 
-/// Reads `object` or `oldObject`: `Ok(None)` when the request has none, `Err`
-/// with a message naming the field when it is malformed.
-pub(crate) fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Object>, String> {
-    let view = match request.object_as::<ObjectView>(which) {
-        Ok(None) => return Ok(None),
-        Ok(Some(view)) => view,
-        Err(e) => return Err(diagnose(request, which).unwrap_or(e)),
+/// The annotations the rules read of a `kind` object: the reason, the
+/// disable annotation the kind's controller honours, and `also` (the
+/// suspender annotation a write records).
+pub(crate) fn annotations_read<'k>(kind: &Kind, also: Option<&'k str>) -> Vec<&'k str> {
+    let mut keys = vec![SUSPEND_ANNOTATION];
+    if let Honours::DisableAnnotation(key) = kind.honours {
+        keys.push(key);
+    }
+    keys.extend(also);
+    keys
+}
+
+/// Reads `object` or `oldObject`, keeping of its annotations those under
+/// `annotations` (see [`annotations_read`]): `Ok(None)` when the request has
+/// none, `Err` with a message naming the field when it is malformed.
+pub(crate) fn load(
+    request: &AdmissionRequest,
+    which: Which,
+    annotations: &[&str],
+) -> Result<Option<Object>, String> {
+    let asked = json_text::Asked {
+        annotations,
+        labels: &[],
+        members: &["spec"],
+    };
+    // One walk of the text for the shapes kube-apiserver stores; serde's
+    // reading, and its words, for the rest.
+    let fast = request
+        .raw(which)
+        .and_then(|raw| json_text::read_head(raw.get(), &asked))
+        .and_then(|head| {
+            let spec = match head.members.first().copied().flatten() {
+                None | Some("null") => None,
+                Some(text) => Some(serde_json::from_str::<Box<RawValue>>(text).ok()?),
+            };
+            Some(ObjectView {
+                metadata: head.metadata,
+                spec,
+            })
+        });
+    let view = match fast {
+        Some(view) => view,
+        None => match request.object_as::<ObjectView>(which) {
+            Ok(None) => return Ok(None),
+            Ok(Some(view)) => view,
+            Err(e) => return Err(diagnose(request, which).unwrap_or(e)),
+        },
     };
     let field = field_name(which);
     let Some(metadata) = view.metadata else {
@@ -120,8 +161,9 @@ pub(crate) fn load(request: &AdmissionRequest, which: Which) -> Result<Option<Ob
 pub(crate) fn load_required(
     request: &AdmissionRequest,
     which: Which,
+    annotations: &[&str],
 ) -> Result<Object, Unreadable> {
-    load(request, which)
+    load(request, which, annotations)
         .map_err(Unreadable::Object)?
         .ok_or_else(|| Unreadable::Missing {
             which,
@@ -302,7 +344,13 @@ mod tests {
     }
 
     fn loaded(object: &str) -> Object {
-        load(&request(object), Which::Object).unwrap().unwrap()
+        load(
+            &request(object),
+            Which::Object,
+            &annotations_read(&ag(), None),
+        )
+        .unwrap()
+        .unwrap()
     }
 
     #[test]
@@ -397,6 +445,7 @@ mod tests {
             let e = load(
                 &request(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#)),
                 Which::Object,
+                &[],
             )
             .unwrap_err();
             assert_eq!(e, "malformed object: spec must be an object", "{spec}");
@@ -419,22 +468,34 @@ mod tests {
     #[test]
     fn malformed_objects_name_the_field() {
         let r = request(r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":1}}}"#);
-        let e = load(&r, Which::Object).unwrap_err();
+        let e = load(&r, Which::Object, &[]).unwrap_err();
         assert_eq!(
             e,
             "malformed object: metadata.annotations[\"reconcile.fluxcd.io/suspended\"] must be a string, found a number"
         );
-        let e = load(&request(r#"{"metadata":{"labels":[]}}"#), Which::Object).unwrap_err();
+        let e = load(
+            &request(r#"{"metadata":{"labels":[]}}"#),
+            Which::Object,
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.contains("metadata.labels must be a map of strings, found a list"),
             "{e}"
         );
-        let e = load(&request(r#"{"kind":"Kustomization"}"#), Which::Object).unwrap_err();
+        let e = load(&request(r#"{"kind":"Kustomization"}"#), Which::Object, &[]).unwrap_err();
         assert_eq!(e, "malformed object: it has no metadata");
-        let e = load(&request(r#"{"metadata":{},"spec":"x"}"#), Which::Object).unwrap_err();
+        let e = load(
+            &request(r#"{"metadata":{},"spec":"x"}"#),
+            Which::Object,
+            &[],
+        )
+        .unwrap_err();
         assert_eq!(e, "malformed object: spec must be an object");
-        let e = load(&request("[1]"), Which::Object).unwrap_err();
+        let e = load(&request("[1]"), Which::Object, &[]).unwrap_err();
         assert_eq!(e, "malformed object: it is not an object, found a list");
-        assert!(load(&request("null"), Which::Object).unwrap().is_none());
+        assert!(load(&request("null"), Which::Object, &[])
+            .unwrap()
+            .is_none());
     }
 }

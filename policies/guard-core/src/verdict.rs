@@ -4,10 +4,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json_text::MUTATED_OBJECT_DEPTH;
+use crate::json_text::{ObjectText, MUTATED_OBJECT_DEPTH};
 use crate::names::bounded;
 
 /// How many containers deep `value` nests (a scalar is 0), without recursion.
@@ -55,7 +54,7 @@ pub struct Verdict {
     /// The whole object as the policy wants it stored, as JSON text (see
     /// [`crate::json_text::RawObject`]); the host turns it into a JSONPatch
     /// against `request.object`.
-    pub mutated_object: Option<Box<RawValue>>,
+    pub mutated_object: Option<ObjectText>,
 }
 
 impl PartialEq for Verdict {
@@ -113,15 +112,15 @@ impl Verdict {
                  the reply carrying it back could be read"
             ));
         }
-        match serde_json::value::to_raw_value(&object) {
-            Ok(raw) => self.mutate_raw(raw),
+        match ObjectText::of_value(&object) {
+            Ok(text) => self.mutate_raw(text),
             Err(e) => {
                 Self::deny_with_code(format!("cannot serialize the mutated object: {e}"), 500)
             }
         }
     }
 
-    pub fn mutate_raw(mut self, object: Box<RawValue>) -> Self {
+    pub fn mutate_raw(mut self, object: ObjectText) -> Self {
         self.mutated_object = Some(object);
         self
     }
@@ -130,17 +129,17 @@ impl Verdict {
     pub fn mutated_value(&self) -> Option<Value> {
         self.mutated_object
             .as_ref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .and_then(|text| serde_json::from_str(text.get()).ok())
     }
 
     /// The waPC `validate` reply, in the SDK's `ValidationResponse` shape.
     pub fn to_wire(&self) -> Vec<u8> {
         // Every text the reply carries is bounded here, whatever built it.
-        let wire: ValidationResponse<Cow<'_, str>, &RawValue> = ValidationResponse {
+        let wire: ValidationResponse<Cow<'_, str>, ()> = ValidationResponse {
             accepted: self.allowed,
             message: self.message.as_deref().map(|m| defused(bounded(m))),
             code: self.code,
-            mutated_object: self.mutated_object.as_deref(),
+            mutated_object: None,
             audit_annotations: (!self.audit_annotations.is_empty()).then(|| {
                 self.audit_annotations
                     .iter()
@@ -150,10 +149,31 @@ impl Verdict {
             warnings: (!self.warnings.is_empty())
                 .then(|| self.warnings.iter().map(|w| bounded(w)).collect()),
         };
-        // Serializing plain strings, maps and an already-valid Value cannot fail;
-        // should it ever, an empty reply makes the host answer with code 500.
-        serde_json::to_vec(&wire).unwrap_or_default()
+        // Serializing plain strings and maps cannot fail; should it ever, an
+        // empty reply makes the host answer with code 500.
+        let mut reply = serde_json::to_vec(&wire).unwrap_or_default();
+        if let Some(object) = &self.mutated_object {
+            put_object(&mut reply, object);
+        }
+        reply
     }
+}
+
+/// Writes the object's text in place of the `null` its member was written
+/// with. The member is found by its bytes: the members before it are a
+/// boolean, a number and a string, and a string's quotes are escaped, so
+/// the first `"mutated_object":null` in the reply is the member itself.
+fn put_object(reply: &mut Vec<u8>, object: &ObjectText) {
+    const MEMBER: &[u8] = br#""mutated_object":"#;
+    let null = reply
+        .windows(MEMBER.len().saturating_add(4))
+        .position(|w| w.strip_prefix(MEMBER) == Some(b"null"))
+        .map(|at| at.saturating_add(MEMBER.len()));
+    let Some(at) = null else { return };
+    let rest = reply.split_off(at).split_off(4);
+    reply.reserve_exact(object.get().len().saturating_add(rest.len()));
+    reply.extend_from_slice(object.get().as_bytes());
+    reply.extend_from_slice(&rest);
 }
 
 /// A refusal's message with the phrases Flux reads as "this field is
@@ -257,7 +277,7 @@ mod tests {
             String::from_utf8(Verdict::allow().to_wire()).unwrap(),
             r#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#
         );
-        let object = RawValue::from_string(r#"{"b":1, "a":[1.50]}"#.to_string()).unwrap();
+        let object = ObjectText::parse(r#"{"b":1, "a":[1.50]}"#.to_string()).unwrap();
         let full = Verdict::deny_with_code("no \"x\"", 403)
             .warn("w1")
             .warn("w2")

@@ -12,8 +12,10 @@ use std::ops::Range;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::object_text::ObjectText;
+
 use super::scan::{body, each_member};
-use super::strict::{check_within, MUTATED_OBJECT_DEPTH};
+use super::strict::{check_within, plainly_readable, MUTATED_OBJECT_DEPTH};
 
 /// A JSON object: its text, and the edits made to its members.
 ///
@@ -83,6 +85,19 @@ impl<'a> RawObject<'a> {
         } else {
             Err("it is not a JSON object".to_string())
         }
+    }
+
+    /// [`RawObject::parse`] of a request's raw object, whose syntax serde
+    /// checked as it read the request: most objects are then plainly as
+    /// strict as the reply is read (see [`plainly_readable`]), and only
+    /// the others are read through serde again.
+    pub fn of_raw(raw: &'a RawValue) -> Result<Self, String> {
+        let json = raw.get();
+        if json.trim_ascii_start().starts_with('{') && plainly_readable(json, MUTATED_OBJECT_DEPTH)
+        {
+            return Ok(Self::of_text(Cow::Borrowed(json)));
+        }
+        Self::parse(json)
     }
 
     fn of_text(text: Cow<'a, str>) -> Self {
@@ -250,11 +265,12 @@ impl<'a> RawObject<'a> {
         }
     }
 
-    /// The edited object as JSON text.
-    pub fn to_raw(&self) -> Result<Box<RawValue>, String> {
+    /// The edited object as JSON text: the checked text, and values
+    /// serde_json printed.
+    pub fn to_raw(&self) -> Result<ObjectText, String> {
         let mut out = String::with_capacity(self.text.len().saturating_add(256));
         self.write(&mut out)?;
-        RawValue::from_string(out).map_err(|e| e.to_string())
+        Ok(ObjectText::written(out))
     }
 
     /// Writes the text with the edits made: members no edit names, and the

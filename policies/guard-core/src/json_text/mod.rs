@@ -9,6 +9,8 @@
 mod compare;
 mod differ;
 mod edit;
+mod head;
+mod object_text;
 mod scan;
 mod split;
 mod strict;
@@ -19,6 +21,8 @@ mod samples;
 pub use compare::{equal, spec_changed_besides};
 pub use differ::texts_differ;
 pub use edit::RawObject;
+pub use head::{read_head, Asked, Head};
+pub use object_text::ObjectText;
 pub use split::{first_byte, members, Key, Members};
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;
 pub use strict::{check_nested, check_strictly, Strict};

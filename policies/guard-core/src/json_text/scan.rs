@@ -39,55 +39,77 @@ pub(super) fn body(text: &str) -> Range<usize> {
 /// callers hand checked text).
 pub(super) fn each_member<'t>(text: &'t str, mut f: impl FnMut(Member<'t>)) -> Result<(), String> {
     let bytes = text.as_bytes();
+    let start = skip_space(bytes, 0);
+    walk(text, start, |key, region_start, value_start| {
+        let value_end = skip_value(bytes, value_start)?;
+        f(Member {
+            key,
+            region: region_start..value_start,
+            value: value_start..value_end,
+        });
+        Some(value_end)
+    })
+    .map(drop)
+}
+
+/// Walks the members of the object whose `{` is at `at` in `text`: `f` gets
+/// each member's name, where its region starts (see [`Member`]) and where its
+/// value starts, and answers where the value ends, having read it or skipped
+/// it ([`skip_value`]); `None` from `f` stops the walk with an error. One
+/// walk can so descend into the members it cares about and read a large
+/// object once. The answer is the index past the closing `}`.
+pub(super) fn walk<'t>(
+    text: &'t str,
+    mut at: usize,
+    mut f: impl FnMut(Cow<'t, str>, usize, usize) -> Option<usize>,
+) -> Result<usize, String> {
+    let bytes = text.as_bytes();
     let broken = |at: usize| format!("unexpected JSON text at byte {at}");
-    let mut at = skip_space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return Err(broken(at));
     }
     let mut region_start = at.saturating_add(1);
     at = skip_space(bytes, region_start);
     if bytes.get(at) == Some(&b'}') {
-        return Ok(());
+        return Ok(at.saturating_add(1));
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
             return Err(broken(at));
         }
-        let name_end = skip_string(bytes, at).ok_or_else(|| broken(at))?;
-        let name = text.get(at..name_end).ok_or_else(|| broken(at))?;
+        let (key, name_end) = string_at(text, at).ok_or_else(|| broken(at))?;
         let colon = skip_space(bytes, name_end);
         if bytes.get(colon) != Some(&b':') {
             return Err(broken(colon));
         }
         let value_start = skip_space(bytes, colon.saturating_add(1));
-        let value_end = skip_value(bytes, value_start).ok_or_else(|| broken(value_start))?;
-        f(Member {
-            key: decode_name(name).ok_or_else(|| broken(at))?,
-            region: region_start..value_start,
-            value: value_start..value_end,
-        });
+        let value_end = f(key, region_start, value_start).ok_or_else(|| broken(value_start))?;
         region_start = value_end;
         at = skip_space(bytes, value_end);
         match bytes.get(at) {
             Some(b',') => at = skip_space(bytes, at.saturating_add(1)),
-            Some(b'}') => return Ok(()),
+            Some(b'}') => return Ok(at.saturating_add(1)),
             _ => return Err(broken(at)),
         }
     }
 }
 
-/// A member name as its quoted text has it: borrowed unless it holds an
-/// escape, which serde_json decodes.
-fn decode_name(quoted: &str) -> Option<Cow<'_, str>> {
-    let inner = quoted.get(1..quoted.len().saturating_sub(1))?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
+/// The string whose opening quote is at `at`, as its text has it
+/// (borrowed unless it holds an escape, which serde_json decodes), and the
+/// index past its closing quote. `None` for an escape serde_json refuses (a
+/// lone surrogate).
+pub(super) fn string_at(text: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
+    let (close, escaped) = closing_quote(text.as_bytes(), at.saturating_add(1))?;
+    let end = close.saturating_add(1);
+    let value = if escaped {
+        Cow::Owned(serde_json::from_str::<String>(text.get(at..end)?).ok()?)
     } else {
-        Some(Cow::Borrowed(inner))
-    }
+        Cow::Borrowed(text.get(at.saturating_add(1)..close)?)
+    };
+    Some((value, end))
 }
 
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+pub(super) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         at = at.saturating_add(1);
     }
@@ -96,46 +118,76 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 
 /// Past the string whose opening quote is at `at`.
 fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut rest = bytes.get(at.saturating_add(1)..)?.iter().enumerate();
-    past_string(&mut rest).map(|end| end.saturating_add(at).saturating_add(2))
+    closing_quote(bytes, at.saturating_add(1)).map(|(end, _)| end.saturating_add(1))
 }
 
-/// Consumes a string's bytes after its opening quote; the index (in the
-/// iterator's slice) of its closing quote. One byte at a time through a
-/// slice iterator: no bounds checks, and strings of annotations are short.
-fn past_string(rest: &mut std::iter::Enumerate<std::slice::Iter<'_, u8>>) -> Option<usize> {
+/// The index of the quote that closes the string whose bytes start at
+/// `from` (just after its opening quote), and whether the string holds an
+/// escape.
+pub(super) fn closing_quote(bytes: &[u8], mut from: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
     loop {
-        match rest.next()? {
-            (end, b'"') => return Some(end),
-            (_, b'\\') => {
-                rest.next()?;
+        let hit = quote_or_escape(bytes, from)?;
+        match bytes.get(hit)? {
+            b'"' => return Some((hit, escaped)),
+            // An escape: the byte after the backslash is never the end.
+            _ => {
+                escaped = true;
+                from = hit.saturating_add(2);
             }
-            _ => {}
         }
     }
 }
 
+/// The index of the first `"` or `\` in `bytes` from `at`. Eight bytes at a
+/// time: most of a large object's text is the inside of its strings, and a
+/// value (a `last-applied-configuration`, a certificate) can run to
+/// kilobytes.
+fn quote_or_escape(bytes: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // High bit set in each byte of `word` equal to `byte` (and possibly in
+    // bytes above a match, which the lowest match makes irrelevant).
+    let equal = |word: u64, byte: u8| {
+        let x = word ^ ONES.wrapping_mul(u64::from(byte));
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    while let Some(word) = bytes
+        .get(at..at.saturating_add(8))
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+    {
+        let word = u64::from_le_bytes(word);
+        let hits = equal(word, b'"') | equal(word, b'\\');
+        if hits != 0 {
+            return Some(at.saturating_add(hits.trailing_zeros() as usize / 8));
+        }
+        at = at.saturating_add(8);
+    }
+    let tail = bytes.get(at..)?;
+    let found = tail.iter().position(|&b| b == b'"' || b == b'\\')?;
+    Some(at.saturating_add(found))
+}
+
 /// Past the value that starts at `at`.
-fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
+pub(super) fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
     match bytes.get(at)? {
         b'"' => skip_string(bytes, at),
         b'{' | b'[' => {
             let mut depth = 0usize;
-            let mut rest = bytes.get(at..)?.iter().enumerate();
+            let mut at = at;
             loop {
-                match rest.next()? {
-                    (_, b'"') => {
-                        past_string(&mut rest)?;
-                    }
-                    (_, b'{' | b'[') => depth = depth.saturating_add(1),
-                    (i, b'}' | b']') => {
+                match bytes.get(at)? {
+                    b'"' => at = closing_quote(bytes, at.saturating_add(1))?.0,
+                    b'{' | b'[' => depth = depth.saturating_add(1),
+                    b'}' | b']' => {
                         depth = depth.checked_sub(1)?;
                         if depth == 0 {
-                            return Some(at.saturating_add(i).saturating_add(1));
+                            return Some(at.saturating_add(1));
                         }
                     }
                     _ => {}
                 }
+                at = at.saturating_add(1);
             }
         }
         // A number, `true`, `false` or `null`: up to what ends it.
@@ -206,6 +258,33 @@ mod tests {
             read += 1;
         }
         assert!(read > 20, "{read}");
+    }
+
+    #[test]
+    fn finds_the_first_quote_or_backslash_at_every_place() {
+        // Every length around the eight-byte step, each special byte at
+        // every place, with bytes on either side that look alike in part
+        // (0xa2 and 0xdc share the low bits of `"` and `\\`).
+        for length in 0..40 {
+            for place in 0..=length {
+                for special in [b'"', b'\\'] {
+                    for filler in [b'a', 0xa2, 0xdc, b'#', 0x21] {
+                        let mut bytes = vec![filler; length];
+                        if let Some(b) = bytes.get_mut(place) {
+                            *b = special;
+                        }
+                        for from in 0..=length {
+                            let naive = bytes
+                                .iter()
+                                .skip(from)
+                                .position(|&b| b == b'"' || b == b'\\')
+                                .map(|i| i + from);
+                            assert_eq!(quote_or_escape(&bytes, from), naive, "{bytes:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

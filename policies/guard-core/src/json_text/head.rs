@@ -1,0 +1,381 @@
+//! An object's `metadata` and a few top-level members, read in one walk of
+//! its text for the annotations and labels a policy asks about.
+//!
+//! A request's object may carry 100,000 annotations where the rules read
+//! three. Reading them all into [`StringMap`]s through serde was a quarter of
+//! a mutating policy's time; this walk passes over the entries it is not
+//! asked for by the text's structure alone (the text was checked as JSON
+//! when the request was read) and decodes only what it keeps.
+//!
+//! It answers only for the shapes kube-apiserver stores: anything else (a
+//! repeated field, a field of another type, an escape serde would refuse)
+//! makes it answer `None`, and the caller reads the object through serde,
+//! whose words name the fault. A test holds the two readings together.
+
+use std::borrow::Cow;
+
+use super::scan::{closing_quote, skip_space, skip_value, string_at, walk};
+use crate::request::Metadata;
+use crate::string_map::StringMap;
+
+/// The annotations and labels a reading keeps; the others are checked (each
+/// value a string) and passed over.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'k> {
+    pub annotations: &'k [&'k str],
+    pub labels: &'k [&'k str],
+    /// Top-level members whose text the reading hands back (`spec`).
+    pub members: &'k [&'k str],
+}
+
+/// What [`read_head`] found.
+#[derive(Debug)]
+pub struct Head<'t> {
+    /// `None` when the object has no `metadata` or it is `null`. Its maps
+    /// hold the entries asked for only.
+    pub metadata: Option<Metadata>,
+    /// The text of each member of [`Asked::members`], in its order; `None`
+    /// when absent (a `null` is handed back as its text).
+    pub members: Vec<Option<&'t str>>,
+}
+
+/// Reads `text`, the JSON text of an object whose syntax was checked (a
+/// request's `object`, held as a raw value), as serde reads a view of
+/// `metadata: Option<Metadata>` and the asked members as raw values; `None`
+/// when the text holds anything that reading would refuse or this one does
+/// not answer for.
+pub fn read_head<'t>(text: &'t str, asked: &Asked<'_>) -> Option<Head<'t>> {
+    let bytes = text.as_bytes();
+    let mut metadata = Seen::default();
+    let mut members = vec![None; asked.members.len()];
+    let mut fine = true;
+    let start = skip_space(bytes, 0);
+    walk(text, start, |key, _, at| {
+        if key == "metadata" {
+            let (meta, end) = read_metadata(text, at, asked)?;
+            fine &= metadata.once(meta);
+            return Some(end);
+        }
+        let end = skip_value(bytes, at)?;
+        if let Some(index) = asked.members.iter().position(|m| *m == key) {
+            let slot = members.get_mut(index)?;
+            fine &= slot.is_none();
+            *slot = Some(text.get(at..end)?);
+        }
+        Some(end)
+    })
+    .ok()?;
+    fine.then(|| Head {
+        metadata: metadata.0.flatten(),
+        members,
+    })
+}
+
+/// A field met at most once, as serde's derived readers require.
+struct Seen<T>(Option<T>);
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<T> Seen<T> {
+    /// Keeps `value`; false when the field was met before.
+    fn once(&mut self, value: T) -> bool {
+        self.0.replace(value).is_none()
+    }
+}
+
+/// `metadata` at `at`: `None` inside when it is `null`; the end of its value.
+fn read_metadata(text: &str, at: usize, asked: &Asked<'_>) -> Option<(Option<Metadata>, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'{') {
+        let end = skip_value(bytes, at)?;
+        return (text.get(at..end)? == "null").then_some((None, end));
+    }
+    let mut name = Seen::default();
+    let mut generate_name = Seen::default();
+    let mut namespace = Seen::default();
+    let mut labels = Seen::default();
+    let mut annotations = Seen::default();
+    let mut finalizers = Seen::default();
+    let mut deletion_timestamp = Seen::default();
+    let mut fine = true;
+    let end = walk(text, at, |key, _, at| match &*key {
+        "name" => string_field(text, at, &mut name, &mut fine),
+        "generateName" => string_field(text, at, &mut generate_name, &mut fine),
+        "namespace" => string_field(text, at, &mut namespace, &mut fine),
+        "labels" => {
+            let (map, end) = picked(text, at, asked.labels)?;
+            fine &= labels.once(map);
+            Some(end)
+        }
+        "annotations" => {
+            let (map, end) = picked(text, at, asked.annotations)?;
+            fine &= annotations.once(map);
+            Some(end)
+        }
+        "finalizers" => {
+            let end = skip_value(bytes, at)?;
+            let list: Option<Vec<String>> = serde_json::from_str(text.get(at..end)?).ok()?;
+            fine &= finalizers.once(list.unwrap_or_default());
+            Some(end)
+        }
+        "deletionTimestamp" => {
+            let end = skip_value(bytes, at)?;
+            let stamp: Option<String> = serde_json::from_str(text.get(at..end)?).ok()?;
+            fine &= deletion_timestamp.once(stamp);
+            Some(end)
+        }
+        _ => skip_value(bytes, at),
+    })
+    .ok()?;
+    fine.then(|| {
+        let metadata = Metadata {
+            name: name.0.unwrap_or_default(),
+            generate_name: generate_name.0.unwrap_or_default(),
+            namespace: namespace.0.unwrap_or_default(),
+            labels: labels.0.unwrap_or_default(),
+            annotations: annotations.0.unwrap_or_default(),
+            finalizers: finalizers.0.unwrap_or_default(),
+            deletion_timestamp: deletion_timestamp.0.flatten(),
+        };
+        (Some(metadata), end)
+    })
+}
+
+/// A string field (`null` reads as empty), into `slot`; `fine` turns false
+/// when the field was met before.
+fn string_field(text: &str, at: usize, slot: &mut Seen<String>, fine: &mut bool) -> Option<usize> {
+    let (value, end) = match text.as_bytes().get(at)? {
+        b'"' => string_at(text, at).map(|(value, end)| (value.into_owned(), end))?,
+        _ => {
+            let end = skip_value(text.as_bytes(), at)?;
+            (text.get(at..end)? == "null").then(|| (String::new(), end))?
+        }
+    };
+    *fine &= slot.once(value);
+    Some(end)
+}
+
+/// A map of strings at `at` (`null` reads as empty), keeping the entries
+/// under `keys` (later duplicates winning, as in a [`StringMap`]); every
+/// value must be a string. The end of its value.
+fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'{') {
+        let end = skip_value(bytes, at)?;
+        return (text.get(at..end)? == "null").then(|| (StringMap::new(), end));
+    }
+    let mut kept: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::new();
+    let end = walk(text, at, |key, _, at| {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        if keys.iter().any(|k| *k == key) {
+            let (value, end) = string_at(text, at)?;
+            kept.push((key, value));
+            return Some(end);
+        }
+        // Every value is decoded, as serde reads each into the map: an
+        // escape it cannot decode (a lone surrogate) is refused.
+        let (close, escaped) = closing_quote(bytes, at.saturating_add(1))?;
+        if escaped {
+            string_at(text, at)?;
+        }
+        Some(close.saturating_add(1))
+    })
+    .ok()?;
+    Some((kept.into_iter().collect(), end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+
+    /// serde's reading the fast one stands in for.
+    #[derive(Deserialize)]
+    struct View {
+        #[serde(default)]
+        metadata: Option<Metadata>,
+        #[serde(default)]
+        spec: Option<Box<RawValue>>,
+    }
+
+    const ANNOTATIONS: &[&str] = &["a", "reconcile.fluxcd.io/suspended", "k\"q"];
+    const LABELS: &[&str] = &["l", "app"];
+    const ASKED: Asked<'static> = Asked {
+        annotations: ANNOTATIONS,
+        labels: LABELS,
+        members: &["spec"],
+    };
+
+    fn restricted(map: &StringMap, keys: &[&str]) -> Vec<(String, String)> {
+        keys.iter()
+            .filter_map(|k| map.get(k).map(|v| (k.to_string(), v.to_string())))
+            .collect()
+    }
+
+    /// Checks one text; true when the fast reading answered.
+    fn agree(text: &str) -> bool {
+        let by_serde: Result<View, _> = serde_json::from_str(text);
+        let Some(head) = read_head(text, &ASKED) else {
+            return false;
+        };
+        let view = by_serde.unwrap_or_else(|e| panic!("serde refuses what was read: {e}: {text}"));
+        match (&head.metadata, &view.metadata) {
+            (None, None) => {}
+            (Some(fast), Some(slow)) => {
+                assert_eq!(fast.name, slow.name, "{text}");
+                assert_eq!(fast.generate_name, slow.generate_name, "{text}");
+                assert_eq!(fast.namespace, slow.namespace, "{text}");
+                assert_eq!(fast.finalizers, slow.finalizers, "{text}");
+                assert_eq!(fast.deletion_timestamp, slow.deletion_timestamp, "{text}");
+                for (fast_map, slow_map, keys) in [
+                    (&fast.annotations, &slow.annotations, ANNOTATIONS),
+                    (&fast.labels, &slow.labels, LABELS),
+                ] {
+                    assert_eq!(
+                        restricted(fast_map, keys),
+                        restricted(slow_map, keys),
+                        "{text}"
+                    );
+                    assert_eq!(fast_map.len(), restricted(fast_map, keys).len(), "{text}");
+                }
+            }
+            (fast, slow) => panic!("{fast:?} against {slow:?}: {text}"),
+        }
+        let spec = head
+            .members
+            .first()
+            .copied()
+            .flatten()
+            .filter(|s| *s != "null");
+        assert_eq!(spec, view.spec.as_deref().map(RawValue::get), "{text}");
+        true
+    }
+
+    /// A small deterministic generator (xorshift), so failures reproduce.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            let at = (self.next() % from.len() as u64) as usize;
+            from[at]
+        }
+    }
+
+    fn scalar(rng: &mut Rng) -> &'static str {
+        rng.pick(&[
+            r#""v""#,
+            r#""""#,
+            r#""x\"y""#,
+            r#""\u00e9\n""#,
+            r#""\ud800""#,
+            "null",
+            "1",
+            "-2.5e3",
+            "true",
+            "[]",
+            r#"["f","g"]"#,
+            "[1]",
+            "{}",
+            r#"{"a":"b"}"#,
+        ])
+    }
+
+    fn map(rng: &mut Rng, keys: &[&str]) -> String {
+        let entries: Vec<String> = (0..rng.next() % 5)
+            .map(|_| {
+                let value = if rng.next().is_multiple_of(6) {
+                    scalar(rng)
+                } else {
+                    rng.pick(&[r#""v1""#, r#""v2""#, r#""e\u0301""#])
+                };
+                format!("{}:{value}", rng.pick(keys))
+            })
+            .collect();
+        format!("{{{}}}", entries.join(","))
+    }
+
+    fn metadata(rng: &mut Rng) -> String {
+        let annotation_keys = [
+            r#""a""#,
+            r#""b""#,
+            r#""reconcile.fluxcd.io/suspended""#,
+            r#""\u0061""#,
+            r#""k\"q""#,
+        ];
+        let label_keys = [r#""l""#, r#""app""#, r#""other""#];
+        let members: Vec<String> = (0..rng.next() % 7)
+            .map(|_| {
+                let field = rng.pick(&[
+                    "name",
+                    "generateName",
+                    "namespace",
+                    "labels",
+                    "annotations",
+                    "finalizers",
+                    "deletionTimestamp",
+                    "uid",
+                    "n\\u0061me",
+                ]);
+                let value = match (field, rng.next() % 4) {
+                    ("annotations", 0..=2) => map(rng, &annotation_keys),
+                    ("labels", 0..=2) => map(rng, &label_keys),
+                    ("finalizers", 0..=1) => r#"["a","b"]"#.to_string(),
+                    (_, 0..=1) => r#""apps""#.to_string(),
+                    _ => scalar(rng).to_string(),
+                };
+                format!(r#""{field}" : {value}"#)
+            })
+            .collect();
+        format!("{{ {} }}", members.join(" , "))
+    }
+
+    #[test]
+    fn agrees_with_serde_or_leaves_the_text_to_it() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut answered = 0;
+        let total = 20_000;
+        for _ in 0..total {
+            let members: Vec<String> = (0..rng.next() % 5)
+                .map(|_| {
+                    let key = rng.pick(&["metadata", "spec", "status", "kind", "met\\u0061data"]);
+                    let value = match (key, rng.next() % 5) {
+                        ("metadata" | "met\\u0061data", 0..=3) => metadata(&mut rng),
+                        ("spec", 0..=2) => r#"{"suspend":true,"x":[{"y":"}"}]}"#.to_string(),
+                        _ => scalar(&mut rng).to_string(),
+                    };
+                    format!(r#""{key}":{value}"#)
+                })
+                .collect();
+            let text = format!("{{{}}}", members.join(","));
+            if agree(&text) {
+                answered += 1;
+            }
+        }
+        // The fast reading must answer for most shapes, or it saves nothing.
+        assert!(answered > total / 4, "{answered} of {total}");
+    }
+
+    #[test]
+    fn keeps_only_what_is_asked() {
+        let text = r#"{"kind":"K","metadata":{"name":"apps","annotations":{"a":"1","b":"2","a":"3"},"labels":null},"spec":{"s":1}}"#;
+        let head = read_head(text, &ASKED).unwrap();
+        let metadata = head.metadata.unwrap();
+        assert_eq!(metadata.name, "apps");
+        assert_eq!(metadata.annotations.get("a"), Some("3"));
+        assert_eq!(metadata.annotations.get("b"), None);
+        assert_eq!(head.members, [Some(r#"{"s":1}"#)]);
+    }
+}
