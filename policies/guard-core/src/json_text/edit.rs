@@ -8,13 +8,14 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::rc::Rc;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::object_text::ObjectText;
 
-use super::scan::{body, each_member};
+use super::scan::{body, each_member, Outline};
 use super::strict::{check_within, plainly_readable, MUTATED_OBJECT_DEPTH};
 
 /// A JSON object: its text, and the edits made to its members.
@@ -41,6 +42,9 @@ pub struct RawObject<'a> {
     /// The text could not be read as an object's members (never expected:
     /// it was checked); the edited object then cannot be written.
     unreadable: Option<String>,
+    /// The outline of the request's object, and where `text` lies in it,
+    /// when `text` is a part of that object as it came.
+    outline: Option<(Rc<Outline>, usize)>,
 }
 
 /// The most members an object keeps a list of (see [`RawObject::read`]).
@@ -93,9 +97,12 @@ impl<'a> RawObject<'a> {
     /// the others are read through serde again.
     pub fn of_raw(raw: &'a RawValue) -> Result<Self, String> {
         let json = raw.get();
-        if json.trim_ascii_start().starts_with('{') && plainly_readable(json, MUTATED_OBJECT_DEPTH)
-        {
-            return Ok(Self::of_text(Cow::Borrowed(json)));
+        if json.trim_ascii_start().starts_with('{') {
+            if let Some(outline) = plainly_readable(json, MUTATED_OBJECT_DEPTH) {
+                let mut object = Self::of_text(Cow::Borrowed(json));
+                object.outline = Some((Rc::new(outline), 0));
+                return Ok(object);
+            }
         }
         Self::parse(json)
     }
@@ -107,6 +114,7 @@ impl<'a> RawObject<'a> {
             found: Vec::new(),
             every: None,
             unreadable: None,
+            outline: None,
         }
     }
 
@@ -156,7 +164,8 @@ impl<'a> RawObject<'a> {
     fn read(&mut self, key: &str) -> Vec<Place> {
         let mut at = Vec::new();
         let mut every = Some(Vec::new());
-        let read = each_member(&self.text, |member| {
+        let outline = self.outline.as_ref().map(|(o, base)| (&**o, *base));
+        let read = each_member(&self.text, outline, |member| {
             if member.key == key {
                 at.push((member.region.clone(), member.value.clone()));
             }
@@ -196,12 +205,23 @@ impl<'a> RawObject<'a> {
             None => Some(match self.in_text(key) {
                 None => Self::empty(),
                 Some(range) => {
-                    let value = match &self.text {
-                        Cow::Borrowed(text) => Cow::Borrowed(text.get(range).unwrap_or("null")),
-                        Cow::Owned(text) => Cow::Owned(text.get(range).unwrap_or("null").into()),
+                    let start = range.start;
+                    let (value, outline) = match &self.text {
+                        Cow::Borrowed(text) => (
+                            Cow::Borrowed(text.get(range).unwrap_or("null")),
+                            self.outline
+                                .as_ref()
+                                .map(|(o, base)| (Rc::clone(o), base.saturating_add(start))),
+                        ),
+                        Cow::Owned(text) => {
+                            (Cow::Owned(text.get(range).unwrap_or("null").into()), None)
+                        }
                     };
                     match value.as_bytes().first() {
-                        Some(b'{') => Self::of_text(value),
+                        Some(b'{') => Self {
+                            outline,
+                            ..Self::of_text(value)
+                        },
                         _ if value == "null" => Self::empty(),
                         _ => return Err(not_object()),
                     }
@@ -668,6 +688,10 @@ mod tests {
                         .join(",")
                 ),
                 r#"{"x":null,"b":{"a":{"x":1}},"\u0078":{"q":"\""}}"#.into(),
+                // Containers at every outlined level and below, with
+                // brackets inside strings.
+                r#"{"c":{"a":{"x":[{"y":"]}"}],"b":{}},"b":[]},"x":{"y":{"a":{"b":{}}},"a":[[]]},"b":"{"}"#
+                    .into(),
             ])
             .collect();
         let paths: [&[&str]; 5] = [&[], &["x"], &["b"], &["x", "y"], &["c", "a"]];
@@ -703,14 +727,21 @@ mod tests {
                         }
                     })
                     .collect();
-                let mut raw = RawObject::parse(text).unwrap();
-                let raw_said = on_raw(&mut raw, &steps);
                 let mut value: Value = serde_json::from_str(text).unwrap();
                 let value_said = on_value(&mut value, &steps);
-                assert_eq!(raw_said, value_said, "{text} {steps:?}");
-                let written: Value = serde_json::from_str(raw.to_raw().unwrap().get())
-                    .unwrap_or_else(|e| panic!("{text} {steps:?}: {e}"));
-                assert_eq!(written, value, "{text} {steps:?}");
+                // Read from the text alone, and from a request's raw value
+                // with the outline of its first levels.
+                let raw_value: &RawValue = serde_json::from_str(text).unwrap();
+                for mut raw in [
+                    RawObject::parse(text).unwrap(),
+                    RawObject::of_raw(raw_value).unwrap(),
+                ] {
+                    let raw_said = on_raw(&mut raw, &steps);
+                    assert_eq!(raw_said, value_said, "{text} {steps:?}");
+                    let written: Value = serde_json::from_str(raw.to_raw().unwrap().get())
+                        .unwrap_or_else(|e| panic!("{text} {steps:?}: {e}"));
+                    assert_eq!(written, value, "{text} {steps:?}");
+                }
                 scripts += 1;
             }
         }

@@ -37,11 +37,26 @@ pub(super) fn body(text: &str) -> Range<usize> {
 /// Calls `f` with each member of `text`, an object's checked JSON text, in
 /// order. `Err` when the text is not an object after all (never expected:
 /// callers hand checked text).
-pub(super) fn each_member<'t>(text: &'t str, mut f: impl FnMut(Member<'t>)) -> Result<(), String> {
+///
+/// `outline`, when the text lies at `.1` in a text it outlines, gives the
+/// end of each large value without reading it.
+pub(super) fn each_member<'t>(
+    text: &'t str,
+    outline: Option<(&Outline, usize)>,
+    mut f: impl FnMut(Member<'t>),
+) -> Result<(), String> {
     let bytes = text.as_bytes();
     let start = skip_space(bytes, 0);
     walk(text, start, |key, region_start, value_start| {
-        let value_end = skip_value(bytes, value_start)?;
+        let container = matches!(bytes.get(value_start), Some(b'{' | b'['));
+        let known = outline.filter(|_| container).and_then(|(outline, base)| {
+            let end = outline.end_of(base.checked_add(value_start)?)?;
+            end.checked_sub(base)
+        });
+        let value_end = match known {
+            Some(end) => end,
+            None => skip_value(bytes, value_start)?,
+        };
         f(Member {
             key,
             region: region_start..value_start,
@@ -50,6 +65,50 @@ pub(super) fn each_member<'t>(text: &'t str, mut f: impl FnMut(Member<'t>)) -> R
         Some(value_end)
     })
     .map(drop)
+}
+
+/// Where the containers of a text's first levels start and end, noted by
+/// the walk that checks the text ([`super::strict::plainly_readable`]), so
+/// that reading an object's members passes over a large value (a map of
+/// 100,000 annotations inside `metadata`) without reading it again.
+#[derive(Debug, Default)]
+pub struct Outline {
+    /// `(start, end)` of each container nested at most [`Outline::LEVELS`]
+    /// deep, in order of start; `end` is past its closing bracket.
+    spans: Vec<(usize, usize)>,
+    /// Indices into `spans` of the containers still open.
+    open: Vec<usize>,
+}
+
+impl Outline {
+    /// The object, its members' values and theirs: `metadata.annotations`.
+    const LEVELS: u8 = 3;
+
+    /// A container opens at `at`, nested `depth` deep (the text itself is 1).
+    pub(super) fn opens(&mut self, at: usize, depth: u8) {
+        if depth <= Self::LEVELS {
+            self.open.push(self.spans.len());
+            self.spans.push((at, at));
+        }
+    }
+
+    /// The container nested `depth` deep closes with the bracket at `at`.
+    pub(super) fn closes(&mut self, at: usize, depth: u8) {
+        if depth <= Self::LEVELS {
+            if let Some(span) = self.open.pop().and_then(|i| self.spans.get_mut(i)) {
+                span.1 = at.saturating_add(1);
+            }
+        }
+    }
+
+    /// The end of the container that starts at `start`, when outlined.
+    pub(super) fn end_of(&self, start: usize) -> Option<usize> {
+        let index = self.spans.binary_search_by_key(&start, |s| s.0).ok()?;
+        self.spans
+            .get(index)
+            .map(|s| s.1)
+            .filter(|end| *end > start)
+    }
 }
 
 /// Walks the members of the object whose `{` is at `at` in `text`: `f` gets
@@ -235,7 +294,7 @@ mod tests {
 
     fn by_scan(text: &str) -> Vec<(String, Range<usize>)> {
         let mut members = Vec::new();
-        each_member(text, |m| members.push((m.key.into_owned(), m.value))).unwrap();
+        each_member(text, None, |m| members.push((m.key.into_owned(), m.value))).unwrap();
         members
     }
 
@@ -291,7 +350,7 @@ mod tests {
     fn regions_run_from_the_previous_value_to_the_next() {
         let text = r#"{ "a" : 1 , "b":[2] }"#;
         let mut regions = Vec::new();
-        each_member(text, |m| {
+        each_member(text, None, |m| {
             regions.push((
                 text[m.region.clone()].to_string(),
                 text[m.value.clone()].to_string(),
@@ -320,7 +379,7 @@ mod tests {
             "{1:2}",
             r#"{"a":1 "b":2}"#,
         ] {
-            assert!(each_member(text, |_| {}).is_err(), "{text}");
+            assert!(each_member(text, None, |_| {}).is_err(), "{text}");
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::scan::{closing_quote, string_at};
+use super::scan::{closing_quote, string_at, Outline};
 
 /// The most containers serde_json nests when it reads a `Value`: its
 /// recursion limit of 128 counts down on entering each and fails at zero.
@@ -40,21 +40,20 @@ pub(super) fn check_within(json: &str, depth: u8) -> Result<(), serde_json::Erro
 /// surrogate), a number no float holds, and deep nesting. So every string
 /// with an escape is decoded here, and a number with an exponent or of more
 /// than 300 characters (a float holds any plain number shorter), or nesting
-/// within one level of `depth`, answers `false`, leaving the text to
+/// within one level of `depth`, answers `None`, leaving the text to
 /// [`check_within`]. One walk by the text's structure, several times faster
-/// than reading it through serde.
-pub(super) fn plainly_readable(json: &str, depth: u8) -> bool {
+/// than reading it through serde; it outlines the text on the way.
+pub(super) fn plainly_readable(json: &str, depth: u8) -> Option<Outline> {
     let bytes = json.as_bytes();
+    let mut outline = Outline::default();
     let mut nesting = 0u8;
     let mut at = 0usize;
     while let Some(&byte) = bytes.get(at) {
         match byte {
             b'"' => {
-                let Some((close, escaped)) = closing_quote(bytes, at.saturating_add(1)) else {
-                    return false;
-                };
-                if escaped && string_at(json, at).is_none() {
-                    return false;
+                let (close, escaped) = closing_quote(bytes, at.saturating_add(1))?;
+                if escaped {
+                    string_at(json, at)?;
                 }
                 at = close.saturating_add(1);
                 continue;
@@ -62,10 +61,14 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> bool {
             b'{' | b'[' => {
                 nesting = nesting.saturating_add(1);
                 if nesting >= depth {
-                    return false;
+                    return None;
                 }
+                outline.opens(at, nesting);
             }
-            b'}' | b']' => nesting = nesting.saturating_sub(1),
+            b'}' | b']' => {
+                outline.closes(at, nesting);
+                nesting = nesting.saturating_sub(1);
+            }
             b'-' | b'0'..=b'9' => {
                 let rest = bytes.get(at..).unwrap_or_default();
                 let length = rest
@@ -74,7 +77,7 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> bool {
                     .unwrap_or(rest.len());
                 let number = rest.get(..length).unwrap_or_default();
                 if length > 300 || number.iter().any(|b| matches!(b, b'e' | b'E')) {
-                    return false;
+                    return None;
                 }
                 at = at.saturating_add(length);
                 continue;
@@ -83,7 +86,7 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> bool {
         }
         at = at.saturating_add(1);
     }
-    true
+    Some(outline)
 }
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
@@ -201,7 +204,7 @@ mod tests {
                 continue;
             }
             let strict = check_within(&text, MUTATED_OBJECT_DEPTH).is_ok();
-            if plainly_readable(&text, MUTATED_OBJECT_DEPTH) {
+            if plainly_readable(&text, MUTATED_OBJECT_DEPTH).is_some() {
                 assert!(strict, "{text}");
                 plain += 1;
             }
