@@ -5,11 +5,13 @@
 use crate::alert::{Alert, Emitter, ListedAlert};
 use crate::annotations::Entry;
 use crate::findings::Findings;
+use crate::key_index::KeyIndex;
 use crate::settings::{Action, Settings};
 use crate::subject::{On, Subject};
-use guard_core::string_map::compare_keys;
-use guard_core::{context, Cluster};
+use guard_core::{context, Cluster, ClusterError};
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::cell::OnceCell;
 
 pub const ALERT_API_VERSION: &str = "notification.toolkit.fluxcd.io/v1beta3";
 /// Alerts beyond this many are not examined; bounded work on a huge cluster.
@@ -58,18 +60,9 @@ pub(crate) fn check<F: From<Finding>>(
     // for: the answer no longer grows with the Alerts of other namespaces.
     let scope = (settings.no_cross_namespace_refs && !target.namespace.is_empty())
         .then_some(target.namespace);
-    let alerts = match cluster.list(ALERT_API_VERSION, "Alert", scope) {
-        Ok(alerts) => alerts,
-        Err(e) => {
-            let refused = settings.alert_lookup_failure == Action::Deny;
-            findings.report(settings.alert_lookup_failure, false, || {
-                Finding::LookupFailed {
-                    error: e.to_string(),
-                    refused,
-                }
-            });
-            return;
-        }
+    let reply = match cluster.list_text(ALERT_API_VERSION, "Alert", scope) {
+        Ok(reply) => reply,
+        Err(e) => return lookup_failed(&e, settings, findings),
     };
     let emitter = Emitter {
         kind: target.kind,
@@ -77,10 +70,56 @@ pub(crate) fn check<F: From<Finding>>(
         name: &target.name,
         labels: &subject.meta.labels,
     };
+    // The object's event keys indexed once for every selecting Alert's keys.
+    let by_key = OnceCell::new();
+    let judge = |alert: &Alert<'_>, findings: &mut Findings<F>| {
+        if alert.selects(&emitter, settings.no_cross_namespace_refs) {
+            let by_key = by_key.get_or_init(|| KeyIndex::new(entries.iter().map(|e| (e.key, e))));
+            check_alert(subject, by_key, alert, settings.alert_conflicts, findings);
+        }
+    };
+    match each_listed_alert(&reply, findings, judge) {
+        Ok(listed) if listed > MAX_ALERTS => findings.warn(|| Finding::TooManyAlerts { listed }),
+        Ok(_) => {}
+        Err(e) => lookup_failed(&e, settings, findings),
+    }
+}
+
+/// Hands each of the first [`MAX_ALERTS`] Alerts of a List reply to `judge`,
+/// with the findings to report to; returns how many the List has.
+///
+/// One pass over the List, each Alert read in place and judged. An Alert
+/// not read so (an escaped string, a field of another type than its CRD
+/// gives) sends the whole List the long way, to the same answer: what the
+/// pass found is kept aside until it has read every Alert.
+fn each_listed_alert<F>(
+    reply: &[u8],
+    findings: &mut Findings<F>,
+    judge: impl Fn(&Alert<'_>, &mut Findings<F>),
+) -> Result<usize, ClusterError> {
+    let mut found = findings.fresh();
+    let listed = context::each_listed::<ListedAlert<'_>>(reply, MAX_ALERTS, |listed| {
+        judge(&Alert::from_listed(&listed), &mut found);
+    });
+    match listed {
+        Ok(listed) => {
+            findings.append(found);
+            Ok(listed)
+        }
+        Err(_) => the_long_way(reply, findings, judge),
+    }
+}
+
+/// [`each_listed_alert`] with each Alert's text found first, then read in
+/// place or, failing that, whole ([`ListedAlert`] and [`Alert::from_object`]
+/// agree); one that is not JSON cannot be read at all, and is skipped.
+fn the_long_way<F>(
+    reply: &[u8],
+    findings: &mut Findings<F>,
+    judge: impl Fn(&Alert<'_>, &mut Findings<F>),
+) -> Result<usize, ClusterError> {
+    let alerts = context::list_items::<&RawValue>(reply)?;
     for raw in alerts.iter().take(MAX_ALERTS) {
-        // Read in place; an Alert that is not read so (an escaped string, a
-        // field of another type than its CRD gives) is read whole instead,
-        // to the same answer. One that is not JSON cannot be read at all: skip it.
         let listed = context::read::<ListedAlert<'_>>(raw);
         let whole: Value;
         let alert = match &listed {
@@ -93,40 +132,40 @@ pub(crate) fn check<F: From<Finding>>(
                 Err(_) => continue,
             },
         };
-        if alert.selects(&emitter, settings.no_cross_namespace_refs) {
-            check_alert(subject, entries, &alert, settings.alert_conflicts, findings);
+        judge(&alert, findings);
+    }
+    Ok(alerts.len())
+}
+
+fn lookup_failed<F: From<Finding>>(
+    e: &ClusterError,
+    settings: &Settings,
+    findings: &mut Findings<F>,
+) {
+    let refused = settings.alert_lookup_failure == Action::Deny;
+    findings.report(settings.alert_lookup_failure, false, || {
+        Finding::LookupFailed {
+            error: e.to_string(),
+            refused,
         }
-    }
-    if alerts.len() > MAX_ALERTS {
-        findings.warn(|| Finding::TooManyAlerts {
-            listed: alerts.len(),
-        });
-    }
+    });
 }
 
 /// The keys of one selecting Alert that the object's annotations also set.
 fn check_alert<F: From<Finding>>(
     subject: &Subject<'_>,
-    entries: &[Entry<'_>],
+    by_key: &KeyIndex<'_, &Entry<'_>>,
     alert: &Alert<'_>,
     action: Action,
     findings: &mut Findings<F>,
 ) {
-    // One binary search per Alert key, not a scan of the object's
-    // annotations: `entries` come in key order (annotations::entries).
-    let by_key = |key: &str| {
-        entries
-            .binary_search_by(|e| compare_keys(e.key.as_bytes(), key.as_bytes()))
-            .ok()
-            .and_then(|i| entries.get(i))
-    };
     let summary = alert.summary().ok().flatten().map(|s| ("summary", s, true));
     let metadata = alert.event_metadata().unwrap_or_default();
     let alert_keys = summary
         .into_iter()
         .chain(metadata.into_iter().map(|(k, v)| (k, v, false)));
     for (key, alert_value, in_summary) in alert_keys {
-        let Some(entry) = by_key(key) else {
+        let Some(entry) = by_key.get(key) else {
             continue;
         };
         findings.report(action, entry.unchanged, || Finding::Overridden {
@@ -146,7 +185,7 @@ fn check_alert<F: From<Finding>>(
 mod tests {
     use super::*;
     use crate::kinds::PREFIX;
-    use guard_core::context::{ClusterError, ClusterObject, ObjectRef};
+    use guard_core::context::{ClusterObject, ObjectRef};
     use guard_core::object;
     use guard_core::Metadata;
     use serde_json::{json, Value};
@@ -328,5 +367,84 @@ mod tests {
         let (v, asked) = run_listing(r#"{"noCrossNamespaceRefs":true}"#, Ok(alerts), None);
         assert!(v.warnings.is_empty());
         assert_eq!(asked, [Some("flux-system".to_string())]);
+    }
+
+    /// Both readings of a List reply, each after `before` findings: what
+    /// the judge saw of every Alert (as findings), and the count or error.
+    fn both_readings(
+        reply: &[u8],
+        before: usize,
+    ) -> [(Result<usize, ClusterError>, Findings<String>); 2] {
+        let judge = |alert: &Alert<'_>, found: &mut Findings<String>| {
+            found.warn(|| format!("{alert:?}"));
+            found.report(Action::Deny, alert.suspended(), || alert.name.to_string());
+        };
+        let start = || {
+            let mut findings = Findings::new(false);
+            for _ in 0..before {
+                findings.warn(|| "before".to_string());
+            }
+            findings
+        };
+        let (mut fast, mut slow) = (start(), start());
+        let fast_count = each_listed_alert(reply, &mut fast, judge);
+        let slow_count = the_long_way(reply, &mut slow, judge);
+        [(fast_count, fast), (slow_count, slow)]
+    }
+
+    /// The one pass agrees with the long way on any List: Alerts it reads in
+    /// place, Alerts only the whole parse reads (the pass then gives way),
+    /// and replies of other shapes.
+    #[test]
+    fn the_one_pass_agrees_with_the_long_way() {
+        let alerts = [
+            r#"{"metadata":{"name":"a","namespace":"n"},"spec":{"summary":"s","eventMetadata":{"env":"x","team":"y"},"eventSources":[{"kind":"HelmRelease","name":"*","matchLabels":{"a":"1"}}]}}"#,
+            r#"{"metadata":{"name":"b","namespace":"n"},"spec":{"suspend":true,"eventSources":[]}}"#,
+            r#"{"apiVersion":"v1","metadata":{"name":"c"},"status":{"conditions":[1,"x"]}}"#,
+            "{}",
+            // Read whole only.
+            r#"{"metadata":{"name":"a\"b"}}"#,
+            r#"{"metadata":{"name":null}}"#,
+            r#"{"spec":{"summary":5}}"#,
+            r#"{"spec":{"eventMetadata":{"b":"1","a":"2"}}}"#,
+            r#"{"spec":{"eventSources":[null]}}"#,
+            "5",
+            "null",
+        ];
+        let mut seed: u64 = 11;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        for round in 0..2000 {
+            // Half the rounds only Alerts read in place.
+            let kinds = if round % 2 == 0 { 4 } else { alerts.len() };
+            let items: Vec<&str> = (0..next(12)).map(|_| alerts[next(kinds)]).collect();
+            let reply = format!(r#"{{"kind":"AlertList","items":[{}]}}"#, items.join(","));
+            let [fast, slow] = both_readings(reply.as_bytes(), next(10));
+            assert_eq!(fast, slow, "{reply}");
+        }
+        let replies: [&[u8]; 11] = [
+            br#"{"items":null}"#,
+            br#"{}"#,
+            br#"{"metadata":{"resourceVersion":"7"},"items":[{}],"kind":"AlertList"}"#,
+            br#"{"items":[{}],"items":[{}]}"#,
+            br#"[[{}]]"#,
+            br#"{"items":{}}"#,
+            br#"not json"#,
+            br#"{"items":[{}]} x"#,
+            b"{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}",
+            b"{\"items\":[{\"metadata\":{\"uid\":\"\xff\"}}]}",
+            br#"{"items":[{"spec":{"eventMetadata":{"a":"1"}}}],"items":null}"#,
+        ];
+        for reply in replies {
+            let [fast, slow] = both_readings(reply, 3);
+            assert_eq!(fast, slow, "{}", String::from_utf8_lossy(reply));
+        }
+        // Past MAX_ALERTS: counted alike, the rest unread.
+        let many = format!(r#"{{"items":[{}]}}"#, vec!["{}"; MAX_ALERTS + 2].join(","));
+        let [fast, slow] = both_readings(many.as_bytes(), 0);
+        assert_eq!(fast.0, Ok(MAX_ALERTS + 2));
+        assert_eq!(fast, slow);
     }
 }

@@ -67,13 +67,15 @@ impl<F> Findings<F> {
             Action::Warn => self.warn_as(None, finding),
             Action::Deny if preexisting => self.warn_as(Some(Accepted::Preexisting), finding),
             Action::Deny if self.generated => self.warn_as(Some(Accepted::Generated), finding),
-            Action::Deny => {
-                if self.refusals.len() < SHOWN {
-                    self.refusals.push(finding().into());
-                } else {
-                    self.unshown_refusals = self.unshown_refusals.saturating_add(1);
-                }
-            }
+            Action::Deny => self.refuse(finding),
+        }
+    }
+
+    fn refuse<T: Into<F>>(&mut self, finding: impl FnOnce() -> T) {
+        if self.refusals.len() < SHOWN {
+            self.refusals.push(finding().into());
+        } else {
+            self.unshown_refusals = self.unshown_refusals.saturating_add(1);
         }
     }
 
@@ -91,6 +93,25 @@ impl<F> Findings<F> {
         } else {
             self.unshown_warnings = self.unshown_warnings.saturating_add(1);
         }
+    }
+
+    /// An empty collection for the same object, to be [`Findings::append`]ed.
+    pub(crate) fn fresh(&self) -> Self {
+        Self::new(self.generated)
+    }
+
+    /// Adds what `later` found after what this holds, as if reported here in
+    /// the same order: the first of its findings fill what is left of
+    /// [`SHOWN`], the rest are counted.
+    pub(crate) fn append(&mut self, later: Findings<F>) {
+        for refusal in later.refusals {
+            self.refuse(|| refusal);
+        }
+        for warning in later.warnings {
+            self.warn_as(warning.accepted, || warning.finding);
+        }
+        self.unshown_refusals = self.unshown_refusals.saturating_add(later.unshown_refusals);
+        self.unshown_warnings = self.unshown_warnings.saturating_add(later.unshown_warnings);
     }
 
     /// The number of refusals, shown or not.

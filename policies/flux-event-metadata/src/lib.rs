@@ -46,6 +46,7 @@ mod decision;
 mod findings;
 mod generated;
 mod inert;
+mod key_index;
 mod kinds;
 mod object_rules;
 mod render;

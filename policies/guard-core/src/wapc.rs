@@ -5,10 +5,13 @@
 //! A policy crate registers itself with `guard_core::kubewarden_policy!(ItsPolicy);`.
 
 use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::context::{is_not_found, Cluster, ClusterError, ClusterObject, Context, ObjectRef};
+use crate::context::{
+    is_not_found, list_items, unreadable_reply, Cluster, ClusterError, ClusterObject, Context,
+    ObjectRef,
+};
 use crate::policy::{clock_failure, validate_json, validate_settings_json, Policy};
 
 pub fn register<P: Policy>() {
@@ -96,18 +99,6 @@ fn host_call<T: Serialize>(operation: &str, request: &T) -> Result<Vec<u8>, Clus
     })
 }
 
-fn unreadable(e: impl std::fmt::Display) -> ClusterError {
-    ClusterError(format!("unreadable reply: {e}"))
-}
-
-/// A List reply (`ObjectList` serialized by policy-server): only `items`
-/// is read, each item kept as its JSON text.
-#[derive(Deserialize)]
-struct ListReply {
-    #[serde(default)]
-    items: Option<Vec<ClusterObject>>,
-}
-
 impl Cluster for HostCluster {
     fn get(&self, object: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
         let request = GetResource {
@@ -120,8 +111,8 @@ impl Cluster for HostCluster {
         match host_call("get_resource", &request) {
             // Checked as JSON once, here; no tree is built.
             Ok(reply) => String::from_utf8(reply)
-                .map_err(unreadable)
-                .and_then(|text| RawValue::from_string(text).map_err(unreadable))
+                .map_err(unreadable_reply)
+                .and_then(|text| RawValue::from_string(text).map_err(unreadable_reply))
                 .map(Some),
             Err(e) if is_not_found(&e.0, object, request.namespace) => Ok(None),
             Err(e) => Err(e),
@@ -138,6 +129,18 @@ impl Cluster for HostCluster {
         kind: &str,
         namespace: Option<&str>,
     ) -> Result<Vec<ClusterObject>, ClusterError> {
+        // A List reply (`ObjectList` serialized by policy-server): only
+        // `items` is read, each item kept as its JSON text.
+        list_items(&self.list_text(api_version, kind, namespace)?)
+    }
+
+    /// The reply as policy-server sent it.
+    fn list_text(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<u8>, ClusterError> {
         let request = List {
             api_version,
             kind,
@@ -149,8 +152,6 @@ impl Cluster for HostCluster {
             Some(_) => "list_resources_by_namespace",
             None => "list_resources_all",
         };
-        let reply = host_call(operation, &request)?;
-        let list: ListReply = serde_json::from_slice(&reply).map_err(unreadable)?;
-        Ok(list.items.unwrap_or_default())
+        host_call(operation, &request)
     }
 }
