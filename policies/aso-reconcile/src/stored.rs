@@ -445,6 +445,28 @@ mod tests {
         );
     }
 
+    /// Leniently too (a looked-up Namespace), wherever the walk answers,
+    /// serde's pass answers the same, and the walk answers most objects.
+    #[test]
+    fn the_lenient_walk_agrees_with_serde_pass() {
+        let mut objects = RandomObjects::new(37);
+        let (mut walks, mut total) = (0, 0);
+        let annotations = [RECONCILE_POLICY, "example.com/confirm"];
+        for _ in 0..40_000 {
+            let text = objects.object(&LABELS, &ANNOTATIONS);
+            if serde_json::from_str::<&RawValue>(&text).is_err() {
+                continue;
+            }
+            total += 1;
+            if let Some(walk) = walked(&text, None, &annotations) {
+                walks += 1;
+                let serde = read_by_serde(&text, None, &annotations);
+                assert_eq!(Some(walk), serde, "{text}");
+            }
+        }
+        assert!(walks > total / 2, "{walks} of {total}");
+    }
+
     #[test]
     fn what_the_one_pass_leaves_to_each_reading() {
         let settings = settings();
