@@ -259,25 +259,25 @@ fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
         let (value_close, value_escaped) = closing_quote(bytes, at.saturating_add(1))?;
         // A name with an escape is decoded (serde refuses a lone surrogate
         // there too); a plain one only when its length may match.
+        let length = name_close.checked_sub(name_at)?.saturating_sub(1);
         let name = if name_escaped {
             Some(string_at(text, name_at)?.0)
+        } else if lengths & length_bit(length) != 0 {
+            text.get(name_at.saturating_add(1)..name_close)
+                .map(Cow::Borrowed)
         } else {
-            let length = name_close.checked_sub(name_at)?.saturating_sub(1);
-            (lengths & length_bit(length) != 0)
-                .then(|| {
-                    text.get(name_at.saturating_add(1)..name_close)
-                        .map(Cow::Borrowed)
-                })
-                .flatten()
+            None
         };
-        match name.filter(|name| keys.iter().any(|k| *k == name)) {
-            Some(name) => kept.push((name, string_at(text, value_at)?.0)),
+        match name {
+            Some(name) if keys.iter().any(|k| *k == name) => {
+                kept.push((name, string_at(text, value_at)?.0));
+            }
             // Every value is decoded, as serde reads each into the map: an
             // escape it cannot decode (a lone surrogate) is refused.
-            None if value_escaped => {
+            _ if value_escaped => {
                 string_at(text, value_at)?;
             }
-            None => {}
+            _ => {}
         }
         at = skip_space(bytes, value_close.saturating_add(1));
         match bytes.get(at)? {
