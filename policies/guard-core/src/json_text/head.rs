@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 
 use super::scan::{closing_quote, skip_space, skip_value, string_at, walk};
+use super::strict::{plainly_readable, VALUE_DEPTH};
 use crate::request::Metadata;
 use crate::string_map::StringMap;
 
@@ -37,6 +38,9 @@ pub struct Head<'t> {
     /// The text of each member of [`Asked::members`], in its order; `None`
     /// when absent (a `null` is handed back as its text).
     pub members: Vec<Option<&'t str>>,
+    /// The text of each member of `metadata` named to [`read_head_keeping`],
+    /// in its order, as [`Head::members`]; empty from [`read_head`].
+    pub metadata_members: Vec<Option<&'t str>>,
 }
 
 /// Reads `text`, the JSON text of an object whose syntax was checked (a
@@ -45,30 +49,73 @@ pub struct Head<'t> {
 /// when the text holds anything that reading would refuse or this one does
 /// not answer for.
 pub fn read_head<'t>(text: &'t str, asked: &Asked<'_>) -> Option<Head<'t>> {
+    read_head_keeping(text, asked, &[])
+}
+
+/// [`read_head`], handing back too the text of the members of `metadata`
+/// named in `kept` (a `uid`, the `managedFields`; not those the reading
+/// itself reads, such as `name` or `labels`). A kept member met twice makes
+/// it answer `None`, as a repeated field does.
+pub fn read_head_keeping<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) -> Option<Head<'t>> {
+    read(text, asked, kept, false)
+}
+
+/// [`read_head_keeping`], answering only for a text that plainly holds
+/// nothing [`super::check_strictly`] refuses: every value it passes over is
+/// checked as [`super::strict::plainly_readable`] checks a whole text, and
+/// those it reads are decoded. One walk where a check of the whole text and
+/// a reading would be two; `None` leaves the question to a strict reading.
+pub fn read_head_strictly<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) -> Option<Head<'t>> {
+    read(text, asked, kept, true)
+}
+
+fn read<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str], strict: bool) -> Option<Head<'t>> {
     let bytes = text.as_bytes();
     let mut metadata = Seen::default();
     let mut members = vec![None; asked.members.len()];
     let mut fine = true;
     let start = skip_space(bytes, 0);
+    // The containers a member's value may nest, as counted in the whole text.
+    let depth = strict.then(|| VALUE_DEPTH.saturating_sub(1));
     walk(text, start, |key, _, at| {
         if key == "metadata" {
-            let (meta, end) = read_metadata(text, at, asked)?;
+            let inner = depth.map(|d| d.saturating_sub(1));
+            let (meta, end) = read_metadata(text, at, asked, kept, inner)?;
             fine &= metadata.once(meta);
             return Some(end);
         }
-        let end = skip_value(bytes, at)?;
-        if let Some(index) = asked.members.iter().position(|m| *m == key) {
-            let slot = members.get_mut(index)?;
-            fine &= slot.is_none();
-            *slot = Some(text.get(at..end)?);
-        }
+        let end = pass(text, at, depth)?;
+        fine &= keep(&mut members, asked.members, &key, text.get(at..end)?);
         Some(end)
     })
     .ok()?;
+    let (metadata, metadata_members) = metadata.0.flatten().unzip();
     fine.then(|| Head {
-        metadata: metadata.0.flatten(),
+        metadata,
         members,
+        metadata_members: metadata_members.unwrap_or_else(|| vec![None; kept.len()]),
     })
+}
+
+/// Past the value at `at`; with `depth`, only when it plainly reads as a
+/// `Value` nested less than `depth` deep.
+fn pass(text: &str, at: usize, depth: Option<u8>) -> Option<usize> {
+    let end = skip_value(text.as_bytes(), at)?;
+    if let Some(depth) = depth {
+        plainly_readable(text.get(at..end)?, depth)?;
+    }
+    Some(end)
+}
+
+/// Keeps `value` in the slot of `names` that `key` names, if any; false
+/// when that slot was filled before.
+fn keep<'t>(slots: &mut [Option<&'t str>], names: &[&str], key: &str, value: &'t str) -> bool {
+    match names.iter().position(|name| *name == key) {
+        Some(index) => slots
+            .get_mut(index)
+            .is_some_and(|slot| slot.replace(value).is_none()),
+        None => true,
+    }
 }
 
 /// A field met at most once, as serde's derived readers require.
@@ -87,13 +134,24 @@ impl<T> Seen<T> {
     }
 }
 
+/// The metadata and the text of its `kept` members.
+type MetadataRead<'t> = Option<(Metadata, Vec<Option<&'t str>>)>;
+
 /// `metadata` at `at`: `None` inside when it is `null`; the end of its value.
-fn read_metadata(text: &str, at: usize, asked: &Asked<'_>) -> Option<(Option<Metadata>, usize)> {
+/// `depth` as for [`pass`], for its members' values.
+fn read_metadata<'t>(
+    text: &'t str,
+    at: usize,
+    asked: &Asked<'_>,
+    kept: &[&str],
+    depth: Option<u8>,
+) -> Option<(MetadataRead<'t>, usize)> {
     let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'{') {
         let end = skip_value(bytes, at)?;
         return (text.get(at..end)? == "null").then_some((None, end));
     }
+    let mut kept_text = vec![None; kept.len()];
     let mut name = Seen::default();
     let mut generate_name = Seen::default();
     let mut namespace = Seen::default();
@@ -128,7 +186,11 @@ fn read_metadata(text: &str, at: usize, asked: &Asked<'_>) -> Option<(Option<Met
             fine &= deletion_timestamp.once(stamp);
             Some(end)
         }
-        _ => skip_value(bytes, at),
+        _ => {
+            let end = pass(text, at, depth)?;
+            fine &= keep(&mut kept_text, kept, &key, text.get(at..end)?);
+            Some(end)
+        }
     })
     .ok()?;
     fine.then(|| {
@@ -141,7 +203,7 @@ fn read_metadata(text: &str, at: usize, asked: &Asked<'_>) -> Option<(Option<Met
             finalizers: finalizers.0.unwrap_or_default(),
             deletion_timestamp: deletion_timestamp.0.flatten(),
         };
-        (Some(metadata), end)
+        (Some((metadata, kept_text)), end)
     })
 }
 
@@ -162,37 +224,79 @@ fn string_field(text: &str, at: usize, slot: &mut Seen<String>, fine: &mut bool)
 /// A map of strings at `at` (`null` reads as empty), keeping the entries
 /// under `keys` (later duplicates winning, as in a [`StringMap`]); every
 /// value must be a string. The end of its value.
+///
+/// Its own loop rather than [`walk`]'s: a stored object may hold 115,000
+/// labels of a few bytes each, where a call per entry and a comparison of
+/// each name with each key asked cost more than finding its quotes. A name
+/// whose length no key asked has is passed over unread.
 fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
     let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'{') {
         let end = skip_value(bytes, at)?;
         return (text.get(at..end)? == "null").then(|| (StringMap::new(), end));
     }
+    let lengths = keys.iter().fold(0, |bits, k| bits | length_bit(k.len()));
     let mut kept: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::new();
-    let end = walk(text, at, |key, _, at| {
+    let mut at = skip_space(bytes, at.saturating_add(1));
+    if bytes.get(at) == Some(&b'}') {
+        return Some((StringMap::new(), at.saturating_add(1)));
+    }
+    loop {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        if keys.iter().any(|k| *k == key) {
-            let (value, end) = string_at(text, at)?;
-            kept.push((key, value));
-            return Some(end);
+        let name_at = at;
+        let (name_close, name_escaped) = closing_quote(bytes, at.saturating_add(1))?;
+        at = skip_space(bytes, name_close.saturating_add(1));
+        if bytes.get(at) != Some(&b':') {
+            return None;
         }
-        // Every value is decoded, as serde reads each into the map: an
-        // escape it cannot decode (a lone surrogate) is refused.
-        let (close, escaped) = closing_quote(bytes, at.saturating_add(1))?;
-        if escaped {
-            string_at(text, at)?;
+        at = skip_space(bytes, at.saturating_add(1));
+        if bytes.get(at) != Some(&b'"') {
+            return None;
         }
-        Some(close.saturating_add(1))
-    })
-    .ok()?;
-    Some((kept.into_iter().collect(), end))
+        let value_at = at;
+        let (value_close, value_escaped) = closing_quote(bytes, at.saturating_add(1))?;
+        // A name with an escape is decoded (serde refuses a lone surrogate
+        // there too); a plain one only when its length may match.
+        let length = name_close.checked_sub(name_at)?.saturating_sub(1);
+        let name = if name_escaped {
+            Some(string_at(text, name_at)?.0)
+        } else if lengths & length_bit(length) != 0 {
+            text.get(name_at.saturating_add(1)..name_close)
+                .map(Cow::Borrowed)
+        } else {
+            None
+        };
+        match name {
+            Some(name) if keys.iter().any(|k| *k == name) => {
+                kept.push((name, string_at(text, value_at)?.0));
+            }
+            // Every value is decoded, as serde reads each into the map: an
+            // escape it cannot decode (a lone surrogate) is refused.
+            _ if value_escaped => {
+                string_at(text, value_at)?;
+            }
+            _ => {}
+        }
+        at = skip_space(bytes, value_close.saturating_add(1));
+        match bytes.get(at)? {
+            b',' => at = skip_space(bytes, at.saturating_add(1)),
+            b'}' => return Some((kept.into_iter().collect(), at.saturating_add(1))),
+            _ => return None,
+        }
+    }
+}
+
+/// Bit `n` set for a name `n` bytes long (63 for longer).
+fn length_bit(length: usize) -> u64 {
+    1 << length.min(63)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json_text::check_strictly;
     use serde::Deserialize;
     use serde_json::value::RawValue;
 
@@ -203,6 +307,19 @@ mod tests {
         metadata: Option<Metadata>,
         #[serde(default)]
         spec: Option<Box<RawValue>>,
+    }
+
+    /// serde's reading of the `metadata` member kept as text.
+    #[derive(Deserialize)]
+    struct KeptView {
+        #[serde(default)]
+        metadata: Option<KeptMetadata>,
+    }
+
+    #[derive(Deserialize)]
+    struct KeptMetadata {
+        #[serde(default)]
+        uid: Option<Box<RawValue>>,
     }
 
     const ANNOTATIONS: &[&str] = &["a", "reconcile.fluxcd.io/suspended", "k\"q"];
@@ -223,8 +340,41 @@ mod tests {
     fn agree(text: &str) -> bool {
         let by_serde: Result<View, _> = serde_json::from_str(text);
         let Some(head) = read_head(text, &ASKED) else {
+            assert!(
+                read_head_keeping(text, &ASKED, &["uid"]).is_none(),
+                "{text}"
+            );
+            assert!(
+                read_head_strictly(text, &ASKED, &["uid"]).is_none(),
+                "{text}"
+            );
             return false;
         };
+        assert!(head.metadata_members.is_empty(), "{text}");
+        if let Some(keeping) = read_head_keeping(text, &ASKED, &["uid"]) {
+            assert_eq!(keeping.metadata, head.metadata, "{text}");
+            assert_eq!(keeping.members, head.members, "{text}");
+            let view: KeptView = serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("serde refuses what was read: {e}: {text}"));
+            let uid = view.metadata.and_then(|m| m.uid);
+            let kept = keeping.metadata_members.first().copied().flatten();
+            assert_eq!(
+                kept.filter(|t| *t != "null"),
+                uid.as_deref().map(RawValue::get),
+                "{text}"
+            );
+            if let Some(strictly) = read_head_strictly(text, &ASKED, &["uid"]) {
+                assert!(check_strictly(text).is_ok(), "{text}");
+                assert_eq!(strictly.metadata, keeping.metadata, "{text}");
+                assert_eq!(strictly.members, keeping.members, "{text}");
+                assert_eq!(strictly.metadata_members, keeping.metadata_members);
+            }
+        } else {
+            assert!(
+                read_head_strictly(text, &ASKED, &["uid"]).is_none(),
+                "{text}"
+            );
+        }
         let view = by_serde.unwrap_or_else(|e| panic!("serde refuses what was read: {e}: {text}"));
         match (&head.metadata, &view.metadata) {
             (None, None) => {}
@@ -366,6 +516,40 @@ mod tests {
         }
         // The fast reading must answer for most shapes, or it saves nothing.
         assert!(answered > total / 4, "{answered} of {total}");
+    }
+
+    /// Strictly, the walk leaves to a strict reading what a `Value` could
+    /// not hold, wherever it lies, and nesting within a level of the limit.
+    #[test]
+    fn strictly_only_what_a_value_holds() {
+        let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let fine = [
+            format!(r#"{{"spec":{}}}"#, nested(125)),
+            format!(r#"{{"metadata":{{"x":{}}}}}"#, nested(124)),
+            r#"{"metadata":{"uid":"\ud83d\ude00","labels":{"\u0061":"1"}},"n":-0.5}"#.into(),
+        ];
+        let left = [
+            format!(r#"{{"spec":{}}}"#, nested(126)),
+            format!(r#"{{"metadata":{{"x":{}}}}}"#, nested(125)),
+            r#"{"metadata":{"uid":"\ud800"}}"#.into(),
+            r#"{"metadata":{"labels":{"\ud800":"1"}}}"#.into(),
+            r#"{"metadata":{"x":[1e400]}}"#.into(),
+            r#"{"spec":{"\udc00":1}}"#.into(),
+            r#"{"n":1E2}"#.into(),
+        ];
+        for text in fine {
+            assert!(check_strictly(&text).is_ok(), "{text}");
+            assert!(
+                read_head_strictly(&text, &ASKED, &["uid"]).is_some(),
+                "{text}"
+            );
+        }
+        for text in left {
+            assert!(
+                read_head_strictly(&text, &ASKED, &["uid"]).is_none(),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::scan::{closing_quote, string_at, Outline};
 
 /// The most containers serde_json nests when it reads a `Value`: its
 /// recursion limit of 128 counts down on entering each and fails at zero.
-const VALUE_DEPTH: u8 = 127;
+pub(super) const VALUE_DEPTH: u8 = 127;
 
 /// The most containers a mutated object may nest: the reply holds it one
 /// level down (`mutated_object`), and policy-server reads the reply with
