@@ -103,8 +103,8 @@ pub(crate) fn walked<'a>(
     annotations: &[&str],
 ) -> Option<Head<'a>> {
     let asked = Asked {
-        annotations,
-        labels: labels.unwrap_or_default(),
+        annotations: json_text::Keys::Only(annotations),
+        labels: json_text::Keys::Only(labels.unwrap_or_default()),
         members: &[],
     };
     let head = match labels {

@@ -88,8 +88,8 @@ pub(crate) fn load(
     annotations: &[&str],
 ) -> Result<Option<Object>, String> {
     let asked = json_text::Asked {
-        annotations,
-        labels: &[],
+        annotations: json_text::Keys::Only(annotations),
+        labels: json_text::Keys::Only(&[]),
         members: &["spec"],
     };
     // One walk of the text for the shapes kube-apiserver stores; serde's

@@ -132,6 +132,19 @@ impl StringMap {
         Some(self.str(entry.value).to_string())
     }
 
+    /// Adds an entry read in document order, for [`StringMap::sorted`].
+    pub(crate) fn append(&mut self, key: &str, value: &str) {
+        let key = self.push(key);
+        let value = self.push(value);
+        self.entries.push(Entry { key, value });
+    }
+
+    /// The map of the entries [`StringMap::append`] added.
+    pub(crate) fn sorted(mut self) -> Self {
+        self.sort();
+        self
+    }
+
     /// Sorts the entries read in document order by key, keeping the last of
     /// each key.
     fn sort(&mut self) {
@@ -187,12 +200,9 @@ impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StringMap {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let mut map = StringMap::new();
         for (key, value) in iter {
-            let key = map.push(key.as_ref());
-            let value = map.push(value.as_ref());
-            map.entries.push(Entry { key, value });
+            map.append(key.as_ref(), value.as_ref());
         }
-        map.sort();
-        map
+        map.sorted()
     }
 }
 

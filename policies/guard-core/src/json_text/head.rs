@@ -16,17 +16,49 @@ use std::borrow::Cow;
 
 use super::scan::{closing_quote, skip_space, skip_value, string_at, walk};
 use super::strict::{plainly_readable, VALUE_DEPTH};
-use crate::request::Metadata;
+use crate::request::{AdmissionRequest, Metadata, Which};
 use crate::string_map::StringMap;
 
 /// The annotations and labels a reading keeps; the others are checked (each
 /// value a string) and passed over.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Asked<'k> {
-    pub annotations: &'k [&'k str],
-    pub labels: &'k [&'k str],
+    pub annotations: Keys<'k>,
+    pub labels: Keys<'k>,
     /// Top-level members whose text the reading hands back (`spec`).
     pub members: &'k [&'k str],
+}
+
+/// The entries of a map a reading keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum Keys<'k> {
+    /// Those under these keys (none when empty).
+    Only(&'k [&'k str]),
+    /// Every entry: the map as serde reads it.
+    All,
+}
+
+impl Default for Keys<'_> {
+    fn default() -> Self {
+        Keys::Only(&[])
+    }
+}
+
+impl Keys<'_> {
+    /// Bit `n` set when a name `n` bytes long may be kept (63 for longer).
+    fn lengths(&self) -> u64 {
+        match self {
+            Keys::Only(keys) => keys.iter().fold(0, |bits, k| bits | length_bit(k.len())),
+            Keys::All => u64::MAX,
+        }
+    }
+
+    fn keeps(&self, name: &str) -> bool {
+        match self {
+            Keys::Only(keys) => keys.contains(&name),
+            Keys::All => true,
+        }
+    }
 }
 
 /// What [`read_head`] found.
@@ -50,6 +82,31 @@ pub struct Head<'t> {
 /// not answer for.
 pub fn read_head<'t>(text: &'t str, asked: &Asked<'_>) -> Option<Head<'t>> {
     read_head_keeping(text, asked, &[])
+}
+
+/// [`AdmissionRequest::metadata`], its maps holding only the `labels` and
+/// `annotations` asked for. One walk of the text for the shapes
+/// kube-apiserver stores (a request may carry 100,000 labels the rules need
+/// only know are strings); serde's reading, and its words, for the rest,
+/// which may then hold more than was asked.
+pub fn metadata_keeping(
+    request: &AdmissionRequest,
+    which: Which,
+    labels: Keys<'_>,
+    annotations: Keys<'_>,
+) -> Result<Option<Metadata>, String> {
+    let asked = Asked {
+        annotations,
+        labels,
+        members: &[],
+    };
+    match request
+        .raw(which)
+        .and_then(|raw| read_head(raw.get(), &asked))
+    {
+        Some(head) => Ok(Some(head.metadata.unwrap_or_default())),
+        None => request.metadata(which),
+    }
 }
 
 /// [`read_head`], handing back too the text of the members of `metadata`
@@ -222,24 +279,24 @@ fn string_field(text: &str, at: usize, slot: &mut Seen<String>, fine: &mut bool)
 }
 
 /// A map of strings at `at` (`null` reads as empty), keeping the entries
-/// under `keys` (later duplicates winning, as in a [`StringMap`]); every
+/// `keys` asks for (later duplicates winning, as in a [`StringMap`]); every
 /// value must be a string. The end of its value.
 ///
 /// Its own loop rather than [`walk`]'s: a stored object may hold 115,000
 /// labels of a few bytes each, where a call per entry and a comparison of
 /// each name with each key asked cost more than finding its quotes. A name
 /// whose length no key asked has is passed over unread.
-fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
+fn picked(text: &str, at: usize, keys: Keys<'_>) -> Option<(StringMap, usize)> {
     let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'{') {
         let end = skip_value(bytes, at)?;
         return (text.get(at..end)? == "null").then(|| (StringMap::new(), end));
     }
-    let lengths = keys.iter().fold(0, |bits, k| bits | length_bit(k.len()));
-    let mut kept: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::new();
+    let lengths = keys.lengths();
+    let mut kept = StringMap::new();
     let mut at = skip_space(bytes, at.saturating_add(1));
     if bytes.get(at) == Some(&b'}') {
-        return Some((StringMap::new(), at.saturating_add(1)));
+        return Some((kept, at.saturating_add(1)));
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
@@ -269,8 +326,12 @@ fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
             None
         };
         match name {
-            Some(name) if keys.iter().any(|k| *k == name) => {
-                kept.push((name, string_at(text, value_at)?.0));
+            Some(name) if keys.keeps(&name) => {
+                let value = match value_escaped {
+                    true => string_at(text, value_at)?.0,
+                    false => Cow::Borrowed(text.get(value_at.saturating_add(1)..value_close)?),
+                };
+                kept.append(&name, &value);
             }
             // Every value is decoded, as serde reads each into the map: an
             // escape it cannot decode (a lone surrogate) is refused.
@@ -282,7 +343,7 @@ fn picked(text: &str, at: usize, keys: &[&str]) -> Option<(StringMap, usize)> {
         at = skip_space(bytes, value_close.saturating_add(1));
         match bytes.get(at)? {
             b',' => at = skip_space(bytes, at.saturating_add(1)),
-            b'}' => return Some((kept.into_iter().collect(), at.saturating_add(1))),
+            b'}' => return Some((kept.sorted(), at.saturating_add(1))),
             _ => return None,
         }
     }
@@ -325,8 +386,13 @@ mod tests {
     const ANNOTATIONS: &[&str] = &["a", "reconcile.fluxcd.io/suspended", "k\"q"];
     const LABELS: &[&str] = &["l", "app"];
     const ASKED: Asked<'static> = Asked {
-        annotations: ANNOTATIONS,
-        labels: LABELS,
+        annotations: Keys::Only(ANNOTATIONS),
+        labels: Keys::Only(LABELS),
+        members: &["spec"],
+    };
+    const EVERY: Asked<'static> = Asked {
+        annotations: Keys::All,
+        labels: Keys::All,
         members: &["spec"],
     };
 
@@ -339,7 +405,9 @@ mod tests {
     /// Checks one text; true when the fast reading answered.
     fn agree(text: &str) -> bool {
         let by_serde: Result<View, _> = serde_json::from_str(text);
+        let every = read_head(text, &EVERY);
         let Some(head) = read_head(text, &ASKED) else {
+            assert!(every.is_none(), "{text}");
             assert!(
                 read_head_keeping(text, &ASKED, &["uid"]).is_none(),
                 "{text}"
@@ -376,6 +444,9 @@ mod tests {
             );
         }
         let view = by_serde.unwrap_or_else(|e| panic!("serde refuses what was read: {e}: {text}"));
+        let every = every.unwrap_or_else(|| panic!("kept every entry of none: {text}"));
+        assert_eq!(every.metadata, view.metadata, "{text}");
+        assert_eq!(every.members, head.members, "{text}");
         match (&head.metadata, &view.metadata) {
             (None, None) => {}
             (Some(fast), Some(slow)) => {
@@ -482,7 +553,15 @@ mod tests {
                 let value = match (field, rng.next() % 4) {
                     ("annotations", 0..=2) => map(rng, &annotation_keys),
                     ("labels", 0..=2) => map(rng, &label_keys),
-                    ("finalizers", 0..=1) => r#"["a","b"]"#.to_string(),
+                    ("finalizers", 0..=1) => rng
+                        .pick(&[
+                            r#"["a","b"]"#,
+                            r#"[ "a" , "\u00e9" ]"#,
+                            "[ ]",
+                            r#"["a",]"#,
+                            r#"["a",null]"#,
+                        ])
+                        .to_string(),
                     (_, 0..=1) => r#""apps""#.to_string(),
                     _ => scalar(rng).to_string(),
                 };

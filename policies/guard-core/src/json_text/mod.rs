@@ -21,7 +21,9 @@ mod samples;
 pub use compare::{equal, spec_changed_besides};
 pub use differ::texts_differ;
 pub use edit::RawObject;
-pub use head::{read_head, read_head_keeping, read_head_strictly, Asked, Head};
+pub use head::{
+    metadata_keeping, read_head, read_head_keeping, read_head_strictly, Asked, Head, Keys,
+};
 pub use object_text::ObjectText;
 pub use split::{first_byte, members, Key, Members};
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;
