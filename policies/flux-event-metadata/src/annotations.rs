@@ -16,18 +16,20 @@ pub struct Entry<'a> {
 }
 
 /// The event annotations of `meta`, in key order. Annotations are sorted, so
-/// this is a range scan rather than a pass over every annotation.
+/// this is a range scan rather than a pass over every annotation, and each
+/// is found among the stored ones from where the last one was.
 pub fn entries<'a>(
     meta: &'a Metadata,
     old: Option<&'a Metadata>,
 ) -> impl Iterator<Item = Entry<'a>> {
+    let mut stored = old.map(|o| o.annotations.ascending());
     meta.annotations
         .iter_from(PREFIX)
         .take_while(|(k, _)| k.starts_with(PREFIX))
         .map(move |(full, value)| Entry {
             key: full.get(PREFIX.len()..).unwrap_or(""),
             value,
-            unchanged: old.and_then(|o| o.annotation(full)) == Some(value),
+            unchanged: stored.as_mut().and_then(|s| s.get(full)) == Some(value),
         })
 }
 

@@ -2,6 +2,7 @@
 //! found. No text is written here (see `render`).
 
 use guard_core::flux::{HELM, NOTIFICATION};
+use guard_core::json_text::{metadata_keeping, Keys};
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 use serde::Deserialize;
@@ -35,12 +36,16 @@ pub(crate) fn decide(
     if request.kind.group == NOTIFICATION && request.kind.kind == "Alert" {
         return decide_alert(request, settings);
     }
-    let meta = match request.metadata(Which::Object) {
+    // The rules read every label of the object (an Alert may select on any)
+    // and, of the stored one, only annotations.
+    let meta = match metadata_keeping(request, Which::Object, Keys::All, Keys::All) {
         Ok(Some(meta)) => meta,
         Ok(None) => return Decision::NoObject,
         Err(e) => return unreadable(request, Which::Object, e),
     };
-    let old = match old_object(request, |r| r.metadata(Which::OldObject)) {
+    let stored =
+        |r: &AdmissionRequest| metadata_keeping(r, Which::OldObject, Keys::Only(&[]), Keys::All);
+    let old = match old_object(request, stored) {
         Ok(old) => old,
         Err(malformed) => {
             return Decision::Unreadable {

@@ -289,7 +289,7 @@ fn check_required<F: From<Finding>>(report: &mut Reporter<'_, '_, F>, settings: 
             .is_some_and(|o| !o.annotations.contains_key(&full));
         report.report(Action::Deny, was_missing, || Problem::Required {
             key: key.clone(),
-            pattern: settings.pattern(key).map(|(source, _)| source.to_string()),
+            pattern: settings.value_patterns.get(key).cloned(),
             exists: subject.exists(),
         });
     }

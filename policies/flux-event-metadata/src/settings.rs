@@ -76,6 +76,13 @@ pub struct Settings {
     /// Mirrors notification-controller's `--no-cross-namespace-refs`: an
     /// Alert then receives only the events of objects in its own namespace.
     pub no_cross_namespace_refs: bool,
+    /// `value_patterns` as `compile` compiled them, each anchored to the
+    /// whole value: compiled once per request, where checking the settings
+    /// and then matching had compiled each twice.
+    /// By key, in `value_patterns`' order (a sorted list, not a second map:
+    /// smaller in the module).
+    #[serde(skip)]
+    compiled: Vec<(String, Regex)>,
 }
 
 /// Flux's own service accounts (flux2 `manifests/bases/*/patch.yaml`,
@@ -105,22 +112,24 @@ impl Default for Settings {
                 ..Identities::default()
             },
             no_cross_namespace_refs: false,
+            compiled: Vec::new(),
         }
     }
 }
 
 impl Settings {
-    /// The compiled pattern for `key`, matched against the whole value.
-    /// `validate` has compiled every pattern once, so `None` only means "no pattern".
-    /// Compiled where it is used, not kept with the settings: a program may
-    /// take the whole matching budget, and holding it while the Alerts are
-    /// read raised the worst case's peak memory from 49 to 80 MiB (over the
-    /// 64 MiB budget) for a few milliseconds saved.
-    pub fn pattern(&self, key: &str) -> Option<(&str, Regex)> {
+    /// The pattern for `key` and its program, matched against the whole
+    /// value; `None` when `key` has none. Kept with the settings for the
+    /// request: a program is at most `pattern::MAX_PROGRAM_BYTES` (1 MiB).
+    pub fn pattern(&self, key: &str) -> Option<(&str, &Regex)> {
         let source = self.value_patterns.get(key)?;
-        anchored(source, self.pattern_size_limit())
-            .ok()
-            .map(|re| (source.as_str(), re))
+        let index = self
+            .compiled
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()?;
+        self.compiled
+            .get(index)
+            .map(|(_, re)| (source.as_str(), re))
     }
 
     /// Each pattern's share of the matching budget: every pattern may meet a
@@ -179,7 +188,7 @@ impl guard_core::Settings for Settings {
     type Document = Self;
 
     /// Checks values that types alone cannot, naming the setting at fault.
-    fn compile(settings: Self) -> Result<Self, String> {
+    fn compile(mut settings: Self) -> Result<Self, String> {
         let sets = KeyLists::new(&settings);
         check_key_lists(&settings, &sets)?;
         // A lookup failure cannot be ignored silently: the conflicts stay unknown.
@@ -196,7 +205,7 @@ impl guard_core::Settings for Settings {
                 settings.max_value_length
             ));
         }
-        check_patterns(&settings)?;
+        settings.compiled = compile_patterns(&settings)?;
         if !(1..=1000).contains(&settings.max_keys) {
             return Err(format!(
                 "maxKeys: {} is out of range; accepted: 1 to 1000",
@@ -280,8 +289,9 @@ fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), S
     Ok(())
 }
 
-/// valuePatterns: each compiles within its share of the matching budget.
-fn check_patterns(settings: &Settings) -> Result<(), String> {
+/// valuePatterns, each compiled within its share of the matching budget.
+fn compile_patterns(settings: &Settings) -> Result<Vec<(String, Regex)>, String> {
+    let mut compiled = Vec::new();
     for (key, source) in &settings.value_patterns {
         check_name_part(key).map_err(|e| format!("valuePatterns: key {} {e}", quote(key)))?;
         if source.len() > MAX_PATTERN_LEN {
@@ -290,7 +300,7 @@ fn check_patterns(settings: &Settings) -> Result<(), String> {
                 source.len()
             ));
         }
-        anchored(source, settings.pattern_size_limit()).map_err(|e| {
+        let program = anchored(source, settings.pattern_size_limit()).map_err(|e| {
             let limits = if e.limited_by_text_length() {
                 format!(
                     " (maxValueLength is {}, shared by {} patterns)",
@@ -302,8 +312,9 @@ fn check_patterns(settings: &Settings) -> Result<(), String> {
             };
             format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
         })?;
+        compiled.push((key.clone(), program));
     }
-    Ok(())
+    Ok(compiled)
 }
 
 #[cfg(test)]
