@@ -119,6 +119,12 @@ impl<'a> Alert<'a> {
         self.event_metadata.clone()
     }
 
+    /// `.spec.eventMetadata` in key order, borrowed (none when it is not a
+    /// map of strings): what a listed Alert sets, without a copy per Alert.
+    pub(crate) fn event_metadata_pairs(&self) -> &[(&'a str, &'a str)] {
+        self.event_metadata.as_deref().unwrap_or_default()
+    }
+
     /// Does this Alert receive the events of `object`, as notification-controller
     /// decides (fluxcd/notification-controller `internal/server/event_handlers.go`,
     /// `filterAlertsForEvent` and `eventMatchesAlertSource`, commit

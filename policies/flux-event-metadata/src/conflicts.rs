@@ -165,10 +165,10 @@ fn check_alert<F: From<Finding>>(
     findings: &mut Findings<F>,
 ) {
     let summary = alert.summary().ok().flatten().map(|s| ("summary", s, true));
-    let metadata = alert.event_metadata().unwrap_or_default();
+    let metadata = alert.event_metadata_pairs();
     let alert_keys = summary
         .into_iter()
-        .chain(metadata.into_iter().map(|(k, v)| (k, v, false)));
+        .chain(metadata.iter().map(|&(k, v)| (k, v, false)));
     for (key, alert_value, in_summary) in alert_keys {
         let Some(entry) = by_key.get(key) else {
             continue;
