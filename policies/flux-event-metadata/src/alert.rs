@@ -2,18 +2,18 @@
 //! notification-controller does, whether it selects an object's events.
 //!
 //! The Alert under review is read from its parsed `spec`; the Alerts listed
-//! from the cluster are read by reference into their JSON text
-//! ([`ListedAlert`]), so that a long list costs little more than reading its
-//! bytes: parsing each into a `serde_json::Value` (a string and a map node per
-//! key) was most of the policy's time on a cluster of thousands of Alerts.
+//! from the cluster are read in place from their JSON text (`in_place`), so
+//! that a long list costs little more than reading its bytes: parsing each
+//! into a `serde_json::Value` (a string and a map node per key) was most of
+//! the policy's time on a cluster of thousands of Alerts.
 
-use std::fmt;
+mod in_place;
+#[cfg(test)]
+mod serde_view;
 
+use crate::key_index::same;
 use guard_core::request::json_type;
-use guard_core::string_map::compare_keys;
 use guard_core::StringMap;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 
 /// What the rules read of an Alert, taken out of its JSON once.
@@ -57,90 +57,6 @@ pub struct Emitter<'a> {
     pub labels: &'a StringMap,
 }
 
-/// A listed Alert read in place: the fields [`Alert`] takes, with the types
-/// its CRD schema gives them, borrowed from the JSON text. An Alert this
-/// cannot read (an escaped string, a `null`, a field of another type, a map
-/// out of key order) is read through [`Alert::from_object`] instead, which
-/// gives the same answer for every shape.
-#[derive(Deserialize)]
-pub struct ListedAlert<'a> {
-    #[serde(borrow, default)]
-    metadata: ListedMeta<'a>,
-    #[serde(borrow, default)]
-    spec: ListedSpec<'a>,
-}
-
-#[derive(Deserialize, Default)]
-struct ListedMeta<'a> {
-    #[serde(default)]
-    name: &'a str,
-    #[serde(default)]
-    namespace: &'a str,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ListedSpec<'a> {
-    #[serde(default)]
-    suspend: bool,
-    #[serde(default)]
-    summary: &'a str,
-    #[serde(borrow, default)]
-    event_metadata: Pairs<'a>,
-    #[serde(borrow, default)]
-    event_sources: Vec<ListedSource<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ListedSource<'a> {
-    #[serde(default)]
-    kind: &'a str,
-    #[serde(default)]
-    name: &'a str,
-    #[serde(default)]
-    namespace: &'a str,
-    /// `None` when unset, as an empty map is not.
-    #[serde(borrow, default)]
-    match_labels: Option<Pairs<'a>>,
-}
-
-/// A map of strings to strings, in strictly increasing key order (as
-/// kube-apiserver writes maps, Go's encoding/json sorting their keys), so
-/// with no duplicate keys: then it reads as `serde_json::Map` reads it.
-#[derive(Default)]
-struct Pairs<'a>(Vec<(&'a str, &'a str)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Entries<'a> {
-            type Value = Pairs<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map of strings in key order")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<'a>, A::Error> {
-                // A map of up to sixteen keys read without growing (from
-                // empty, it is moved four times on the way to sixteen).
-                let mut pairs: Vec<(&'a str, &'a str)> = Vec::with_capacity(16);
-                while let Some((key, value)) = map.next_entry::<&'de str, &'de str>()? {
-                    // Keys under one prefix agree far in: compared eight
-                    // bytes at a time, not one (WebAssembly's memcmp).
-                    let after = |&(last, _): &(&str, &str)| {
-                        compare_keys(last.as_bytes(), key.as_bytes()).is_lt()
-                    };
-                    if pairs.last().is_some_and(|last| !after(last)) {
-                        return Err(serde::de::Error::custom("keys out of order"));
-                    }
-                    pairs.push((key, value));
-                }
-                Ok(Pairs(pairs))
-            }
-        }
-        deserializer.deserialize_map(Entries(std::marker::PhantomData))
-    }
-}
-
 fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
@@ -154,32 +70,6 @@ impl<'a> Alert<'a> {
             str_at(meta, "namespace"),
             object.get("spec"),
         )
-    }
-
-    /// A listed Alert read in place; the same as [`Alert::from_object`] on
-    /// the same JSON.
-    pub fn from_listed(listed: &'a ListedAlert<'a>) -> Self {
-        let (meta, spec) = (&listed.metadata, &listed.spec);
-        Self {
-            name: meta.name,
-            namespace: meta.namespace,
-            suspended: spec.suspend,
-            summary: Ok(Some(spec.summary).filter(|s| !s.is_empty())),
-            event_metadata: Ok(spec.event_metadata.0.clone()),
-            sources: spec
-                .event_sources
-                .iter()
-                .map(|s| Source {
-                    kind: s.kind,
-                    name: s.name,
-                    namespace: Some(s.namespace).filter(|n| !n.is_empty()),
-                    match_labels: s
-                        .match_labels
-                        .as_ref()
-                        .map(|m| m.0.iter().map(|&(k, v)| (k, Some(v))).collect()),
-                })
-                .collect(),
-        }
     }
 
     pub fn new(name: &'a str, namespace: &'a str, spec: Option<&'a Value>) -> Self {
@@ -227,6 +117,12 @@ impl<'a> Alert<'a> {
     /// `.spec.eventMetadata`, in key order.
     pub(crate) fn event_metadata(&self) -> Result<Vec<(&'a str, &'a str)>, FieldError> {
         self.event_metadata.clone()
+    }
+
+    /// `.spec.eventMetadata` in key order, borrowed (none when it is not a
+    /// map of strings): what a listed Alert sets, without a copy per Alert.
+    pub(crate) fn event_metadata_pairs(&self) -> &[(&'a str, &'a str)] {
+        self.event_metadata.as_deref().unwrap_or_default()
     }
 
     /// Does this Alert receive the events of `object`, as notification-controller
@@ -284,10 +180,12 @@ impl Source<'_> {
     }
 
     fn selects(&self, alert_namespace: &str, object: &Emitter<'_>) -> bool {
-        if self.kind != object.kind || self.namespace_or(alert_namespace) != object.namespace {
+        if !same(self.kind, object.kind)
+            || !same(self.namespace_or(alert_namespace), object.namespace)
+        {
             return false;
         }
-        if self.name != "*" && self.name != object.name {
+        if self.name != "*" && !same(self.name, object.name) {
             return false;
         }
         // A requirement with an invalid key or value fails LabelSelectorAsSelector
@@ -298,7 +196,7 @@ impl Source<'_> {
             let mut labels = object.labels.ascending();
             wanted
                 .iter()
-                .all(|&(k, v)| v.is_some_and(|v| labels.get(k) == Some(v)))
+                .all(|&(k, v)| v.is_some_and(|v| labels.get(k).is_some_and(|l| same(l, v))))
         })
     }
 }
@@ -383,6 +281,7 @@ mod tests {
     /// and one it cannot read in place is left to the whole parse.
     #[test]
     fn listed_alerts_read_in_place_as_parsed_whole() {
+        use super::serde_view::ListedAlert;
         let read_in_place = [
             alert(json!({"summary": "prod", "suspend": false,
                 "eventMetadata": {"cluster": "eu-1", "env": "prod"},

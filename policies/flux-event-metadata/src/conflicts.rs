@@ -2,12 +2,13 @@
 //! wins (RFC-0008 precedence), silently for the object's owner; the only
 //! trace is a `MetadataAppendFailed` Warning event on the Alert.
 
-use crate::alert::{Alert, Emitter, ListedAlert};
+use crate::alert::{Alert, Emitter};
 use crate::annotations::Entry;
 use crate::findings::Findings;
 use crate::key_index::KeyIndex;
 use crate::settings::{Action, Settings};
 use crate::subject::{On, Subject};
+use guard_core::json_text::TextReader;
 use guard_core::{context, Cluster, ClusterError};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -88,31 +89,34 @@ pub(crate) fn check<F: From<Finding>>(
 /// Hands each of the first [`MAX_ALERTS`] Alerts of a List reply to `judge`,
 /// with the findings to report to; returns how many the List has.
 ///
-/// One pass over the List, each Alert read in place and judged. An Alert
-/// not read so (an escaped string, a field of another type than its CRD
-/// gives) sends the whole List the long way, to the same answer: what the
-/// pass found is kept aside until it has read every Alert.
+/// One pass over the List's text, each Alert read in place
+/// ([`Alert::read_in_place`]) and judged. A List not read so (an escaped
+/// string, a field of another type than its CRD gives, text that is not
+/// JSON) goes the long way, to the same answer: what the pass found is kept
+/// aside until it has read every Alert.
 fn each_listed_alert<F>(
     reply: &[u8],
     findings: &mut Findings<F>,
     judge: impl Fn(&Alert<'_>, &mut Findings<F>),
 ) -> Result<usize, ClusterError> {
     let mut found = findings.fresh();
-    let listed = context::each_listed::<ListedAlert<'_>>(reply, MAX_ALERTS, |listed| {
-        judge(&Alert::from_listed(&listed), &mut found);
-    });
-    match listed {
-        Ok(listed) => {
+    let in_place =
+        context::each_listed_in_place(reply, MAX_ALERTS, Alert::read_in_place, |alert| {
+            judge(&alert, &mut found);
+        });
+    match in_place {
+        Some(listed) => {
             findings.append(found);
             Ok(listed)
         }
-        Err(_) => the_long_way(reply, findings, judge),
+        None => the_long_way(reply, findings, judge),
     }
 }
 
 /// [`each_listed_alert`] with each Alert's text found first, then read in
-/// place or, failing that, whole ([`ListedAlert`] and [`Alert::from_object`]
-/// agree); one that is not JSON cannot be read at all, and is skipped.
+/// place or, failing that, whole (the two readings agree, see
+/// [`Alert::read_in_place`]); one that is not JSON cannot be read at all,
+/// and is skipped.
 fn the_long_way<F>(
     reply: &[u8],
     findings: &mut Findings<F>,
@@ -120,11 +124,12 @@ fn the_long_way<F>(
 ) -> Result<usize, ClusterError> {
     let alerts = context::list_items::<&RawValue>(reply)?;
     for raw in alerts.iter().take(MAX_ALERTS) {
-        let listed = context::read::<ListedAlert<'_>>(raw);
+        let mut reader = TextReader::new(raw.get());
+        let in_place = Alert::read_in_place(&mut reader).filter(|_| reader.end().is_some());
         let whole: Value;
-        let alert = match &listed {
-            Ok(listed) => Alert::from_listed(listed),
-            Err(_) => match context::read::<Value>(raw) {
+        let alert = match in_place {
+            Some(alert) => alert,
+            None => match context::read::<Value>(raw) {
                 Ok(object) => {
                     whole = object;
                     Alert::from_object(&whole)
@@ -160,10 +165,10 @@ fn check_alert<F: From<Finding>>(
     findings: &mut Findings<F>,
 ) {
     let summary = alert.summary().ok().flatten().map(|s| ("summary", s, true));
-    let metadata = alert.event_metadata().unwrap_or_default();
+    let metadata = alert.event_metadata_pairs();
     let alert_keys = summary
         .into_iter()
-        .chain(metadata.into_iter().map(|(k, v)| (k, v, false)));
+        .chain(metadata.iter().map(|&(k, v)| (k, v, false)));
     for (key, alert_value, in_summary) in alert_keys {
         let Some(entry) = by_key.get(key) else {
             continue;

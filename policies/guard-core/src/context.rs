@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::json_text::TextReader;
 use crate::request::null_default;
 use crate::string_map::StringMap;
 
@@ -254,6 +255,48 @@ pub fn each_listed<'de, T: Deserialize<'de>>(
     Ok(count)
 }
 
+/// [`each_listed`] with each item read in place by `read` from a
+/// [`TextReader`] (which must read the item's whole value), without serde's
+/// call per token: the same count, and the same items handed to `each`,
+/// wherever it answers. `None` where [`each_listed`] would fail, or where
+/// `read` or the reader do not answer for the text (see [`TextReader`]); the
+/// caller then reads the List through [`each_listed`], `each` having seen
+/// some items already.
+pub fn each_listed_in_place<'t, T>(
+    text: &'t [u8],
+    limit: usize,
+    mut read: impl FnMut(&mut TextReader<'t>) -> Option<T>,
+    mut each: impl FnMut(T),
+) -> Option<usize> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut reader = TextReader::new(text);
+    let mut count = None;
+    reader.object(|reader, name| {
+        if name != "items" {
+            return reader.skip();
+        }
+        if count.is_some() {
+            return None;
+        }
+        let mut items: usize = 0;
+        if !reader.null() {
+            reader.list(|reader| {
+                if items < limit {
+                    each(read(reader)?);
+                } else {
+                    reader.skip()?;
+                }
+                items = items.saturating_add(1);
+                Some(())
+            })?;
+        }
+        count = Some(items);
+        Some(())
+    })?;
+    reader.end()?;
+    Some(count.unwrap_or(0))
+}
+
 /// [`each_listed`]'s readers: the List, then its `items`.
 mod listed {
     use std::fmt;
@@ -438,6 +481,86 @@ mod tests {
         assert_eq!(
             each_listed::<&RawValue>(b"{\"items\":null}", 9, |_| ()),
             Ok(0)
+        );
+    }
+
+    /// Read in place, a List gives what [`each_listed`] gives, or gives way:
+    /// items read as borrowed strings, Lists of every shape the fragments
+    /// below make, at every limit.
+    #[test]
+    fn a_list_read_in_place_as_serde_reads_it() {
+        let items = [
+            r#""a""#,
+            r#""b c""#,
+            r#""""#,
+            r#""e\"""#,
+            "null",
+            "1",
+            "{}",
+            r#"["x"]"#,
+            "\"\u{1}\"",
+        ];
+        let others = [
+            r#""kind":"List""#,
+            r#""metadata":{"resourceVersion":"7"}"#,
+            r#""x":[1,{"y":null}]"#,
+            r#""x":tru"#,
+        ];
+        let mut seed: u64 = 5;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        let mut answered = 0;
+        for round in 0..3000 {
+            // Half the rounds only strings serde borrows: then read in place.
+            let kinds = if round % 2 == 0 { 3 } else { items.len() };
+            let list: Vec<&str> = (0..next(6)).map(|_| items[next(kinds)]).collect();
+            let shape = next(8);
+            let mut members = vec![match shape {
+                0 => "\"items\":null".to_string(),
+                1 => format!("\"items\":[{}],\"items\":[]", list.join(",")),
+                2 => format!("\"items\":[{},]", list.join(",")),
+                _ => format!("\"items\": [ {} ]", list.join(" , ")),
+            }];
+            let other = next(others.len());
+            if round % 3 == 0 {
+                members.insert(next(2), others[other].to_string());
+            }
+            let plain = kinds == 3 && shape != 1 && shape != 2 && (round % 3 != 0 || other != 3);
+            let text = format!(" {{{}}} ", members.join(","));
+            let limit = next(5);
+            let mut fast = Vec::new();
+            let in_place =
+                each_listed_in_place(text.as_bytes(), limit, TextReader::plain_string, |s| {
+                    fast.push(s)
+                });
+            let mut slow = Vec::new();
+            let serde = each_listed::<&str>(text.as_bytes(), limit, |s| slow.push(s));
+            match in_place {
+                Some(count) => {
+                    assert_eq!((Ok(count), fast), (serde, slow), "{text}");
+                    answered += 1;
+                }
+                None => assert!(!plain, "a plain List left to serde: {text}"),
+            }
+        }
+        assert!(answered > 1000, "{answered}");
+        assert_eq!(
+            each_listed_in_place(b"[]", 3, TextReader::plain_string, drop),
+            None
+        );
+        assert_eq!(
+            each_listed_in_place(b"{} x", 3, TextReader::plain_string, drop),
+            None
+        );
+        assert_eq!(
+            each_listed_in_place(b"{\"items\":[\"\xff\"]}", 3, TextReader::plain_string, drop),
+            None
+        );
+        assert_eq!(
+            each_listed_in_place(b"{}", 3, TextReader::plain_string, drop),
+            Some(0)
         );
     }
 

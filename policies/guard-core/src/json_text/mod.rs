@@ -11,6 +11,7 @@ mod differ;
 mod edit;
 mod head;
 mod object_text;
+mod reader;
 mod scan;
 mod split;
 mod strict;
@@ -25,6 +26,7 @@ pub use head::{
     metadata_keeping, read_head, read_head_keeping, read_head_strictly, Asked, Head, Keys,
 };
 pub use object_text::ObjectText;
+pub use reader::{TextReader, PASSED_DEPTH};
 pub use split::{first_byte, members, Key, Members};
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;
 pub use strict::{check_nested, check_strictly, Strict};
