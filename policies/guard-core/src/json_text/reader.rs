@@ -13,6 +13,8 @@
 //! reads the text through serde, whose answer stands; after a `None` the
 //! reader is left anywhere.
 
+use super::scan::string_stop;
+
 /// The most containers a passed-over value may nest for this reader to
 /// answer (serde_json passes over any nesting, without a limit).
 pub const PASSED_DEPTH: u32 = 64;
@@ -264,38 +266,6 @@ fn number_end(bytes: &[u8], mut at: usize) -> Option<usize> {
         at = digits(at)?;
     }
     Some(at)
-}
-
-/// The index of the first `"`, `\` or control character (below a space)
-/// from `at`, where a string's reading stops. Eight bytes at a time, as
-/// `scan::closing_quote` finds quotes: the inside of strings is most of a
-/// List's text.
-#[inline(always)]
-fn string_stop(bytes: &[u8], mut at: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // High bit set in each byte below `limit` (at most 0x80), exact in the
-    // lowest such byte (a borrow may mark bytes above it).
-    let below = |word: u64, limit: u8| {
-        word.wrapping_sub(ONES.wrapping_mul(u64::from(limit))) & !word & HIGHS
-    };
-    let equal = |word: u64, byte: u8| below(word ^ ONES.wrapping_mul(u64::from(byte)), 1);
-    while let Some(word) = bytes
-        .get(at..at.saturating_add(8))
-        .and_then(|w| <[u8; 8]>::try_from(w).ok())
-    {
-        let word = u64::from_le_bytes(word);
-        let hits = equal(word, b'"') | equal(word, b'\\') | below(word, b' ');
-        if hits != 0 {
-            return Some(at.saturating_add(hits.trailing_zeros() as usize / 8));
-        }
-        at = at.saturating_add(8);
-    }
-    let tail = bytes.get(at..)?;
-    let found = tail
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < b' ')?;
-    Some(at.saturating_add(found))
 }
 
 #[cfg(test)]

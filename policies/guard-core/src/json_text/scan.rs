@@ -186,44 +186,50 @@ fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
 pub(super) fn closing_quote(bytes: &[u8], mut from: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
-        let hit = quote_or_escape(bytes, from)?;
+        let hit = string_stop(bytes, from)?;
         match bytes.get(hit)? {
             b'"' => return Some((hit, escaped)),
             // An escape: the byte after the backslash is never the end.
-            _ => {
+            b'\\' => {
                 escaped = true;
                 from = hit.saturating_add(2);
             }
+            // A control character, which a checked text's strings do not
+            // hold: passed as any other byte.
+            _ => from = hit.saturating_add(1),
         }
     }
 }
 
-/// The index of the first `"` or `\` in `bytes` from `at`. Eight bytes at a
-/// time: most of a large object's text is the inside of its strings, and a
-/// value (a `last-applied-configuration`, a certificate) can run to
-/// kilobytes.
-fn quote_or_escape(bytes: &[u8], mut at: usize) -> Option<usize> {
+/// The index of the first `"`, `\` or control character (below a space)
+/// from `at`, where a string's reading stops. Eight bytes at a time: the
+/// inside of strings is most of a large text (a List of thousands of
+/// objects, a `last-applied-configuration`, a certificate).
+#[inline(always)]
+pub(super) fn string_stop(bytes: &[u8], mut at: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // High bit set in each byte of `word` equal to `byte` (and possibly in
-    // bytes above a match, which the lowest match makes irrelevant).
-    let equal = |word: u64, byte: u8| {
-        let x = word ^ ONES.wrapping_mul(u64::from(byte));
-        x.wrapping_sub(ONES) & !x & HIGHS
+    // High bit set in each byte below `limit` (at most 0x80), exact in the
+    // lowest such byte (a borrow may mark bytes above it).
+    let below = |word: u64, limit: u8| {
+        word.wrapping_sub(ONES.wrapping_mul(u64::from(limit))) & !word & HIGHS
     };
+    let equal = |word: u64, byte: u8| below(word ^ ONES.wrapping_mul(u64::from(byte)), 1);
     while let Some(word) = bytes
         .get(at..at.saturating_add(8))
         .and_then(|w| <[u8; 8]>::try_from(w).ok())
     {
         let word = u64::from_le_bytes(word);
-        let hits = equal(word, b'"') | equal(word, b'\\');
+        let hits = equal(word, b'"') | equal(word, b'\\') | below(word, b' ');
         if hits != 0 {
             return Some(at.saturating_add(hits.trailing_zeros() as usize / 8));
         }
         at = at.saturating_add(8);
     }
     let tail = bytes.get(at..)?;
-    let found = tail.iter().position(|&b| b == b'"' || b == b'\\')?;
+    let found = tail
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < b' ')?;
     Some(at.saturating_add(found))
 }
 
@@ -320,13 +326,13 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_first_quote_or_backslash_at_every_place() {
+    fn finds_the_first_quote_backslash_or_control_at_every_place() {
         // Every length around the eight-byte step, each special byte at
         // every place, with bytes on either side that look alike in part
         // (0xa2 and 0xdc share the low bits of `"` and `\\`).
         for length in 0..40 {
             for place in 0..=length {
-                for special in [b'"', b'\\'] {
+                for special in [b'"', b'\\', 0x00, 0x1f] {
                     for filler in [b'a', 0xa2, 0xdc, b'#', 0x21] {
                         let mut bytes = vec![filler; length];
                         if let Some(b) = bytes.get_mut(place) {
@@ -336,9 +342,9 @@ mod tests {
                             let naive = bytes
                                 .iter()
                                 .skip(from)
-                                .position(|&b| b == b'"' || b == b'\\')
+                                .position(|&b| b == b'"' || b == b'\\' || b < b' ')
                                 .map(|i| i + from);
-                            assert_eq!(quote_or_escape(&bytes, from), naive, "{bytes:?}");
+                            assert_eq!(string_stop(&bytes, from), naive, "{bytes:?}");
                         }
                     }
                 }
