@@ -31,7 +31,6 @@ pub mod managed_fields;
 pub mod names;
 pub mod object;
 pub mod pattern;
-pub mod picked;
 pub mod policy;
 pub mod request;
 pub mod rfc3339;

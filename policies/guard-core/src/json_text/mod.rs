@@ -28,5 +28,5 @@ pub use head::{
 pub use object_text::ObjectText;
 pub use reader::{TextReader, PASSED_DEPTH};
 pub use split::{first_byte, members, Key, Members};
+pub use strict::check_strictly;
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;
-pub use strict::{check_nested, check_strictly, Strict};

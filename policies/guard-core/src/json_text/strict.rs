@@ -21,12 +21,6 @@ pub fn check_strictly(json: &str) -> Result<(), serde_json::Error> {
     check_within(json, VALUE_DEPTH)
 }
 
-/// [`check_strictly`] of a value that a view of a larger text kept raw,
-/// read as `Strict(depth)` would read it in place.
-pub fn check_nested(json: &str, depth: Strict) -> Result<(), serde_json::Error> {
-    check_within(json, depth.0)
-}
-
 pub(super) fn check_within(json: &str, depth: u8) -> Result<(), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(json);
     Strict(depth).deserialize(&mut deserializer)?;
@@ -91,15 +85,8 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> Option<Outline> {
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
 /// strings are decoded, numbers converted, and containers nested at most
-/// this many deep. A view that reads a few members of an object itself
-/// reads the others with it, so that it refuses what [`check_strictly`]
-/// refuses in the same pass.
-pub struct Strict(pub u8);
-
-impl Strict {
-    /// The seed for a whole text, as [`check_strictly`] reads it.
-    pub const TOP: Strict = Strict(VALUE_DEPTH);
-}
+/// this many deep.
+struct Strict(u8);
 
 impl<'de> DeserializeSeed<'de> for Strict {
     type Value = ();
@@ -111,7 +98,7 @@ impl<'de> DeserializeSeed<'de> for Strict {
 
 impl Strict {
     /// The seed for what a container holds; an error past the last level.
-    pub fn inner<E: serde::de::Error>(&self) -> Result<Strict, E> {
+    fn inner<E: serde::de::Error>(&self) -> Result<Strict, E> {
         self.0
             .checked_sub(1)
             .map(Strict)
