@@ -400,41 +400,6 @@ mod tests {
         }
     }
 
-    /// Where a string stops, on random bytes: the specials among look-alikes
-    /// (0xa2 and 0xdc share the low bits of `"` and `\\`, 0x9f and 0xff
-    /// those of control characters), at every length around the eight-byte
-    /// step and from every place.
-    #[test]
-    fn a_string_stops_where_a_byte_at_a_time_stops() {
-        let alphabet = [
-            b'"', b'\\', 0x00, 0x1f, b'\n', b'a', 0xa2, 0xdc, b' ', 0x21, 0x9f, 0xff,
-        ];
-        let mut seed: u32 = 3;
-        for _ in 0..3000 {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let length = (seed >> 16) as usize % 40;
-            // Mostly plain bytes, so that the stop falls anywhere.
-            let bytes: Vec<u8> = (0..length)
-                .map(|i| {
-                    let r = seed.rotate_left(i as u32 * 5) as usize;
-                    if r.is_multiple_of(9) {
-                        alphabet[r / 9 % 5]
-                    } else {
-                        alphabet[5 + r % 7]
-                    }
-                })
-                .collect();
-            for from in 0..=length {
-                let naive = bytes
-                    .iter()
-                    .skip(from)
-                    .position(|&b| b == b'"' || b == b'\\' || b < b' ')
-                    .map(|i| i + from);
-                assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} {from}");
-            }
-        }
-    }
-
     #[test]
     fn reads_fields_as_serde_borrows_them() {
         let mut reader = TextReader::new(r#" { "a" : "x" , "b":true,"c":[null,"y"],"d":{}} "#);

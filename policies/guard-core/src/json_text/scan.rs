@@ -325,6 +325,15 @@ mod tests {
         assert!(read > 20, "{read}");
     }
 
+    /// Where [`string_stop`] must stop, found one byte at a time.
+    fn stop_byte_at_a_time(bytes: &[u8], from: usize) -> Option<usize> {
+        bytes
+            .iter()
+            .skip(from)
+            .position(|&b| b == b'"' || b == b'\\' || b < b' ')
+            .map(|i| i + from)
+    }
+
     #[test]
     fn finds_the_first_quote_backslash_or_control_at_every_place() {
         // Every length around the eight-byte step, each special byte at
@@ -339,15 +348,42 @@ mod tests {
                             *b = special;
                         }
                         for from in 0..=length {
-                            let naive = bytes
-                                .iter()
-                                .skip(from)
-                                .position(|&b| b == b'"' || b == b'\\' || b < b' ')
-                                .map(|i| i + from);
+                            let naive = stop_byte_at_a_time(&bytes, from);
                             assert_eq!(string_stop(&bytes, from), naive, "{bytes:?}");
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Where a string stops, on random bytes: the specials among look-alikes
+    /// (0xa2 and 0xdc share the low bits of `"` and `\\`, 0x9f and 0xff
+    /// those of control characters), at every length around the eight-byte
+    /// step and from every place.
+    #[test]
+    fn a_string_stops_where_a_byte_at_a_time_stops() {
+        let alphabet = [
+            b'"', b'\\', 0x00, 0x1f, b'\n', b'a', 0xa2, 0xdc, b' ', 0x21, 0x9f, 0xff,
+        ];
+        let mut seed: u32 = 3;
+        for _ in 0..3000 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let length = (seed >> 16) as usize % 40;
+            // Mostly plain bytes, so that the stop falls anywhere.
+            let bytes: Vec<u8> = (0..length)
+                .map(|i| {
+                    let r = seed.rotate_left(i as u32 * 5) as usize;
+                    if r.is_multiple_of(9) {
+                        alphabet[r / 9 % 5]
+                    } else {
+                        alphabet[5 + r % 7]
+                    }
+                })
+                .collect();
+            for from in 0..=length {
+                let naive = stop_byte_at_a_time(&bytes, from);
+                assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} {from}");
             }
         }
     }
