@@ -224,15 +224,17 @@ pub(crate) fn unreadable_reply(e: impl std::fmt::Display) -> ClusterError {
     ClusterError(format!("unreadable reply: {e}"))
 }
 
-/// Reads a List reply in one pass: each of its first `limit` items is read
-/// into `T` and handed to `each`, the rest only counted; returns how many
-/// items the List has. A list of thousands of objects is then read once,
-/// not once for its items' texts and again for each view.
+/// Reads a List reply in one pass through serde: each of its first `limit`
+/// items is read into `T` and handed to `each`, the rest only counted;
+/// returns how many items the List has. The reference that
+/// [`each_listed_in_place`]'s agreement tests hold it to (the policies read
+/// Lists in place), so compiled for tests only.
 ///
 /// Only the plain shape is read: an object with at most one `items`, a list
 /// or `null`. Any other reply, or an item `T` cannot read, is an error, so
 /// that the caller reads the List the long way ([`list_items`]) and gives
 /// the answer it would have given; `each` has then seen some items already.
+#[cfg(any(test, feature = "testing"))]
 pub fn each_listed<'de, T: Deserialize<'de>>(
     text: &'de [u8],
     limit: usize,
@@ -255,13 +257,14 @@ pub fn each_listed<'de, T: Deserialize<'de>>(
     Ok(count)
 }
 
-/// [`each_listed`] with each item read in place by `read` from a
-/// [`TextReader`] (which must read the item's whole value), without serde's
-/// call per token: the same count, and the same items handed to `each`,
-/// wherever it answers. `None` where [`each_listed`] would fail, or where
-/// `read` or the reader do not answer for the text (see [`TextReader`]); the
-/// caller then reads the List through [`each_listed`], `each` having seen
-/// some items already.
+/// Reads a List reply in one pass, in place: each of its first `limit`
+/// items is read by `read` from a [`TextReader`] (which must read the
+/// item's whole value) and handed to `each`, the rest only counted; returns
+/// how many items the List has, as `each_listed` (serde's reading, in the
+/// tests) would. `None` where serde would fail, or where `read` or the
+/// reader do not answer for the text (see [`TextReader`]); the caller then
+/// reads the List the long way ([`list_items`]), `each` having seen some
+/// items already.
 pub fn each_listed_in_place<'t, T>(
     text: &'t [u8],
     limit: usize,
@@ -298,6 +301,7 @@ pub fn each_listed_in_place<'t, T>(
 }
 
 /// [`each_listed`]'s readers: the List, then its `items`.
+#[cfg(any(test, feature = "testing"))]
 mod listed {
     use std::fmt;
     use std::marker::PhantomData;
