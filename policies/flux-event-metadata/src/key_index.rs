@@ -11,7 +11,7 @@
 //! would be cheaper still, but its keys come from the request and could be
 //! chosen to collide.
 
-use std::cmp::Ordering;
+use guard_core::string_map::compare_keys;
 
 pub(crate) struct KeyIndex<'a, V> {
     /// In key order: each key's head, the key, what it finds.
@@ -47,55 +47,17 @@ impl<'a, V> KeyIndex<'a, V> {
             .entries
             .binary_search_by(|e| {
                 e.0.cmp(&head)
-                    .then_with(|| key_order(e.1.as_bytes(), key.as_bytes()))
+                    .then_with(|| compare_keys(e.1.as_bytes(), key.as_bytes()))
             })
             .ok()?;
         self.entries.get(found).map(|e| &e.2)
     }
 }
 
-/// The order of two keys (that of `str`), eight bytes at a time, a short
-/// tail read zero-padded: no call to `memcmp`, which in WebAssembly is a
-/// call and a loop a byte at a time, for keys that differ only far in
-/// (`team.example.com/...`). Words are compared as loaded (little-endian)
-/// while equal, and turned around only where they differ: WebAssembly has
-/// no instruction to swap bytes.
-pub(crate) fn key_order(a: &[u8], b: &[u8]) -> Ordering {
-    let mut at = 0usize;
-    loop {
-        let (x, y) = (word_at(a, at), word_at(b, at));
-        if x != y {
-            return x.swap_bytes().cmp(&y.swap_bytes());
-        }
-        // Equal so far, zero-padded: when either ends here, the longer is
-        // the larger (its extra bytes, if any, are zeros here and after).
-        let next = at.saturating_add(8);
-        if a.len() <= next || b.len() <= next {
-            return a.len().cmp(&b.len());
-        }
-        at = next;
-    }
-}
-
-/// Whether two strings are the same, as [`key_order`] compares them.
+/// Whether two strings are the same, compared eight bytes at a time
+/// ([`compare_keys`]) rather than by WebAssembly's byte-at-a-time `memcmp`.
 pub(crate) fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && key_order(a.as_bytes(), b.as_bytes()).is_eq()
-}
-
-/// The eight bytes of `bytes` from `at`, little-endian, zero-padded past
-/// its end.
-#[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
-    let rest = bytes.get(at..).unwrap_or_default();
-    match rest.first_chunk::<8>() {
-        Some(word) => u64::from_le_bytes(*word),
-        // Fewer than eight bytes: shifted in one at a time, last first, not
-        // copied to the stack (a call in WebAssembly).
-        None => rest
-            .iter()
-            .rev()
-            .fold(0u64, |word, &b| word << 8 | u64::from(b)),
-    }
+    a.len() == b.len() && compare_keys(a.as_bytes(), b.as_bytes()).is_eq()
 }
 
 #[cfg(test)]
@@ -147,7 +109,7 @@ mod tests {
         for a in &probes {
             for b in probes.iter().step_by(7) {
                 assert_eq!(
-                    key_order(a.as_bytes(), b.as_bytes()),
+                    compare_keys(a.as_bytes(), b.as_bytes()),
                     a.cmp(b),
                     "{a:?} {b:?}"
                 );

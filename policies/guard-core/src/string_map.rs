@@ -324,25 +324,43 @@ impl<'m> Ascending<'m> {
     }
 }
 
-/// The order of two keys (that of `str`), found eight bytes at a time while
-/// they agree: keys under a shared prefix (`team.example.com/...`) differ
-/// only far in, and WebAssembly's `memcmp` takes one byte at a time.
+/// The order of two keys (that of `str`), eight bytes at a time, a short
+/// tail read zero-padded: no call to `memcmp`, which in WebAssembly is a
+/// call and a loop a byte at a time, for keys under a shared prefix
+/// (`team.example.com/...`) that differ only far in. Words are compared as
+/// loaded (little-endian) while equal, and turned around only where they
+/// differ: WebAssembly has no instruction to swap bytes.
 pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
-    let word = |s: &[u8], at: usize| {
-        let bytes = s.get(at..at.checked_add(8)?)?;
-        <[u8; 8]>::try_from(bytes).ok()
-    };
-    let mut at = 0;
-    while let (Some(x), Some(y)) = (word(a, at), word(b, at)) {
-        if u64::from_ne_bytes(x) != u64::from_ne_bytes(y) {
-            // Read big-endian, the first differing byte decides, as in `str`.
-            return u64::from_be_bytes(x).cmp(&u64::from_be_bytes(y));
+    let mut at = 0usize;
+    loop {
+        let (x, y) = (word_at(a, at), word_at(b, at));
+        if x != y {
+            return x.swap_bytes().cmp(&y.swap_bytes());
         }
-        at = at.saturating_add(8);
+        // Equal so far, zero-padded: when either ends here, the longer is
+        // the larger (its extra bytes, if any, are zeros here and after).
+        let next = at.saturating_add(8);
+        if a.len() <= next || b.len() <= next {
+            return a.len().cmp(&b.len());
+        }
+        at = next;
     }
-    a.get(at..)
-        .unwrap_or_default()
-        .cmp(b.get(at..).unwrap_or_default())
+}
+
+/// The eight bytes of `bytes` from `at`, little-endian, zero-padded past
+/// its end.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let rest = bytes.get(at..).unwrap_or_default();
+    match rest.first_chunk::<8>() {
+        Some(word) => u64::from_le_bytes(*word),
+        // Fewer than eight bytes: shifted in one at a time, last first, not
+        // copied to the stack (a call in WebAssembly).
+        None => rest
+            .iter()
+            .rev()
+            .fold(0u64, |word, &b| word << 8 | u64::from(b)),
+    }
 }
 
 #[cfg(test)]

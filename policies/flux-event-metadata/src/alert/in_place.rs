@@ -13,8 +13,8 @@
 //! against the whole reading in `alert`'s tests.
 
 use super::{Alert, Source};
-use crate::key_index::key_order;
 use guard_core::json_text::TextReader;
+use guard_core::string_map::compare_keys;
 
 impl<'a> Alert<'a> {
     /// The Alert whose text `reader` is at, as [`Alert::from_object`]
@@ -128,7 +128,9 @@ fn pairs<'a, V>(
     reader.object(|r, key| {
         let text = r.plain_string()?;
         match pairs.last() {
-            Some((last, _)) if !key_order(last.as_bytes(), key.as_bytes()).is_lt() => return None,
+            Some((last, _)) if !compare_keys(last.as_bytes(), key.as_bytes()).is_lt() => {
+                return None
+            }
             Some(_) => {}
             // Room for a map of sixteen keys at once, not grown four times.
             None => pairs.reserve(16),
