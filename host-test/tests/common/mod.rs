@@ -87,6 +87,16 @@ pub fn skipped(what: &str, reason: &str) {
 /// Debian's docker-registry on 127.0.0.1 and a free port, storage in a
 /// temporary folder, optionally behind htpasswd authentication; stopped
 /// and removed when dropped.
+///
+/// The port is found by binding port 0 and letting it go, so a registry
+/// started by a test running beside this one may be handed the same port;
+/// the later one then exits ("bind: address already in use", Debian's
+/// docker-registry 2.8.2), and an open port proves nothing. So the registry
+/// is ready only when it answers `GET /v2/` with its own `X-Registry-Token`
+/// header: `App.dispatcher` adds the configured `http.headers` to every
+/// response, before authentication (distribution/distribution,
+/// registry/handlers/app.go, at 01c6f40b). A registry that exits is started
+/// again on another port.
 pub struct Registry {
     child: Child,
     /// Its configuration and storage; removed with it.
@@ -96,19 +106,31 @@ pub struct Registry {
 
 impl Registry {
     pub fn start(name: &str, htpasswd: Option<&str>) -> Self {
+        const ATTEMPTS: usize = 5;
+        for _ in 0..ATTEMPTS {
+            if let Some(registry) = Self::try_start(name, htpasswd) {
+                return registry;
+            }
+        }
+        panic!("docker-registry exited {ATTEMPTS} times on start (ports taken?)")
+    }
+
+    /// One start on a fresh port: `None` when the registry exits before
+    /// answering as itself.
+    fn try_start(name: &str, htpasswd: Option<&str>) -> Option<Self> {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let addr = format!("127.0.0.1:{port}");
-        let dir = std::env::temp_dir().join(format!(
-            "reconcile-guard-registry-{name}-{}-{port}",
-            std::process::id()
-        ));
+        let token = format!("{name}-{}-{port}", std::process::id());
+        let dir = std::env::temp_dir().join(format!("reconcile-guard-registry-{token}"));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
+             http:\n  addr: {addr}\n  headers:\n    X-Registry-Token: [\"{token}\"]\n",
             dir.join("data").display()
         );
         if let Some(htpasswd) = htpasswd {
@@ -127,16 +149,46 @@ impl Registry {
             .stderr(Stdio::null())
             .spawn()
             .expect("docker-registry is not installed: `make test` installs it");
+        // Dropped on every way out, so an exited or stray child is reaped.
+        let mut registry = Self { child, dir, addr };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&addr).is_err() {
+        loop {
+            if registry.child.try_wait().unwrap().is_some() {
+                return None;
+            }
+            if answers_as(&registry.addr, &token) {
+                return Some(registry);
+            }
             assert!(
                 Instant::now() < deadline,
-                "the registry did not start on {addr}"
+                "the registry did not start on {}",
+                registry.addr
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Self { child, dir, addr }
     }
+}
+
+/// Whether the server on `addr` answers `GET /v2/` with `X-Registry-Token: token`.
+fn answers_as(addr: &str, token: &str) -> bool {
+    use std::io::{Read as _, Write as _};
+    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /v2/ HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response);
+    let head = response.split("\r\n\r\n").next().unwrap_or_default();
+    head.lines().any(|line| {
+        line.split_once(':').is_some_and(|(name, value)| {
+            name.eq_ignore_ascii_case("x-registry-token") && value.trim() == token
+        })
+    })
 }
 
 impl Drop for Registry {
