@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 use super::scan::{closing_quote, skip_space, skip_value, string_at, walk};
-use super::strict::{plainly_readable, VALUE_DEPTH};
+use super::strict::{plain_value, VALUE_DEPTH};
 use crate::request::{AdmissionRequest, Metadata, Which};
 use crate::string_map::StringMap;
 
@@ -119,8 +119,8 @@ pub fn read_head_keeping<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) ->
 
 /// [`read_head_keeping`], answering only for a text that plainly holds
 /// nothing [`super::check_strictly`] refuses: every value it passes over is
-/// checked as [`super::strict::plainly_readable`] checks a whole text, and
-/// those it reads are decoded. One walk where a check of the whole text and
+/// checked as [`super::strict::plainly_readable`] checks a whole text, in
+/// that same pass, and those it reads are decoded. One walk where a check of the whole text and
 /// a reading would be two; `None` leaves the question to a strict reading.
 pub fn read_head_strictly<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) -> Option<Head<'t>> {
     read(text, asked, kept, true)
@@ -157,11 +157,10 @@ fn read<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str], strict: bool) -> Op
 /// Past the value at `at`; with `depth`, only when it plainly reads as a
 /// `Value` nested less than `depth` deep.
 fn pass(text: &str, at: usize, depth: Option<u8>) -> Option<usize> {
-    let end = skip_value(text.as_bytes(), at)?;
-    if let Some(depth) = depth {
-        plainly_readable(text.get(at..end)?, depth)?;
+    match depth {
+        Some(depth) => plain_value(text, at, depth, None),
+        None => skip_value(text.as_bytes(), at),
     }
-    Some(end)
 }
 
 /// Keeps `value` in the slot of `names` that `key` names, if any; false

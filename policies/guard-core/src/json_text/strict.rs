@@ -3,7 +3,7 @@
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::scan::{closing_quote, string_at, Outline};
+use super::scan::{closing_quote, skip_space, skip_value, string_at, Outline};
 
 /// The most containers serde_json nests when it reads a `Value`: its
 /// recursion limit of 128 counts down on entering each and fails at zero.
@@ -38,10 +38,48 @@ pub(super) fn check_within(json: &str, depth: u8) -> Result<(), serde_json::Erro
 /// [`check_within`]. One walk by the text's structure, several times faster
 /// than reading it through serde; it outlines the text on the way.
 pub(super) fn plainly_readable(json: &str, depth: u8) -> Option<Outline> {
-    let bytes = json.as_bytes();
     let mut outline = Outline::default();
+    // The syntax was checked: only white space follows the value.
+    plain_value(
+        json,
+        skip_space(json.as_bytes(), 0),
+        depth,
+        Some(&mut outline),
+    )?;
+    Some(outline)
+}
+
+/// Past the value at `at` in checked text, when it plainly holds nothing
+/// [`check_within`] refuses at `depth` (as [`plainly_readable`]): the walk
+/// that passes over a value and the one that checks it, as one.
+pub(super) fn plain_value(
+    json: &str,
+    at: usize,
+    depth: u8,
+    outline: Option<&mut Outline>,
+) -> Option<usize> {
+    match json.as_bytes().get(at)? {
+        b'{' | b'[' => plain_walk(json, at, depth, outline),
+        // A lone string, number or word: the walk checks it to its end.
+        _ => plain_walk(
+            json.get(..skip_value(json.as_bytes(), at)?)?,
+            at,
+            depth,
+            outline,
+        ),
+    }
+}
+
+/// [`plain_value`]'s walk, from `at` to the bracket that closes the
+/// container opened there, or to the end of `json`.
+fn plain_walk(
+    json: &str,
+    mut at: usize,
+    depth: u8,
+    mut outline: Option<&mut Outline>,
+) -> Option<usize> {
+    let bytes = json.as_bytes();
     let mut nesting = 0u8;
-    let mut at = 0usize;
     while let Some(&byte) = bytes.get(at) {
         match byte {
             b'"' => {
@@ -57,11 +95,18 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> Option<Outline> {
                 if nesting >= depth {
                     return None;
                 }
-                outline.opens(at, nesting);
+                if let Some(outline) = outline.as_deref_mut() {
+                    outline.opens(at, nesting);
+                }
             }
             b'}' | b']' => {
-                outline.closes(at, nesting);
-                nesting = nesting.saturating_sub(1);
+                if let Some(outline) = outline.as_deref_mut() {
+                    outline.closes(at, nesting);
+                }
+                nesting = nesting.checked_sub(1)?;
+                if nesting == 0 {
+                    return Some(at.saturating_add(1));
+                }
             }
             b'-' | b'0'..=b'9' => {
                 let rest = bytes.get(at..).unwrap_or_default();
@@ -80,7 +125,7 @@ pub(super) fn plainly_readable(json: &str, depth: u8) -> Option<Outline> {
         }
         at = at.saturating_add(1);
     }
-    Some(outline)
+    Some(at)
 }
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
