@@ -233,6 +233,35 @@ pub struct GrowthRow {
     pub samples: usize,
     /// Whether the reply is byte for byte the one on the case's own cluster.
     pub same_reply_as_case: bool,
+    /// When it is not: the reply and the case's, in a few words
+    /// ([`outline_reply`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
+}
+
+/// A reply in a few words: `accepted`/`rejected`, `mutated`, its warnings.
+fn outline_reply<E: std::fmt::Display>(reply: &Result<Vec<u8>, E>) -> String {
+    let reply = match reply {
+        Ok(bytes) => serde_json::from_slice::<Value>(bytes).unwrap_or(Value::Null),
+        Err(e) => return format!("failed: {e}"),
+    };
+    let mut words = vec![if reply.get("accepted") == Some(&Value::Bool(true)) {
+        "accepted".to_string()
+    } else {
+        "rejected".to_string()
+    }];
+    if reply.get("mutated_object").is_some_and(|m| !m.is_null()) {
+        words.push("mutated".into());
+    }
+    if let Some(warnings) = reply.get("warnings").and_then(Value::as_array) {
+        words.extend(
+            warnings
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|w| format!("warned: {w}")),
+        );
+    }
+    words.join(", ")
 }
 
 fn describe(call: Option<(&'static str, Value)>) -> String {
@@ -266,6 +295,8 @@ pub struct Judged {
     pub lookups: Vec<String>,
     pub handed_bytes: usize,
     pub same_reply_as_case: bool,
+    /// When the reply is not the case's, both in a few words.
+    pub differs: Option<String>,
 }
 
 impl<'s> Prepared<'s> {
@@ -329,10 +360,18 @@ impl<'s> Prepared<'s> {
             host,
             &self.payload,
         );
+        let same_reply_as_case = reply.as_ref().is_ok_and(|r| *r == self.case_reply);
         Judged {
             lookups: lookups.iter().map(|e| describe(e.call())).collect(),
             handed_bytes: lookups.iter().map(|e| e.handed_bytes()).sum(),
-            same_reply_as_case: reply.as_ref().is_ok_and(|r| *r == self.case_reply),
+            same_reply_as_case,
+            differs: (!same_reply_as_case).then(|| {
+                format!(
+                    "{} (the case: {})",
+                    outline_reply(&reply),
+                    outline_reply(&Ok::<_, String>(self.case_reply.clone()))
+                )
+            }),
         }
     }
 }
@@ -378,6 +417,7 @@ pub fn run(
                 host_median_us: median(&host_times),
                 samples: fresh.len(),
                 same_reply_as_case: judged.same_reply_as_case,
+                differs: judged.differs,
             });
         }
     }
@@ -389,7 +429,10 @@ pub fn print_table(rows: &[GrowthRow]) {
         "\nGrowth: one typical request (a corpus case) with its recorded cluster padded to more \
          objects of the kinds the policy may look up, each where it cannot change the verdict \
          (another namespace, another resource group); fresh instance, medians. handed KiB: what \
-         the lookups handed the module (deterministic); same: the reply is the case's."
+         the lookups handed the module (deterministic); same: the reply is the case's. The \
+         case's own objects come after the padding, so a policy that reads a bounded number \
+         of a lookup's objects (flux-event-metadata: 4,096 Alerts) may stop before them; how \
+         the reply then differs is printed below the table."
     );
     println!(
         "{:<20} {:<40} {:>7} {:>11} {:>9} {:>9} {:>9} {:>5}  lookups",
@@ -408,6 +451,14 @@ pub fn print_table(rows: &[GrowthRow]) {
             if r.same_reply_as_case { "yes" } else { "NO" },
             r.lookups.join(", ")
         );
+    }
+    for r in rows {
+        if let Some(differs) = &r.differs {
+            println!(
+                "reply at {} objects, {} ({}): {differs}",
+                r.objects, r.policy, r.scenario
+            );
+        }
     }
 }
 
@@ -462,6 +513,25 @@ mod tests {
             "growth-00000"
         );
         assert_eq!(padded(&context, &granted, 5, nothing), cluster);
+    }
+
+    #[test]
+    fn a_reply_is_outlined_by_verdict_patch_and_warnings() {
+        let reply = |v: Value| Ok::<_, String>(serde_json::to_vec(&v).unwrap());
+        assert_eq!(
+            outline_reply(&reply(json!({"accepted": false}))),
+            "rejected"
+        );
+        assert_eq!(
+            outline_reply(&reply(json!({"accepted": true, "mutated_object": {"a": 1},
+                "warnings": ["one", "two"]}))),
+            "accepted, mutated, warned: one, warned: two"
+        );
+        assert_eq!(
+            outline_reply(&reply(json!({"accepted": true, "mutated_object": null}))),
+            "accepted"
+        );
+        assert_eq!(outline_reply(&Err::<Vec<u8>, _>("trap")), "failed: trap");
     }
 
     #[test]

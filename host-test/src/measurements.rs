@@ -249,6 +249,15 @@ impl Measurements {
                 if r.same_reply_as_case { "yes" } else { "no" },
             );
         }
+        for r in &self.growth {
+            if let Some(differs) = &r.differs {
+                let _ = write!(
+                    out,
+                    "\nThe reply at {} objects, {} ({}): {differs}\n",
+                    r.objects, r.policy, r.scenario
+                );
+            }
+        }
         out
     }
 }
