@@ -119,9 +119,10 @@ pub fn read_head_keeping<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) ->
 
 /// [`read_head_keeping`], answering only for a text that plainly holds
 /// nothing [`super::check_strictly`] refuses: every value it passes over is
-/// checked as [`super::strict::plainly_readable`] checks a whole text, in
-/// that same pass, and those it reads are decoded. One walk where a check of the whole text and
-/// a reading would be two; `None` leaves the question to a strict reading.
+/// checked, in the same pass, as [`super::strict::plainly_readable`] checks
+/// a whole text, and those it reads are decoded. One walk where a check of
+/// the whole text and a reading would be two; `None` leaves the question to
+/// a strict reading.
 pub fn read_head_strictly<'t>(text: &'t str, asked: &Asked<'_>, kept: &[&str]) -> Option<Head<'t>> {
     read(text, asked, kept, true)
 }
