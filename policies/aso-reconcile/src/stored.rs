@@ -17,10 +17,11 @@
 //! The pass is a walk of the text by its structure
 //! ([`json_text::read_head_strictly`], or `read_head_keeping` leniently),
 //! which passes over the labels not asked for several times faster than
-//! serde reads them; it answers for the shapes kube-apiserver stores. A
-//! serde pass beside it, for the odd shapes it leaves, cost about 10 KB of
-//! module and was dropped: those shapes take the readings one rule at a
-//! time, as before the pass.
+//! serde reads them; it answers for the shapes kube-apiserver stores. The
+//! odd shapes it leaves (a repeated `uid`, a number no float holds, nesting
+//! near the limit) take the readings one rule at a time: a second one-pass
+//! reader for them would cost module size for objects no API server
+//! writes.
 
 use guard_core::json_text::{self, Asked};
 use guard_core::{AdmissionRequest, Metadata, Which};
