@@ -231,19 +231,15 @@ pub struct GrowthRow {
     pub own_median_us: f64,
     pub host_median_us: f64,
     pub samples: usize,
-    /// Whether the reply is byte for byte the one on the case's own cluster.
-    pub same_reply_as_case: bool,
-    /// When it is not: the reply and the case's, in a few words
-    /// ([`outline_reply`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `null` when the reply is byte for byte the one on the case's own
+    /// cluster; else it and the case's, in a few words ([`outline_reply`]).
     pub differs: Option<String>,
 }
 
 /// A reply in a few words: `accepted`/`rejected`, `mutated`, its warnings.
-fn outline_reply<E: std::fmt::Display>(reply: &Result<Vec<u8>, E>) -> String {
-    let reply = match reply {
-        Ok(bytes) => serde_json::from_slice::<Value>(bytes).unwrap_or(Value::Null),
-        Err(e) => return format!("failed: {e}"),
+fn outline_reply(reply: &[u8]) -> String {
+    let Ok(reply) = serde_json::from_slice::<Value>(reply) else {
+        return "not JSON".into();
     };
     let mut words = vec![if reply.get("accepted") == Some(&Value::Bool(true)) {
         "accepted".to_string()
@@ -294,9 +290,14 @@ pub struct Prepared<'s> {
 pub struct Judged {
     pub lookups: Vec<String>,
     pub handed_bytes: usize,
-    pub same_reply_as_case: bool,
     /// When the reply is not the case's, both in a few words.
     pub differs: Option<String>,
+}
+
+impl Judged {
+    pub fn same_reply_as_case(&self) -> bool {
+        self.differs.is_none()
+    }
 }
 
 impl<'s> Prepared<'s> {
@@ -360,18 +361,16 @@ impl<'s> Prepared<'s> {
             host,
             &self.payload,
         );
-        let same_reply_as_case = reply.as_ref().is_ok_and(|r| *r == self.case_reply);
+        let case = || outline_reply(&self.case_reply);
+        let differs = match &reply {
+            Ok(r) if *r == self.case_reply => None,
+            Ok(r) => Some(format!("{} (the case: {})", outline_reply(r), case())),
+            Err(e) => Some(format!("failed: {e} (the case: {})", case())),
+        };
         Judged {
             lookups: lookups.iter().map(|e| describe(e.call())).collect(),
             handed_bytes: lookups.iter().map(|e| e.handed_bytes()).sum(),
-            same_reply_as_case,
-            differs: (!same_reply_as_case).then(|| {
-                format!(
-                    "{} (the case: {})",
-                    outline_reply(&reply),
-                    outline_reply(&Ok::<_, String>(self.case_reply.clone()))
-                )
-            }),
+            differs,
         }
     }
 }
@@ -416,7 +415,6 @@ pub fn run(
                 own_median_us: median(&own_times(&fresh, &host_times)),
                 host_median_us: median(&host_times),
                 samples: fresh.len(),
-                same_reply_as_case: judged.same_reply_as_case,
                 differs: judged.differs,
             });
         }
@@ -448,7 +446,7 @@ pub fn print_table(rows: &[GrowthRow]) {
             r.fresh_median_us / 1e3,
             r.own_median_us / 1e3,
             r.host_median_us / 1e3,
-            if r.same_reply_as_case { "yes" } else { "NO" },
+            if r.differs.is_none() { "yes" } else { "NO" },
             r.lookups.join(", ")
         );
     }
@@ -517,21 +515,18 @@ mod tests {
 
     #[test]
     fn a_reply_is_outlined_by_verdict_patch_and_warnings() {
-        let reply = |v: Value| Ok::<_, String>(serde_json::to_vec(&v).unwrap());
+        let reply = |v: Value| outline_reply(&serde_json::to_vec(&v).unwrap());
+        assert_eq!(reply(json!({"accepted": false})), "rejected");
         assert_eq!(
-            outline_reply(&reply(json!({"accepted": false}))),
-            "rejected"
-        );
-        assert_eq!(
-            outline_reply(&reply(json!({"accepted": true, "mutated_object": {"a": 1},
-                "warnings": ["one", "two"]}))),
+            reply(json!({"accepted": true, "mutated_object": {"a": 1},
+                "warnings": ["one", "two"]})),
             "accepted, mutated, warned: one, warned: two"
         );
         assert_eq!(
-            outline_reply(&reply(json!({"accepted": true, "mutated_object": null}))),
+            reply(json!({"accepted": true, "mutated_object": null})),
             "accepted"
         );
-        assert_eq!(outline_reply(&Err::<Vec<u8>, _>("trap")), "failed: trap");
+        assert_eq!(outline_reply(b"{"), "not JSON");
     }
 
     #[test]

@@ -246,7 +246,7 @@ impl Measurements {
                 r.fresh_median_us / 1e3,
                 r.own_median_us / 1e3,
                 r.host_median_us / 1e3,
-                if r.same_reply_as_case { "yes" } else { "no" },
+                if r.differs.is_none() { "yes" } else { "no" },
             );
         }
         for r in &self.growth {

@@ -29,12 +29,12 @@ fn narrowed_lookups_do_not_grow_and_padding_changes_no_verdict() {
         // 4,096 Alerts): that is what narrowing is for.
         let at_1000 = prepared.judge(1_000);
         assert!(
-            smallest.same_reply_as_case && at_1000.same_reply_as_case,
+            smallest.same_reply_as_case() && at_1000.same_reply_as_case(),
             "{name}"
         );
         if scenario.narrowed {
             let largest = prepared.judge(SIZES[SIZES.len() - 1]);
-            assert!(largest.same_reply_as_case, "{name}: the reply changed");
+            assert!(largest.same_reply_as_case(), "{name}: the reply changed");
             assert_eq!(largest.lookups, smallest.lookups, "{name}");
             assert_eq!(
                 largest.handed_bytes, smallest.handed_bytes,
