@@ -59,17 +59,20 @@ pub(super) fn plain_value(
     outline: Option<&mut Outline>,
 ) -> Option<usize> {
     match json.as_bytes().get(at)? {
-        b'{' | b'[' => plain_container(json, at, depth, outline),
-        b'"' => plain_string(json, at),
-        b'-' | b'0'..=b'9' => plain_number(json.as_bytes(), at),
-        // `true`, `false` or `null`.
-        _ => skip_value(json.as_bytes(), at),
+        b'{' | b'[' => plain_walk(json, at, depth, outline),
+        // A lone string, number or word: the walk checks it to its end.
+        _ => plain_walk(
+            json.get(..skip_value(json.as_bytes(), at)?)?,
+            at,
+            depth,
+            outline,
+        ),
     }
 }
 
-/// Past the container that opens at `at`, when it plainly holds nothing
-/// [`check_within`] refuses at `depth`.
-fn plain_container(
+/// [`plain_value`]'s walk, from `at` to the bracket that closes the
+/// container opened there, or to the end of `json`.
+fn plain_walk(
     json: &str,
     mut at: usize,
     depth: u8,
@@ -77,14 +80,14 @@ fn plain_container(
 ) -> Option<usize> {
     let bytes = json.as_bytes();
     let mut nesting = 0u8;
-    loop {
-        match *bytes.get(at)? {
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
             b'"' => {
-                at = plain_string(json, at)?;
-                continue;
-            }
-            b'-' | b'0'..=b'9' => {
-                at = plain_number(bytes, at)?;
+                let (close, escaped) = closing_quote(bytes, at.saturating_add(1))?;
+                if escaped {
+                    string_at(json, at)?;
+                }
+                at = close.saturating_add(1);
                 continue;
             }
             b'{' | b'[' => {
@@ -105,38 +108,24 @@ fn plain_container(
                     return Some(at.saturating_add(1));
                 }
             }
-            // White space, separators and the letters of `true`, `false`
-            // and `null`.
+            b'-' | b'0'..=b'9' => {
+                let rest = bytes.get(at..).unwrap_or_default();
+                let length = rest
+                    .iter()
+                    .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(rest.len());
+                let number = rest.get(..length).unwrap_or_default();
+                if length > 300 || number.iter().any(|b| matches!(b, b'e' | b'E')) {
+                    return None;
+                }
+                at = at.saturating_add(length);
+                continue;
+            }
             _ => {}
         }
         at = at.saturating_add(1);
     }
-}
-
-/// Past the string at `at`, when its escapes decode (no lone surrogate).
-#[inline(always)]
-fn plain_string(json: &str, at: usize) -> Option<usize> {
-    let (close, escaped) = closing_quote(json.as_bytes(), at.saturating_add(1))?;
-    if escaped {
-        string_at(json, at)?;
-    }
-    Some(close.saturating_add(1))
-}
-
-/// Past the number at `at`, when it has no exponent and at most 300
-/// characters: a float holds any such number.
-#[inline(always)]
-fn plain_number(bytes: &[u8], at: usize) -> Option<usize> {
-    let rest = bytes.get(at..)?;
-    let length = rest
-        .iter()
-        .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        .unwrap_or(rest.len());
-    let number = rest.get(..length)?;
-    if length > 300 || number.iter().any(|b| matches!(b, b'e' | b'E')) {
-        return None;
-    }
-    Some(at.saturating_add(length))
+    Some(at)
 }
 
 /// Reads any JSON value as serde_json reads into a `Value`, keeping nothing:
