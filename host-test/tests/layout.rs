@@ -67,8 +67,15 @@ fn non_test(text: &str) -> &str {
 /// Blanks string and char literals and comments, keeping line breaks, so
 /// that braces and paths are read only from code.
 fn code_only(text: &str) -> String {
+    split_code(text).0
+}
+
+/// The code with string and char literals and comments blanked (line
+/// breaks kept), and the string literals' contents.
+fn split_code(text: &str) -> (String, Vec<String>) {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
+    let mut literals = Vec::new();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -101,6 +108,8 @@ fn code_only(text: &str) -> String {
             }
             let hashes = j - i - 1;
             j += 1;
+            let start = j;
+            let mut end = b.len();
             loop {
                 if j >= b.len() {
                     break;
@@ -116,15 +125,18 @@ fn code_only(text: &str) -> String {
                         .count()
                         == hashes
                 {
+                    end = j;
                     j += 1 + hashes;
                     break;
                 }
                 j += 1;
             }
+            literals.push(String::from_utf8_lossy(&b[start..end]).into_owned());
             out.push_str("\"\"");
             i = j;
         } else if c == b'"' {
             i += 1;
+            let start = i;
             while i < b.len() && b[i] != b'"' {
                 if b[i] == b'\\' {
                     i += 1;
@@ -134,6 +146,7 @@ fn code_only(text: &str) -> String {
                 }
                 i += 1;
             }
+            literals.push(String::from_utf8_lossy(&b[start..i.min(b.len())]).into_owned());
             out.push_str("\"\"");
             i += 1;
         } else if c == b'\'' && char_literal_end(b, i).is_some() {
@@ -144,7 +157,7 @@ fn code_only(text: &str) -> String {
             i += 1;
         }
     }
-    out
+    (out, literals)
 }
 
 fn ident_before(b: &[u8], i: usize) -> bool {
@@ -425,4 +438,96 @@ fn the_checkers_see_cycles_groups_and_long_bodies() {
         code_only("let c = '{'; let r = r#\"}\"#; // {"),
         "let c = ' '; let r = \"\"; "
     );
+}
+
+/// The policy crates that must ask guard-core's model about the ecosystem.
+const ASKS_THE_MODEL: &[&str] = &[
+    "policies/flux-suspend",
+    "policies/flux-gate",
+    "policies/aso-reconcile",
+    "policies/flux-event-metadata",
+];
+
+/// What only the model may name: the domains of Flux's and Flux Operator's
+/// groups and annotations, and every controller's name, field managers and
+/// identity (as whole words).
+fn model_words() -> (Vec<&'static str>, BTreeSet<String>) {
+    use guard_core::model::controllers;
+    let domains = vec!["fluxcd.io", "fluxcd.controlplane.io"];
+    let mut words = BTreeSet::new();
+    for c in controllers::FLUX {
+        words.insert(c.name.to_string());
+        words.insert(c.service_account.username());
+        words.extend(c.field_managers.iter().map(|m| m.name.to_string()));
+    }
+    words.extend(controllers::KUBE_CONTROLLERS.iter().map(|c| c.to_string()));
+    words.insert(controllers::KUBE_CONTROLLER_MANAGER.to_string());
+    words.insert(controllers::ASO.username());
+    words.insert(controllers::ASO.name.to_string());
+    (domains, words)
+}
+
+/// Does `text` hold `word` bounded by characters a name cannot continue with?
+fn holds_word(text: &str, word: &str) -> bool {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == ':';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(name_char)
+            && !text[at + word.len()..]
+                .chars()
+                .next()
+                .is_some_and(name_char)
+    })
+}
+
+/// The string literals of a policy's non-test code that name what only the
+/// model may name.
+fn ecosystem_literals(krate: &Path) -> Vec<String> {
+    let (domains, words) = model_words();
+    let mut found = Vec::new();
+    for files in modules(krate).values() {
+        for file in files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for literal in split_code(non_test(&text)).1 {
+                let named = domains
+                    .iter()
+                    .find(|d| literal.contains(**d))
+                    .map(|d| d.to_string())
+                    .or_else(|| words.iter().find(|w| holds_word(&literal, w)).cloned());
+                if let Some(what) = named {
+                    let rel = file.strip_prefix(root()).unwrap_or(file);
+                    found.push(format!("{}: {literal:?} names {what}", rel.display()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn policies_ask_the_model_about_the_ecosystem() {
+    let mut found = Vec::new();
+    for krate in ASKS_THE_MODEL {
+        found.extend(ecosystem_literals(&root().join(krate)));
+    }
+    assert!(
+        found.is_empty(),
+        "groups, controllers, field managers and identities belong in guard-core's model \
+         (policies/guard-core/src/model):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_model_check_sees_names_in_literals_only() {
+    let (code, literals) = split_code(
+        "// kustomize-controller in a comment\nlet a = \"kustomize-controller\"; let b = r#\"x.fluxcd.io\"#;",
+    );
+    assert!(!code.contains("kustomize"));
+    assert_eq!(literals, ["kustomize-controller", "x.fluxcd.io"]);
+    assert!(holds_word("by helm-controller.", "helm-controller"));
+    assert!(!holds_word("gotk-helm-controller", "helm-controller"));
+    assert!(!holds_word(
+        "system:serviceaccount:x:helm-controller",
+        "helm-controller"
+    ));
 }

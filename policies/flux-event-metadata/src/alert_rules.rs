@@ -135,7 +135,7 @@ fn check_metadata<F: From<Finding>>(
     }
     if let Some((group, kind)) = overridden
         .iter()
-        .find(|(g, _)| kinds::controller_keys(g).contains(&key))
+        .find(|(g, k)| kinds::controller_keys(g, k).contains(&key))
     {
         findings.report(settings.controller_keys, same, || Finding::ControllerKey {
             key: key.to_string(),
@@ -232,7 +232,7 @@ fn controller_overrides<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::flux::NOTIFICATION;
+    use guard_core::model::kinds::NOTIFICATION;
     use guard_core::settings::parse;
     use serde_json::{json, Value};
 

@@ -1,8 +1,8 @@
 //! The flow: which rules a request meets, in which order, and what they
 //! found. No text is written here (see `render`).
 
-use guard_core::flux::{HELM, NOTIFICATION};
 use guard_core::json_text::{metadata_keeping, Keys};
+use guard_core::model::kinds::{HELM, NOTIFICATION};
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 use serde::Deserialize;
@@ -183,7 +183,7 @@ mod tests {
     use crate::decision::Finding;
     use crate::findings::{Accepted, Warning};
     use crate::test_support::{self, json_request as request};
-    use guard_core::flux::NOTIFICATION;
+    use guard_core::model::kinds::NOTIFICATION;
     use serde_json::json;
 
     fn decision(request: Value, settings: Value) -> Decision {

@@ -1,7 +1,7 @@
 //! Event annotations on a kind that emits no Flux events do nothing at all:
 //! no controller copies them into any event.
 
-use guard_core::flux::NOTIFICATION;
+use guard_core::model::kinds::NOTIFICATION;
 use guard_core::object::ObjectName;
 use guard_core::Metadata;
 

@@ -198,7 +198,7 @@ fn check_key_lists<F: From<Finding>>(
     let subject = report.subject;
     // Looked up only for a finding that is kept.
     let removable = || subject.stored(key);
-    if kinds::controller_keys(subject.group).contains(&key) {
+    if kinds::controller_keys(subject.group, subject.target.kind).contains(&key) {
         report.report(settings.controller_keys, unchanged, || {
             Problem::ControllerKey {
                 key: key.to_string(),

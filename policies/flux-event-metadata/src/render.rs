@@ -6,7 +6,7 @@ mod object;
 
 use std::borrow::Cow;
 
-use guard_core::flux::SOURCE;
+use guard_core::model::kinds::SOURCE;
 use guard_core::names::quote;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Verdict, Which};
@@ -237,7 +237,7 @@ mod tests {
     use crate::test_support::{
         json_request as request, podinfo, verdict as verdict_on, with_request,
     };
-    use guard_core::flux::NOTIFICATION;
+    use guard_core::model::kinds::NOTIFICATION;
     use guard_core::Policy;
     use serde_json::{json, Value};
 

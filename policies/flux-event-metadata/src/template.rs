@@ -7,7 +7,7 @@
 //! author's identity, by the rules the HelmChart would meet, and the
 //! generated HelmChart is never refused ([`crate::generated`]).
 
-use guard_core::flux::SOURCE;
+use guard_core::model::kinds::SOURCE;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Cluster, Metadata, Operation, UserInfo, Which};
 use serde::Deserialize;
@@ -173,7 +173,7 @@ impl Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::flux::HELM;
+    use guard_core::model::kinds::HELM;
     use guard_core::settings::parse;
     use guard_core::testing::RequestBuilder;
     use guard_core::{NoCluster, Verdict};

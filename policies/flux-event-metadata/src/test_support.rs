@@ -98,7 +98,7 @@ pub(crate) fn with_request<T>(
 pub(crate) fn unreadable_old_objects() -> Vec<(&'static str, serde_json::Value)> {
     [
         ("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases"),
-        (guard_core::flux::NOTIFICATION, "Alert", "alerts"),
+        (guard_core::model::kinds::NOTIFICATION, "Alert", "alerts"),
     ]
     .into_iter()
     .map(|(group, kind, resource)| {
@@ -113,7 +113,7 @@ pub(crate) fn unreadable_old_objects() -> Vec<(&'static str, serde_json::Value)>
 /// A CREATE of a Provider, a kind that emits no events, with an event annotation.
 pub(crate) fn annotated_provider() -> serde_json::Value {
     json_request(
-        guard_core::flux::NOTIFICATION,
+        guard_core::model::kinds::NOTIFICATION,
         "Provider",
         "providers",
         "CREATE",

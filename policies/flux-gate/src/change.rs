@@ -15,6 +15,9 @@
 //! compared as text first and parsed only when the text differs (the API
 //! server serializes both objects alike, so equal members are equal text).
 
+// Annotations and labels kustomize-controller's apply removes as
+// bookkeeping, never from Git.
+use guard_core::model::keys::CLEANED_UP;
 use guard_core::Metadata;
 use serde_json::value::RawValue;
 
@@ -126,18 +129,6 @@ fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, String> {
     }
     Ok(!same(spec(old, "oldObject")?, spec(new, "object")?))
 }
-
-/// Annotations and labels kustomize-controller's apply removes as
-/// bookkeeping, never from Git (fluxcd/kustomize-controller 186fb3b,
-/// `kustomization_controller.go` `apply`, `applyOpts.Cleanup`; sent by
-/// fluxcd/pkg ssa/v0.77.0 `ssa/manager_apply.go` `cleanupMetadata` as a
-/// JSON patch under the controller's field manager).
-const CLEANED_UP: [&str; 4] = [
-    "kubectl.kubernetes.io/last-applied-configuration",
-    "kustomize.toolkit.fluxcd.io/checksum",
-    "fluxcd.io/sync-checksum",
-    "fluxcd.io/sync-gc-mark",
-];
 
 /// The first label, annotation or finalizer an UPDATE changes, as
 /// `metadata.labels[key]`, leaving out [`CLEANED_UP`].

@@ -7,6 +7,8 @@
 //! controllers pass, metadata is held when Flux applies it from Git.
 
 use guard_core::identity;
+use guard_core::model::controllers;
+use guard_core::model::kinds::{self, Honours};
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 
@@ -42,7 +44,7 @@ pub(crate) fn decide<'a>(
     // controllers completing or maintaining an object (binding a claim,
     // rolling out a ReplicaSet, the namespace controller emptying a
     // Namespace whose deletion was judged at the Namespace) pass.
-    if writer::kube_controller(&request.user_info).is_some() {
+    if controllers::kube_controller(&request.user_info).is_some() {
         return Decision::Allow;
     }
     held_write(request, c, ctx).unwrap_or_else(Decision::Unreadable)
@@ -472,7 +474,10 @@ fn classify(request: &AdmissionRequest, metas: &Metas<'_>) -> Result<Classified,
         // anything else resumed (a Job, a CronJob) runs at once
         // (kubernetes/kubernetes `pkg/controller/cronjob/cronjob_controllerv2.go`
         // `syncCronJob` stops only while suspended).
-        Update::Resume if request.kind.group.ends_with(FLUX_GROUPS) => {
+        Update::Resume
+            if kinds::find(&request.kind.group, &request.kind.kind)
+                .is_some_and(|k| k.honours == Some(Honours::SpecSuspend)) =>
+        {
             from_git(request, om, nm, Passing::SuspendOnly)?
         }
         Update::Resume => Effect::Held(Change::Resumes),
@@ -505,9 +510,6 @@ fn from_git(
         None => Effect::Passing(otherwise),
     })
 }
-
-/// The API groups of Flux's own kinds.
-const FLUX_GROUPS: &str = ".toolkit.fluxcd.io";
 
 #[cfg(test)]
 mod tests {

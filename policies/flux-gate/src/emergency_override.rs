@@ -31,11 +31,8 @@ pub(crate) fn sets_override_without_membership(
     new: Option<&Metadata>,
 ) -> bool {
     if c.override_groups.is_empty()
-        || FluxOwnerKind::parse(&request.kind.kind).is_none()
-        || !matches!(
-            request.kind.group.as_str(),
-            "kustomize.toolkit.fluxcd.io" | "helm.toolkit.fluxcd.io"
-        )
+        || !FluxOwnerKind::parse(&request.kind.kind)
+            .is_some_and(|k| k.model().group == request.kind.group)
     {
         return false;
     }
@@ -98,8 +95,9 @@ pub(crate) fn owner_override<'m>(
             continue;
         };
         let owner = kind.object(namespace, name);
+        let api_version = kind.api_version();
         let object = context::ObjectRef {
-            api_version: kind.api_version(),
+            api_version: &api_version,
             kind: kind.kind(),
             namespace,
             name,

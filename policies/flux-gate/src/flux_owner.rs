@@ -2,7 +2,8 @@
 //! HelmReleases): their kinds, and the owner labels that name them on what
 //! they apply.
 
-use guard_core::flux;
+use guard_core::model::controllers::Controller;
+use guard_core::model::kinds::{self, Kind};
 use guard_core::object::ObjectName;
 use guard_core::StringMap;
 
@@ -38,32 +39,37 @@ impl FluxOwnerKind {
         }
     }
 
-    /// The version context-aware lookups read it in.
-    pub fn api_version(self) -> &'static str {
+    /// The model's row for it.
+    pub fn model(self) -> &'static Kind {
         match self {
-            FluxOwnerKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
-            FluxOwnerKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
+            FluxOwnerKind::Kustomization => &kinds::KUSTOMIZATION,
+            FluxOwnerKind::HelmRelease => &kinds::HELM_RELEASE,
         }
+    }
+
+    /// The controller that applies what it holds.
+    pub fn controller(self) -> &'static Controller {
+        self.model().controller
+    }
+
+    /// The field manager of every apply its controller sends (both
+    /// controllers have one; the test below says so).
+    pub fn field_manager(self) -> &'static str {
+        self.controller().apply_manager().unwrap_or_default()
+    }
+
+    /// The version context-aware lookups read it in.
+    pub fn api_version(self) -> String {
+        self.model().api_version()
     }
 
     /// The object of this kind `namespace/name`, as messages name it.
-    /// The plurals are written here rather than looked up in guard-core's
-    /// table of Flux kinds, which would link the whole table into the module
-    /// (1.7 KB) for two names; a test checks that both agree with it.
     pub fn object<'a>(self, namespace: &'a str, name: &'a str) -> ObjectName<'a> {
-        let plural = match self {
-            FluxOwnerKind::Kustomization => "kustomizations",
-            FluxOwnerKind::HelmRelease => "helmreleases",
-        };
-        let resource = format!("{plural}.{}", self.group());
-        ObjectName::new(self.kind(), resource, namespace, name)
+        ObjectName::new(self.kind(), self.model().resource(), namespace, name)
     }
 
     fn group(self) -> &'static str {
-        match self {
-            FluxOwnerKind::Kustomization => flux::KUSTOMIZE,
-            FluxOwnerKind::HelmRelease => flux::HELM,
-        }
+        self.model().group
     }
 
     /// The `(namespace, name)` of the object of this kind that applied an
@@ -80,20 +86,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn owner_kinds_agree_with_the_flux_kinds_table() {
-        for (kind, resource) in [
+    fn owner_kinds_are_the_models() {
+        for (kind, resource, manager) in [
             (
                 FluxOwnerKind::Kustomization,
                 "kustomizations.kustomize.toolkit.fluxcd.io",
+                "kustomize-controller",
             ),
             (
                 FluxOwnerKind::HelmRelease,
                 "helmreleases.helm.toolkit.fluxcd.io",
+                "helm-controller",
             ),
         ] {
-            let listed = flux::find(kind.group(), kind.kind()).unwrap();
+            let listed = kinds::find(kind.group(), kind.kind()).unwrap();
             assert_eq!(listed.resource(), resource);
             assert_eq!(kind.object("apps", "web").resource, resource);
+            assert_eq!(kind.controller().apply_manager(), Some(manager));
         }
     }
 }

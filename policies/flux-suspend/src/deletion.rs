@@ -1,6 +1,7 @@
 //! A DELETE: the namespace controller's follow-ups, who may end a
 //! suspension by deleting, and the prune hazard ([`crate::prune`]).
 
+use guard_core::model::controllers;
 use guard_core::{AdmissionRequest, Which};
 
 use crate::identity_rules::{self, Act};
@@ -10,21 +11,12 @@ use crate::settings::Settings;
 use crate::view::{self, State, Target, Unreadable};
 use crate::warnings::Warning;
 
-/// The namespace controller of kube-controller-manager, which deletes
-/// everything a terminating Namespace holds: its client is built for the
-/// service account `namespace-controller` in `kube-system` (kubernetes
-/// `cmd/kube-controller-manager/app/core.go`, `ClientOrDie("namespace-controller")`).
-/// It sends one `deletecollection` per resource
-/// (`pkg/controller/namespace/deletion/namespaced_resources_deleter.go`
-/// `deleteCollection`, deleting item by item only where that is not
-/// supported), which kube-apiserver admits object by object with an empty
-/// name and the object in `oldObject` (k8s.io/apiserver
-/// `pkg/registry/rest/delete.go` `AdmissionToValidateObjectDeleteFunc`,
-/// commit 24a394e5). Refusing one leaves the Namespace stuck in Terminating
-/// with nobody told why: the deletion was decided at the Namespace.
-pub(crate) const NAMESPACE_CONTROLLER: &str =
-    "system:serviceaccount:kube-system:namespace-controller";
-
+/// The namespace controller's follow-ups are let through: they delete
+/// everything a terminating Namespace holds, whose deletion was judged at
+/// the Namespace ([`crate::namespace`]); refusing one leaves the Namespace
+/// stuck in Terminating with nobody told why. Who it is, with and without
+/// per-controller credentials, is the model's
+/// ([`controllers::is_namespace_controller`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refused {
     Unreadable(Unreadable),
@@ -38,7 +30,7 @@ pub(crate) fn check(
     kind: &Kind,
     settings: &Settings,
 ) -> Result<Option<Warning>, Refused> {
-    if request.user_info.username == NAMESPACE_CONTROLLER {
+    if controllers::is_namespace_controller(&request.user_info, &request.name) {
         return Ok(None);
     }
     if !settings.resumers.is_empty() {
@@ -86,7 +78,7 @@ mod tests {
         // The namespace controller's follow-up deletes are judged at the Namespace.
         let ns = request(
             "DELETE",
-            super::NAMESPACE_CONTROLLER,
+            "system:serviceaccount:kube-system:namespace-controller",
             Value::Null,
             suspended(),
         );

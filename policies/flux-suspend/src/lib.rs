@@ -34,7 +34,6 @@ mod commands;
 mod decide;
 mod decision;
 mod deletion;
-mod deletion_policy;
 mod identity_rules;
 mod kinds;
 mod mirror;

@@ -2,7 +2,7 @@
 //! is judged, once.
 //!
 //! The namespace controller then deletes them with requests this policy
-//! lets through ([`crate::deletion::NAMESPACE_CONTROLLER`]); refusing those
+//! lets through ([`guard_core::model::controllers::is_namespace_controller`]); refusing those
 //! would leave the Namespace stuck in Terminating with nobody told why. So
 //! each Kustomization the Namespace holds, read from the cluster
 //! (`contextAwareResources`: Kustomizations), is judged here as the DELETE of
@@ -11,15 +11,13 @@
 //! deleting it (a parent Kustomization re-creates the Namespace and its
 //! children from Git, unsuspended).
 
+use guard_core::model::kinds::KUSTOMIZE;
 use guard_core::{AdmissionRequest, Context};
 
 use crate::deletion;
 use crate::kinds;
 use crate::settings::Settings;
 use crate::warnings::Warning;
-
-/// The Kustomization API the policy lists.
-const KUSTOMIZATION_API: &str = "kustomize.toolkit.fluxcd.io/v1";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refused {
@@ -41,13 +39,14 @@ pub(crate) fn check_delete(
     settings: &Settings,
     ctx: &Context<'_>,
 ) -> Result<Vec<Warning>, Refused> {
-    let Some(kind) = kinds::find(guard_core::flux::KUSTOMIZE, "Kustomization") else {
+    let Some(kind) = kinds::find(KUSTOMIZE, "Kustomization") else {
         return Ok(Vec::new());
     };
+    let api_version = kind.api_version();
     let namespace = request.name.as_str();
     let items = ctx
         .cluster
-        .list(KUSTOMIZATION_API, "Kustomization", Some(namespace))
+        .list(&api_version, kind.kind, Some(namespace))
         .map_err(|e| Refused::Unlisted(e.to_string()))?;
     let mut refusals = Vec::new();
     let mut warnings = Vec::new();
@@ -55,8 +54,11 @@ pub(crate) fn check_delete(
         // Judged as a DELETE of it by whoever deletes the Namespace: the
         // namespace controller's own follow-up is let through.
         let text = format!(
-            r#"{{"operation":"DELETE","kind":{{"group":"{g}","version":"v1","kind":"Kustomization"}},"resource":{{"group":"{g}","version":"v1","resource":"kustomizations"}},"namespace":{ns},"oldObject":{item}}}"#,
-            g = guard_core::flux::KUSTOMIZE,
+            r#"{{"operation":"DELETE","kind":{{"group":"{g}","version":"{v}","kind":"{k}"}},"resource":{{"group":"{g}","version":"{v}","resource":"{r}"}},"namespace":{ns},"oldObject":{item}}}"#,
+            g = kind.group,
+            v = kind.versions.first().copied().unwrap_or_default(),
+            k = kind.kind,
+            r = kind.plural,
             ns = serde_json::Value::String(namespace.to_string()),
             item = item.get()
         );
@@ -88,7 +90,7 @@ mod tests {
     /// error kube-apiserver answers for the list.
     fn recorded(object: Option<Value>, error: Option<&str>) -> Recorded {
         Recorded {
-            api_version: KUSTOMIZATION_API.into(),
+            api_version: "kustomize.toolkit.fluxcd.io/v1".into(),
             kind: "Kustomization".into(),
             namespace: "tenant-a".into(),
             name: "apps".into(),

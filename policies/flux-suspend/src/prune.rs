@@ -8,10 +8,10 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::deletion_policy::Collects;
 use crate::kinds::Kind;
 use crate::view::{self, State, Target, Unreadable};
 use crate::warnings::Warning;
+use guard_core::model::kinds::Collects;
 
 /// Deleting it would garbage-collect `objects` objects although it reads as
 /// suspended (by `reason`).
@@ -146,8 +146,8 @@ pub(crate) fn check_delete(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deletion_policy::Collects;
     use crate::kinds;
+    use guard_core::model::kinds::Collects;
 
     fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()

@@ -11,10 +11,10 @@ use guard_core::{names, AdmissionRequest, UserInfo, Verdict};
 use crate::audit::{Action, Audit};
 use crate::commands;
 use crate::decision::{Allowed, Decision};
-use crate::deletion_policy::Collects;
 use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::Settings;
 use crate::view::State;
+use guard_core::model::kinds::Collects;
 
 pub(crate) fn verdict(
     decision: &Decision<'_>,

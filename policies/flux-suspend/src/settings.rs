@@ -130,7 +130,17 @@ pub const DEFAULT_PLACEHOLDERS: &[&str] = &[
     ".",
 ];
 
-pub const DEFAULT_SUSPENDER_ANNOTATION: &str = "fluxcd.controlplane.io/suspendedBy";
+pub const DEFAULT_SUSPENDER_ANNOTATION: &str = guard_core::model::keys::SUSPENDED_BY;
+
+/// The service accounts of the Flux controllers that apply objects from a
+/// source (the model's appliers), as `namespace:name`.
+fn default_reconcilers() -> Vec<String> {
+    guard_core::model::controllers::FLUX
+        .iter()
+        .filter(|c| c.apply_manager().is_some())
+        .map(|c| format!("{}:{}", c.service_account.namespace, c.service_account.name))
+        .collect()
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -146,10 +156,7 @@ impl Default for Settings {
             suspenders: Identities::default(),
             resumers: Identities::default(),
             reconcilers: Identities {
-                service_accounts: vec![
-                    "flux-system:kustomize-controller".to_string(),
-                    "flux-system:helm-controller".to_string(),
-                ],
+                service_accounts: default_reconcilers(),
                 ..Identities::default()
             },
             record_suspender: false,

@@ -66,7 +66,7 @@ pub(crate) fn request_of(
     old: Value,
 ) -> AdmissionRequest {
     // The resource kube-apiserver names beside the kind: its plural.
-    let plural = guard_core::flux::find(group, kind).map_or("", |k| k.plural);
+    let plural = guard_core::model::kinds::find(group, kind).map_or("", |k| k.plural);
     RequestBuilder::new(op)
         .uid("u")
         .kind(group, "v1", kind)

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::deletion_policy::{collects, Collects};
 use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
+use guard_core::model::kinds::{kustomization_deletion as collects, Collects};
 use guard_core::object::ObjectName;
 
 /// The object a finding is about, owned, so that a decision outlives the

@@ -24,10 +24,10 @@
 mod clock;
 pub mod context;
 pub mod duration;
-pub mod flux;
 pub mod identity;
 pub mod json_text;
 pub mod managed_fields;
+pub mod model;
 pub mod names;
 pub mod object;
 pub mod pattern;

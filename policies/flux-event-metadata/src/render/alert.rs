@@ -56,7 +56,7 @@ pub(super) fn text(scene: &Scene<'_>, finding: &Finding) -> String {
              `{key}`, and controller metadata takes precedence over an Alert's (RFC-0008), so \
              notification-controller records a MetadataAppendFailed Warning event on this Alert \
              at every dispatch. Rename or remove the key.",
-            kinds::controller_name(group)
+            kinds::controller_name(group, kind)
         ),
         Finding::SummaryTooLong { length } => format!(
             "spec.summary has {length} characters; notification-controller accepts at most \

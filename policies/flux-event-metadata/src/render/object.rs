@@ -1,8 +1,8 @@
 //! The texts of findings on an object's event annotations, and on the
 //! annotations of a kind that emits no events.
 
-use guard_core::flux::NOTIFICATION;
 use guard_core::identity::describe;
+use guard_core::model::kinds::NOTIFICATION;
 use guard_core::names::{quote, shell_word};
 
 use super::{
@@ -143,7 +143,7 @@ fn controller_key(scene: &Scene<'_>, on: On, key: &str, value: &str, removable: 
          notification-controller records a MetadataAppendFailed Warning event on every Alert \
          that selects this object, at every dispatch. Choose another key, or {}.",
         scene.field(on, key),
-        kinds::controller_name(scene.group(on)),
+        kinds::controller_name(scene.group(on), scene.subject(on).kind),
         scene.subject(on).kind,
         quote(value),
         scene.removal(on, key, removable)

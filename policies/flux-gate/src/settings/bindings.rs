@@ -144,7 +144,8 @@ pub(super) fn compile_binding(
 fn compile_kind(at: &str, k: &KindSettings) -> Result<GroupKind, String> {
     if k.kind.is_empty() {
         return Err(format!(
-            "{at}.kind: required, e.g. {{group: kustomize.toolkit.fluxcd.io, kind: Kustomization}}"
+            "{at}.kind: required, e.g. {{group: {}, kind: Kustomization}}",
+            guard_core::model::kinds::KUSTOMIZE
         ));
     }
     if k.group == GATING_GROUP && k.kind == GATE_KIND {

@@ -4,7 +4,6 @@ use guard_core::{names, Timestamp, UserInfo};
 
 use super::{deciding, honoured_mechanism, inventory, mechanisms, resume_hint, shown};
 use crate::commands;
-use crate::deletion_policy::Collects;
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::mirror::Mirrored;
 use crate::reason;
@@ -12,6 +11,7 @@ use crate::reconciler::KeptBy;
 use crate::settings::Settings;
 use crate::view::Target;
 use crate::warnings::Warning;
+use guard_core::model::kinds::Collects;
 
 pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> String {
     match warning {
