@@ -44,7 +44,7 @@ use crate::case::{load_cases, Case};
 use crate::response::PolicyMode;
 use crate::story::cli::{self, Command};
 use crate::story::managed_fields::record_manager;
-use crate::story::owner_apply::{self, APPLIER, APPLIER_USER};
+use crate::story::owner_apply::{self, applier, applier_user};
 use crate::story::request::{options, with_patch, Sent};
 
 /// Runs every case, then every command its response suggests. Returns how
@@ -412,10 +412,10 @@ fn survives(
     let applier = Write {
         name: write.name,
         resource: write.resource.clone(),
-        user: json!({"username": APPLIER_USER, "groups": [
+        user: json!({"username": applier_user(), "groups": [
             "system:serviceaccounts", "system:serviceaccounts:flux-system",
             "system:authenticated"]}),
-        field_manager: Some(APPLIER),
+        field_manager: Some(applier()),
     };
     let mut current = stored.clone();
     let cleanup = if owner_apply::merge_only(before) {

@@ -464,6 +464,8 @@ fn model_words() -> (Vec<&'static str>, BTreeSet<String>) {
     words.insert(controllers::KUBE_CONTROLLER_MANAGER.to_string());
     words.insert(controllers::ASO.username());
     words.insert(controllers::ASO.name.to_string());
+    // A controller that names no field manager has an empty one.
+    words.remove("");
     (domains, words)
 }
 

@@ -120,7 +120,7 @@ fn merge() -> PatchType {
 }
 
 fn kustomize_controller() -> String {
-    super::owner_apply::APPLIER.to_string()
+    super::owner_apply::applier().to_string()
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -19,12 +19,20 @@
 //!   unless another manager owns them too: [`apply`].
 
 use super::managed_fields::{fields_set, merge_fields};
+use guard_core::model::controllers::KUSTOMIZE_CONTROLLER;
 use serde_json::{json, Map, Value};
 
 pub const OWNER_LABEL: &str = "kustomize.toolkit.fluxcd.io/name";
 const SSA_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/ssa";
-pub const APPLIER: &str = "kustomize-controller";
-pub const APPLIER_USER: &str = "system:serviceaccount:flux-system:kustomize-controller";
+/// The field manager of kustomize-controller's applies (the model's).
+pub fn applier() -> &'static str {
+    KUSTOMIZE_CONTROLLER.apply_manager().unwrap_or_default()
+}
+
+/// kustomize-controller's own identity in the standard install.
+pub fn applier_user() -> String {
+    KUSTOMIZE_CONTROLLER.service_account.username()
+}
 
 /// Does the object's owner apply it (and the command need survive that)?
 pub fn owned(object: &Value) -> bool {
@@ -58,14 +66,14 @@ fn taken_over(entry: &Value) -> bool {
             "Update" => {
                 manager.starts_with("kubectl")
                     || manager.starts_with("before-first-apply")
-                    || manager.starts_with(APPLIER)
+                    || manager.starts_with(applier())
             }
             _ => false,
         }
 }
 
 fn is_applier(entry: &Value) -> bool {
-    text(entry, "manager") == APPLIER
+    text(entry, "manager") == applier()
         && text(entry, "operation") == "Apply"
         && text(entry, "subresource").is_empty()
 }
@@ -119,7 +127,7 @@ fn take_over(object: &mut Value) -> bool {
     }
     let mut applier = applier.unwrap_or_else(|| json!({}));
     if let Some(map) = applier.as_object_mut() {
-        map.insert("manager".into(), json!(APPLIER));
+        map.insert("manager".into(), json!(self::applier()));
         map.insert("operation".into(), json!("Apply"));
         map.insert("fieldsV1".into(), fields);
     }
@@ -283,7 +291,7 @@ pub fn apply(current: &Value, git: &Value, manifest: &Value, time: &str) -> Valu
         }
     }
     // The applier's entry, in its place, now holds exactly the manifest's fields.
-    let entry = json!({"manager": APPLIER, "operation": "Apply",
+    let entry = json!({"manager": applier(), "operation": "Apply",
                        "apiVersion": current.get("apiVersion").cloned().unwrap_or(Value::Null),
                        "time": time, "fieldsType": "FieldsV1", "fieldsV1": manifest});
     let mut list = entries(current);
@@ -309,7 +317,7 @@ mod tests {
     #[test]
     fn kubectl_fields_are_taken_over_and_dropped_others_stay() {
         let managed = json!([
-            {"manager": APPLIER, "operation": "Apply",
+            {"manager": applier(), "operation": "Apply",
              "fieldsV1": {"f:metadata": {"f:annotations": {"f:a": {}}}, "f:spec": {"f:x": {}}}},
             {"manager": "kubectl-annotate", "operation": "Update",
              "fieldsV1": {"f:metadata": {"f:annotations": {"f:b": {}}}}},
@@ -331,7 +339,7 @@ mod tests {
     #[test]
     fn the_manifest_restores_its_values_and_merge_objects_are_left_alone() {
         let managed = json!([
-            {"manager": APPLIER, "operation": "Apply",
+            {"manager": applier(), "operation": "Apply",
              "fieldsV1": {"f:spec": {"f:x": {}}}}
         ]);
         let before = object(managed);

@@ -5,6 +5,7 @@
 //! move may follow another of the same step (kustomize-controller's apply
 //! follows its managedFields cleanup).
 
+use guard_core::model::{controllers, ServiceAccount};
 use guard_core::Timestamp;
 use serde_json::{json, Value};
 
@@ -15,28 +16,17 @@ use super::owner_apply;
 use super::request::{options, resource_of, Sent};
 use super::state::{is, target_of, State};
 
-/// Service accounts the stories name by their short name. Each is the
-/// identity its controller runs as:
-/// - `kustomize-controller`, `helm-controller`: Flux's controllers'
-///   service accounts in `flux-system` (fluxcd/flux2 `manifests/bases/*/`
-///   `account.yaml`, commit da2d22d3);
-/// - `flux-operator`: Flux Operator's (as the corpus records its migration);
-/// - `namespace-controller`, `generic-garbage-collector`: kube-controller-manager's
-///   controllers with their own credentials in `kube-system`
-///   (kubernetes/kubernetes 00115d34 `cmd/kube-controller-manager/app/*.go`,
-///   `ClientOrDie` names);
-/// - `azureserviceoperator-default`: ASO's, in `azureserviceoperator-system`.
-const SERVICE_ACCOUNTS: [(&str, &str); 6] = [
-    ("kustomize-controller", "flux-system"),
-    ("helm-controller", "flux-system"),
-    ("flux-operator", "flux-system"),
-    ("namespace-controller", "kube-system"),
-    ("generic-garbage-collector", "kube-system"),
-    (
-        "azureserviceoperator-default",
-        "azureserviceoperator-system",
-    ),
-];
+/// Service accounts the stories name by their short name: every
+/// controller of the model (Flux's and Flux Operator's in `flux-system`,
+/// the namespace controller and garbage collector in `kube-system` with
+/// their own credentials, ASO's in `azureserviceoperator-system`).
+fn service_accounts() -> impl Iterator<Item = ServiceAccount> {
+    controllers::FLUX.iter().map(|c| c.service_account).chain([
+        controllers::NAMESPACE_CONTROLLER,
+        controllers::GARBAGE_COLLECTOR,
+        controllers::ASO,
+    ])
+}
 
 /// A deterministic UUID-shaped id for `seed`: FNV-1a, then splitmix64's
 /// finalizer so that similar seeds give unlike ids.
@@ -77,10 +67,9 @@ fn default_person() -> Value {
 /// username, or a whole userInfo.
 pub fn user(by: &Value) -> Result<Value, String> {
     match by {
-        Value::String(name) => Ok(SERVICE_ACCOUNTS
-            .iter()
-            .find(|(sa, _)| sa == name)
-            .map(|(sa, ns)| service_account(ns, sa))
+        Value::String(name) => Ok(service_accounts()
+            .find(|sa| sa.name == name)
+            .map(|sa| service_account(sa.namespace, sa.name))
             .unwrap_or_else(|| json!({"username": name, "groups": ["system:authenticated"]}))),
         Value::Object(map) if map.get("username").is_some_and(Value::is_string) => Ok(by.clone()),
         other => Err(format!(
@@ -92,9 +81,18 @@ pub fn user(by: &Value) -> Result<Value, String> {
 /// Who sends a step's requests when it names nobody.
 pub fn default_user(write: &Write) -> Value {
     match write {
-        Write::Apply(_) => service_account("flux-system", owner_apply::APPLIER),
-        Write::Collect(_) => service_account("kube-system", "generic-garbage-collector"),
-        Write::DeleteNamespace(_) => service_account("kube-system", "namespace-controller"),
+        Write::Apply(_) => {
+            let sa = controllers::KUSTOMIZE_CONTROLLER.service_account;
+            service_account(sa.namespace, sa.name)
+        }
+        Write::Collect(_) => service_account(
+            controllers::GARBAGE_COLLECTOR.namespace,
+            controllers::GARBAGE_COLLECTOR.name,
+        ),
+        Write::DeleteNamespace(_) => service_account(
+            controllers::NAMESPACE_CONTROLLER.namespace,
+            controllers::NAMESPACE_CONTROLLER.name,
+        ),
         _ => default_person(),
     }
 }
@@ -455,7 +453,7 @@ pub fn build(
             Some(cleaned) => {
                 memory.cleaned = true;
                 let old = stored(state, target)?;
-                store(update(target, old, cleaned, Some(owner_apply::APPLIER)))
+                store(update(target, old, cleaned, Some(owner_apply::applier())))
             }
         },
         Move::DryRunApply {

@@ -36,7 +36,7 @@ use super::revision::git;
 use super::varsub;
 
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
-const FLUX_KUSTOMIZATION: &str = "kustomize.toolkit.fluxcd.io";
+const FLUX_KUSTOMIZATION: &str = guard_core::model::kinds::KUSTOMIZE;
 /// What kustomize writes where `buildMetadata: [originAnnotations]` is set:
 /// the file each object comes from, relative to the built folder.
 const ORIGIN: &str = "config.kubernetes.io/origin";

@@ -350,11 +350,9 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
                 // fluxcd/pkg e2cfd1a2 `ssa/manager.go`, `SetOwnerLabels`.
                 let labels = members(metadata, "labels")
                     .with_context(|| format!("{}: metadata.labels is not an object", m.origin))?;
-                labels.insert("kustomize.toolkit.fluxcd.io/name".into(), json!(name));
-                labels.insert(
-                    "kustomize.toolkit.fluxcd.io/namespace".into(),
-                    json!(namespace),
-                );
+                let owner = guard_core::model::keys::KUSTOMIZATION_OWNER;
+                labels.insert(owner.name.into(), json!(name));
+                labels.insert(owner.namespace.into(), json!(namespace));
             }
         }
         objects.push((m.origin.clone(), id, object));
@@ -433,7 +431,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     })
 }
 
-const FLUX_KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+const FLUX_KUSTOMIZE_GROUP: &str = guard_core::model::kinds::KUSTOMIZE;
 
 /// Whether two revisions of an object are the same but for `apiVersion`
 /// (which the API server converts away before admission).

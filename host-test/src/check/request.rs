@@ -59,7 +59,12 @@ impl Writer {
     }
 }
 
-pub const KUSTOMIZE_CONTROLLER: &str = "system:serviceaccount:flux-system:kustomize-controller";
+/// kustomize-controller's own identity in the standard install (the model's).
+pub fn kustomize_controller() -> String {
+    guard_core::model::controllers::KUSTOMIZE_CONTROLLER
+        .service_account
+        .username()
+}
 
 /// The AdmissionRequest for `operation` on `id`; `object` is the new object
 /// (none for a DELETE), `old` the stored one (none for a CREATE).
@@ -130,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_service_account_gets_its_groups() {
-        let w = Writer::new(KUSTOMIZE_CONTROLLER, Vec::new(), "kustomize-controller");
+        let w = Writer::new(&kustomize_controller(), Vec::new(), "kustomize-controller");
         assert_eq!(
             w.groups,
             [

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 /// kustomize-controller skips an object labelled or annotated with this
 /// key set to `disabled`.
-const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+const DISABLE_KEY: &str = guard_core::model::keys::SUBSTITUTE;
 
 /// Substitutes `vars` in `object`, as kustomize-controller does: on the
 /// object's YAML, which is then read back (a substituted `true` becomes a

@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long)]
     now: Option<Timestamp>,
     /// Who applies the manifests.
-    #[arg(long, default_value = check::request::KUSTOMIZE_CONTROLLER)]
+    #[arg(long, default_value_t = check::request::kustomize_controller())]
     user: String,
     /// The writer's groups (repeatable); default: a service account's.
     #[arg(long = "group")]
@@ -112,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // kustomize-controller labels everything it applies with its
     // Kustomization; another writer (kubectl) adds no owner.
     let owner = kustomization
-        .or_else(|| (args.user == check::request::KUSTOMIZE_CONTROLLER).then(bootstrap));
+        .or_else(|| (args.user == check::request::kustomize_controller()).then(bootstrap));
     let options = options(&args, owner.clone())?;
     let report = match judge(&args, &options, owner) {
         Ok(report) => report,

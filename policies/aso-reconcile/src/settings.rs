@@ -10,11 +10,10 @@ use guard_core::selector::LabelSelector;
 use guard_core::settings::LookupFailure;
 use serde::Deserialize;
 
+use guard_core::model::controllers;
+
 use crate::values::ReconcilePolicy;
 
-/// The ASO controller's service account in a standard installation.
-pub const ASO_CONTROLLER: &str =
-    "system:serviceaccount:azureserviceoperator-system:azureserviceoperator-default";
 /// The annotation that confirms the deletion of a protected resource.
 pub const CONFIRMATION_ANNOTATION: &str = "reconcile-guard.io/confirm-delete";
 
@@ -48,7 +47,7 @@ impl Default for Settings {
             default_reconcile_policy: ReconcilePolicy::Manage,
             accept_legacy_values: false,
             operator_identities: Identities {
-                service_accounts: vec![ASO_CONTROLLER.to_string()],
+                service_accounts: vec![controllers::ASO.username()],
                 ..Identities::default()
             },
             if_exists_change_after_finalizer: Enforcement::Warn,
@@ -235,7 +234,7 @@ mod tests {
         assert_eq!(s.default_reconcile_policy, ReconcilePolicy::Manage);
         assert_eq!(
             s.operator_identities.service_accounts,
-            vec![ASO_CONTROLLER.to_string()]
+            vec![controllers::ASO.username()]
         );
         assert_eq!(s.if_exists_change_after_finalizer, Enforcement::Warn);
         assert_eq!(s.namespace_lookup_failure, LookupFailure::Deny);

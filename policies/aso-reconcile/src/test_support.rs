@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use crate::{AsoReconcile, Settings};
 
 pub const ALICE: &str = "alice@example.com";
-pub const ASO: &str = crate::settings::ASO_CONTROLLER;
+pub const ASO: &str =
+    "system:serviceaccount:azureserviceoperator-system:azureserviceoperator-default";
 
 /// A FlexibleServer `orders-db` in namespace `shop` with these annotations
 /// (a JSON object) and finalizers.

@@ -14,7 +14,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::cell::OnceCell;
 
-pub const ALERT_API_VERSION: &str = "notification.toolkit.fluxcd.io/v1beta3";
+/// The Alert API the lookups read (its storage version, from the model).
+pub fn alert_api_version() -> String {
+    guard_core::model::kinds::ALERT.api_version()
+}
 /// Alerts beyond this many are not examined; bounded work on a huge cluster.
 pub(crate) const MAX_ALERTS: usize = 4096;
 
@@ -61,7 +64,7 @@ pub(crate) fn check<F: From<Finding>>(
     // for: the answer no longer grows with the Alerts of other namespaces.
     let scope = (settings.no_cross_namespace_refs && !target.namespace.is_empty())
         .then_some(target.namespace);
-    let reply = match cluster.list_text(ALERT_API_VERSION, "Alert", scope) {
+    let reply = match cluster.list_text(&alert_api_version(), "Alert", scope) {
         Ok(reply) => reply,
         Err(e) => return lookup_failed(&e, settings, findings),
     };
@@ -211,7 +214,7 @@ mod tests {
             api_version: &str,
             kind: &str,
         ) -> Result<Vec<ClusterObject>, ClusterError> {
-            assert_eq!((api_version, kind), (ALERT_API_VERSION, "Alert"));
+            assert_eq!((api_version, kind), (alert_api_version().as_str(), "Alert"));
             self.0
                 .as_ref()
                 .map(|items| items.iter().map(guard_core::testing::raw).collect())
@@ -236,7 +239,7 @@ mod tests {
     }
 
     fn slack(spec: Value) -> Value {
-        json!({"apiVersion": ALERT_API_VERSION, "kind": "Alert",
+        json!({"apiVersion": alert_api_version(), "kind": "Alert",
                "metadata": {"name": "slack", "namespace": "flux-system"}, "spec": spec})
     }
 

@@ -15,21 +15,15 @@
 //! Such a write is never refused, only warned about: the author of the owner
 //! hears of a problem when the owner's template is written ([`crate::template`]).
 
+use guard_core::model::{controllers, keys};
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde::Deserialize;
 
 use crate::settings::Settings;
 
-const SOURCE: &str = "source.toolkit.fluxcd.io";
-
-/// helm-controller marks the HelmChart with its owner's name and namespace
-/// (`internal/reconcile/helmchart_template.go` `Reconcile` calls fluxcd/pkg
-/// `ssa.ResourceManager.SetOwnerLabels` with group `helm.toolkit.fluxcd.io`).
-pub const HELM_OWNER_NAME: &str = "helm.toolkit.fluxcd.io/name";
-pub const HELM_OWNER_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
-/// source-watcher labels each ExternalArtifact with its generator's UID and
-/// points `spec.sourceRef` at the generator (`reconcileExternalArtifact`).
-const GENERATOR_LABEL: &str = "source.extensions.fluxcd.io/generator";
+/// helm-controller marks the HelmChart with its owner's name and namespace.
+pub const HELM_OWNER_NAME: &str = keys::HELM_RELEASE_OWNER.name;
+pub const HELM_OWNER_NAMESPACE: &str = keys::HELM_RELEASE_OWNER.namespace;
 /// The ownership marks Helm merges onto every object of a release, over what
 /// the chart says (helm/helm v4 `pkg/action/validate.go` `setMetadataVisitor`,
 /// 002ac7844eb621bf2ed2a5214c08d8d0da7c5c8f); helm-controller's drift
@@ -87,18 +81,22 @@ pub(crate) fn origin(
     meta: &Metadata,
     settings: &Settings,
 ) -> Option<Origin> {
-    if request.kind.group != SOURCE || !settings.flux_controllers.matches(&request.user_info) {
+    if !settings.flux_controllers.matches(&request.user_info) {
         return None;
     }
     // An unreadable options block names no field manager, so no controller.
     let manager = request.field_manager().ok()?;
-    match request.kind.kind.as_str() {
+    let (controller, generates) = controllers::generator(&request.kind.group, &request.kind.kind)?;
+    if manager != generates.field_manager {
+        return None;
+    }
+    match generates.kind {
         // helm-controller's field manager is its controller name
         // (helm-controller `main.go`, `controllerName`, passed as
         // `FieldManager` to `NewHelmChartTemplate`), which fluxcd/pkg `ssa`
         // v0.76.0 sends as `client.FieldOwner` on the dry-run and the apply
         // (`ssa/manager_apply.go` `dryRunApply`, `apply`).
-        "HelmChart" if manager == "helm-controller" => {
+        "HelmChart" => {
             let name = meta.labels.get(HELM_OWNER_NAME)?;
             let namespace = meta.labels.get(HELM_OWNER_NAMESPACE)?;
             // helm-controller sets `kube.ManagedFieldsManager` to its
@@ -117,20 +115,20 @@ pub(crate) fn origin(
                 return None;
             }
             Some(Origin {
-                controller: "helm-controller",
-                owner_kind: "HelmRelease",
+                controller: controller.name,
+                owner_kind: generates.owner_kind,
                 owner_namespace: namespace.to_string(),
                 owner_name: name.to_string(),
-                template: "spec.chart.metadata.annotations",
+                template: generates.template,
             })
         }
-        "ExternalArtifact" if manager == "source-watcher" => {
-            meta.labels.get(GENERATOR_LABEL)?;
+        "ExternalArtifact" => {
+            meta.labels.get(keys::GENERATOR_LABEL)?;
             let head = request
                 .object_as::<ExternalArtifactHead>(Which::Object)
                 .ok()??;
             let source = head.spec?.source_ref?;
-            if source.kind != "ArtifactGenerator" || source.name.is_empty() {
+            if source.kind != generates.owner_kind || source.name.is_empty() {
                 return None;
             }
             // source-watcher writes the generator's namespace; an empty one is the object's own.
@@ -140,11 +138,11 @@ pub(crate) fn origin(
                 source.namespace
             };
             Some(Origin {
-                controller: "source-watcher",
-                owner_kind: "ArtifactGenerator",
+                controller: controller.name,
+                owner_kind: generates.owner_kind,
                 owner_namespace,
                 owner_name: source.name,
-                template: "spec.commonMetadata.annotations",
+                template: generates.template,
             })
         }
         _ => None,
@@ -186,7 +184,7 @@ mod tests {
         RequestBuilder::new("CREATE")
             .name("apps-podinfo")
             .namespace("apps")
-            .kind(SOURCE, "v1", kind)
+            .kind(guard_core::model::kinds::SOURCE, "v1", kind)
             .username(user)
             .object(object)
             .options(json!({"kind": "CreateOptions", "fieldManager": manager}))
@@ -273,7 +271,7 @@ mod tests {
 
     #[test]
     fn external_artifacts_need_source_watcher_and_a_generator() {
-        let owned = json!({GENERATOR_LABEL: "4e5f6a7b"});
+        let owned = json!({keys::GENERATOR_LABEL: "4e5f6a7b"});
         let o = origin_of(&request("ExternalArtifact", WATCHER, owned.clone())).unwrap();
         assert_eq!(
             (

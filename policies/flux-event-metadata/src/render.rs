@@ -6,6 +6,7 @@ mod object;
 
 use std::borrow::Cow;
 
+use guard_core::model::controllers;
 use guard_core::model::kinds::SOURCE;
 use guard_core::names::quote;
 use guard_core::object::ObjectName;
@@ -88,9 +89,12 @@ struct Scene<'a> {
     origin: Option<&'a Origin>,
 }
 
-/// Where a HelmRelease's chart template is, and who copies it.
+/// Where a HelmRelease's chart template is, and who copies it (the model's
+/// HelmChart generator).
 const TEMPLATE_FIELD: &str = "spec.chart.metadata.annotations";
-const TEMPLATE_CONTROLLER: &str = "helm-controller";
+pub(crate) const TEMPLATE_CONTROLLER: &str = controllers::HELM_CONTROLLER.name;
+/// The controller that delivers events, as messages name it.
+pub(crate) const NOTIFIER: &str = controllers::NOTIFICATION_CONTROLLER.name;
 
 fn reviewed(review: &Review, request: &AdmissionRequest, settings: &Settings) -> Verdict {
     let scene = Scene {
@@ -202,19 +206,20 @@ fn control_character(field: &str, value: &str, character: char) -> String {
 }
 
 /// What a routing key's value must look like.
-fn routing_format(format: RoutingFormat) -> &'static str {
+fn routing_format(format: RoutingFormat) -> Cow<'static, str> {
     match format {
         // fluxcd/pkg git v0.52.0 `Hash.Algorithm` (see `values::commit_format_error`).
-        RoutingFormat::Sha256 => {
-            "a Git SHA-1 commit: notification-controller's git notifiers know only 40-character \
-             SHA-1 hashes (fluxcd/pkg git v0.52.0) and fail on a SHA-256 one at every dispatch"
-        }
-        RoutingFormat::NotSha1 => {
-            "a full Git SHA-1 commit in lower-case hex (40 characters), bare or as a Flux revision \
-             (`main@sha1:<sha>`, `sha1:<sha>`, `main/<sha>`)"
-        }
+        RoutingFormat::Sha256 => format!(
+            "a Git SHA-1 commit: {NOTIFIER}'s git notifiers know only 40-character SHA-1 hashes \
+             (fluxcd/pkg git v0.52.0) and fail on a SHA-256 one at every dispatch"
+        )
+        .into(),
+        RoutingFormat::NotSha1 => "a full Git SHA-1 commit in lower-case hex (40 characters), \
+             bare or as a Flux revision (`main@sha1:<sha>`, `sha1:<sha>`, `main/<sha>`)"
+            .into(),
         RoutingFormat::NotChangeRequest => {
             "a pull or merge request number: a positive decimal integer without leading zeros"
+                .into()
         }
     }
 }

@@ -9,7 +9,7 @@ use guard_core::pattern;
 use regex_lite::Regex;
 use serde::Deserialize;
 
-use crate::kinds;
+use crate::kinds::{self, PREFIX};
 
 /// What a rule does when it finds something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +85,16 @@ pub struct Settings {
     compiled: Vec<(String, Regex)>,
 }
 
-/// Flux's own service accounts (flux2 `manifests/bases/*/patch.yaml`,
-/// namespace `flux-system` from `manifests/install/kustomization.yaml`).
-const FLUX_GENERATORS: [&str; 2] = ["flux-system:helm-controller", "flux-system:source-watcher"];
+/// The service accounts of the Flux controllers that generate objects
+/// from a template in their owner (the model's generators), as
+/// `namespace:name`.
+fn flux_generators() -> Vec<String> {
+    guard_core::model::controllers::FLUX
+        .iter()
+        .filter(|c| !c.generates.is_empty())
+        .map(|c| format!("{}:{}", c.service_account.namespace, c.service_account.name))
+        .collect()
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -108,7 +115,7 @@ impl Default for Settings {
             inert_annotations: Action::Warn,
             deprecated_summary: Action::Warn,
             flux_controllers: Identities {
-                service_accounts: FLUX_GENERATORS.map(String::from).to_vec(),
+                service_accounts: flux_generators(),
                 ..Identities::default()
             },
             no_cross_namespace_refs: false,
@@ -154,7 +161,7 @@ fn check_keys(setting: &str, keys: &[String]) -> Result<(), String> {
     for (i, key) in keys.iter().enumerate() {
         check_name_part(key).map_err(|e| {
             format!(
-                "{setting}[{i}]: {} {e}; write the part after `event.toolkit.fluxcd.io/`, e.g. \"team\"",
+                "{setting}[{i}]: {} {e}; write the part after `{PREFIX}`, e.g. \"team\"",
                 quote(key)
             )
         })?;

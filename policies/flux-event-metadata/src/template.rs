@@ -163,7 +163,7 @@ impl Chart {
     pub(crate) fn name(&self) -> ObjectName<'_> {
         ObjectName::new(
             "HelmChart",
-            "helmcharts.source.toolkit.fluxcd.io",
+            format!("helmcharts.{SOURCE}"),
             &self.namespace,
             self.name.as_str(),
         )

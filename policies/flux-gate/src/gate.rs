@@ -24,10 +24,11 @@ pub enum Action {
 guard_core::one_of!(Action { "open" => Action::Open, "close" => Action::Close });
 
 impl Action {
-    pub fn verb(self) -> &'static str {
+    /// The annotation that requests it.
+    pub fn annotation(self) -> &'static str {
         match self {
-            Action::Open => "open",
-            Action::Close => "close",
+            Action::Open => crate::gating::OPEN_ANNOTATION,
+            Action::Close => crate::gating::CLOSE_ANNOTATION,
         }
     }
 }

@@ -127,6 +127,7 @@ pub(crate) fn check_delete(
     if state.spec_suspend {
         return Ok(Some(Warning::InventoryKept {
             target,
+            kind: *kind,
             objects,
             collects,
         }));
@@ -243,6 +244,7 @@ mod tests {
             v,
             Ok(Some(Warning::InventoryKept {
                 target: target(),
+                kind: ks(),
                 objects: 1,
                 collects: Collects::Delete
             }))

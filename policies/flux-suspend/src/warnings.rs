@@ -68,6 +68,7 @@ pub(crate) enum Warning {
     /// A suspended Kustomization deleted: its inventory stays, unmanaged.
     InventoryKept {
         target: Target,
+        kind: Kind,
         objects: usize,
         collects: Collects,
     },

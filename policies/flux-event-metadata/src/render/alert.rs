@@ -3,7 +3,7 @@
 use guard_core::identity::describe;
 use guard_core::names::{quote, shell_quoted};
 
-use super::{control_character, routing_format, routing_purpose, Scene};
+use super::{control_character, routing_format, routing_purpose, Scene, NOTIFIER};
 use crate::alert::FieldError;
 use crate::alert_rules::{Field, Finding, SUMMARY_MAX};
 use crate::kinds;
@@ -54,12 +54,12 @@ pub(super) fn text(scene: &Scene<'_>, finding: &Finding) -> String {
         Finding::ControllerKey { key, kind, group } => format!(
             "spec.eventMetadata.{key} is never delivered for {kind} events: {} sends its own \
              `{key}`, and controller metadata takes precedence over an Alert's (RFC-0008), so \
-             notification-controller records a MetadataAppendFailed Warning event on this Alert \
+             {NOTIFIER} records a MetadataAppendFailed Warning event on this Alert \
              at every dispatch. Rename or remove the key.",
             kinds::controller_name(group, kind)
         ),
         Finding::SummaryTooLong { length } => format!(
-            "spec.summary has {length} characters; notification-controller accepts at most \
+            "spec.summary has {length} characters; {NOTIFIER} accepts at most \
              {SUMMARY_MAX}."
         ),
         Finding::SummaryTwice {

@@ -6,8 +6,8 @@ use guard_core::model::kinds::NOTIFICATION;
 use guard_core::names::{quote, shell_word};
 
 use super::{
-    control_character, owner, routing_format, routing_purpose, Scene, TEMPLATE_CONTROLLER,
-    TEMPLATE_FIELD,
+    control_character, owner, routing_format, routing_purpose, Scene, NOTIFIER,
+    TEMPLATE_CONTROLLER, TEMPLATE_FIELD,
 };
 use crate::conflicts::{self, MAX_ALERTS};
 use crate::inert;
@@ -84,7 +84,7 @@ pub(super) fn text(scene: &Scene<'_>, finding: &Finding) -> String {
             scene.removal(on, key, *removable)
         ),
         Problem::RoutingFormat { key, value, format } => format!(
-            "{}={} is not {}; notification-controller uses `{key}` to choose {}.",
+            "{}={} is not {}; {NOTIFIER} uses `{key}` to choose {}.",
             field(key),
             quote(value),
             routing_format(*format),
@@ -140,7 +140,7 @@ fn controller_key(scene: &Scene<'_>, on: On, key: &str, value: &str, removable: 
     format!(
         "{} always loses: {} sends its own `{key}` with every {} event and controller metadata \
          takes precedence over annotations (RFC-0008), so {} is never delivered and \
-         notification-controller records a MetadataAppendFailed Warning event on every Alert \
+         {NOTIFIER} records a MetadataAppendFailed Warning event on every Alert \
          that selects this object, at every dispatch. Choose another key, or {}.",
         scene.field(on, key),
         kinds::controller_name(scene.group(on), scene.subject(on).kind),
@@ -231,7 +231,7 @@ pub(super) fn conflict(scene: &Scene<'_>, finding: &conflicts::Finding) -> Strin
             format!(
                 "{}={} is overridden by Alert {alert_namespace}/{alert_name} ({shown_field}={}), \
                  which selects this {}: the Alert's value takes precedence, so notifications carry \
-                 {} instead, and notification-controller records a MetadataAppendFailed Warning \
+                 {} instead, and {NOTIFIER} records a MetadataAppendFailed Warning \
                  event on that Alert at every dispatch. Choose another key, or {}.",
                 scene.field(*on, key),
                 quote(value),

@@ -71,8 +71,8 @@ pub(super) fn why_closed(gate: &Gate<'_>, state: &State<'_>, now: Timestamp) -> 
             guard_core::names::quote(&f.reason)
         ),
         (Why::Request { action, at, until }, _) => format!(
-            "{}.gate.fluxcd.io/requestedAt {} holds until {}",
-            action.verb(),
+            "{} {} holds until {}",
+            action.annotation(),
             guard_core::rfc3339::format(*at),
             guard_core::rfc3339::format(*until)
         ),

@@ -268,13 +268,14 @@ fn garbage_collects(hazard: &Hazard) -> String {
     let target = hazard.target.object();
     format!(
         "Deleting {} would garbage-collect {}: {} and it is suspended only by \
-         annotation {SUSPEND_ANNOTATION} ({}), which kustomize-controller does not honour. \
+         annotation {SUSPEND_ANNOTATION} ({}), which {} does not honour. \
          To delete it and keep its objects, suspend it first:\n  {}\n\
          To delete it and its objects, remove the annotation first:\n  {}",
         target.describe(),
         inventory(hazard.objects),
         deciding(hazard.collects),
         names::quote(&hazard.reason),
+        hazard.kind.controller.name,
         commands::honour(&target, &hazard.kind),
         commands::unannotate(&target),
     )

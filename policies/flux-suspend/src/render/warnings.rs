@@ -78,12 +78,14 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
         }
         Warning::InventoryKept {
             target,
+            kind,
             objects,
             collects,
         } => format!(
-            "{} is suspended (spec.suspend: true), so kustomize-controller deletes it without \
+            "{} is suspended (spec.suspend: true), so {} deletes it without \
              deleting {} although {}: they stay in the cluster, unmanaged",
             target.object().describe(),
+            kind.controller.name,
             inventory(*objects),
             deciding(*collects)
         ),

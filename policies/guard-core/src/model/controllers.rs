@@ -46,6 +46,8 @@ pub enum Impersonation {
 pub struct Generates {
     pub group: &'static str,
     pub kind: &'static str,
+    /// The field manager it applies them with.
+    pub field_manager: &'static str,
     pub owner_kind: &'static str,
     /// The owner's field whose annotations the controller copies.
     pub template: &'static str,
@@ -227,6 +229,7 @@ pub const HELM_CONTROLLER: Controller = Controller {
     generates: &[Generates {
         group: super::kinds::SOURCE,
         kind: "HelmChart",
+        field_manager: "helm-controller",
         owner_kind: "HelmRelease",
         template: "spec.chart.metadata.annotations",
     source: Source::new(
@@ -318,6 +321,7 @@ pub const SOURCE_WATCHER: Controller = Controller {
     generates: &[Generates {
         group: super::kinds::SOURCE,
         kind: "ExternalArtifact",
+        field_manager: "source-watcher",
         owner_kind: "ArtifactGenerator",
         template: "spec.commonMetadata.annotations",
         source: Source::new(
@@ -381,6 +385,17 @@ pub const FLUX: &[&Controller] = &[
     &SOURCE_WATCHER,
     &FLUX_OPERATOR,
 ];
+
+/// The Flux controller that generates objects of this group and kind, and
+/// how.
+pub fn generator(group: &str, kind: &str) -> Option<(&'static Controller, &'static Generates)> {
+    FLUX.iter().find_map(|c| {
+        c.generates
+            .iter()
+            .find(|g| g.group == group && g.kind == kind)
+            .map(|g| (*c, g))
+    })
+}
 
 /// The Flux controller of this name.
 pub fn flux(name: &str) -> Option<&'static Controller> {

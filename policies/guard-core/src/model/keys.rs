@@ -40,14 +40,39 @@ pub const CLEANED_UP: [&str; 4] = [
 /// `varsubDisabled`).
 pub const SUBSTITUTE: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
-/// The labels Flux's appliers put on every object they apply, naming the
+/// The labels an applier puts on every object it applies, naming the
 /// object that applied it: `<group>/name` and `<group>/namespace` of the
-/// applier's group (fluxcd/pkg `ssa` `ResourceManager.SetOwnerLabels`, as
-/// kustomize-controller calls it with its API group; helm-controller's
-/// post-renderer `OriginLabels` and the HelmChart template).
-pub fn owner_labels(group: &str) -> (String, String) {
-    (format!("{group}/name"), format!("{group}/namespace"))
+/// `ssa.Owner.Group` it applies with (fluxcd/pkg `ssa`
+/// `ResourceManager.SetOwnerLabels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnerLabels {
+    pub name: &'static str,
+    pub namespace: &'static str,
 }
+
+/// kustomize-controller's, with its API group
+/// (`internal/controller/kustomization_controller.go` `apply`, commit 186fb3b2).
+pub const KUSTOMIZATION_OWNER: OwnerLabels = OwnerLabels {
+    name: "kustomize.toolkit.fluxcd.io/name",
+    namespace: "kustomize.toolkit.fluxcd.io/namespace",
+};
+
+/// helm-controller's, on the HelmChart it generates and, through its
+/// post-renderer `OriginLabels`, on a release's objects
+/// (`internal/reconcile/helmchart_template.go`, `internal/postrender/origin_labels.go`,
+/// commit 0f61a860).
+pub const HELM_RELEASE_OWNER: OwnerLabels = OwnerLabels {
+    name: "helm.toolkit.fluxcd.io/name",
+    namespace: "helm.toolkit.fluxcd.io/namespace",
+};
+
+/// Flux Operator's on what a ResourceSet applies (`ssa.Owner{Group:
+/// "resourceset.fluxcd.controlplane.io"}`, `internal/controller/resourceset_controller.go`
+/// `apply`, commit 17c6aead).
+pub const RESOURCE_SET_OWNER: OwnerLabels = OwnerLabels {
+    name: "resourceset.fluxcd.controlplane.io/name",
+    namespace: "resourceset.fluxcd.controlplane.io/namespace",
+};
 
 /// source-watcher labels each ExternalArtifact with its generator's UID
 /// (fluxcd/source-watcher `internal/controller/artifactgenerator_controller.go`

@@ -275,6 +275,18 @@ pub const RESOURCE_SET: Kind = kind(
      `internal/controller/resourceset_controller.go` `uninstall`; commit 17c6aead",
 );
 
+pub const ALERT: Kind = kind(
+    NOTIFICATION,
+    "Alert",
+    "alerts",
+    &["v1beta3"],
+    &NOTIFICATION_CONTROLLER,
+    SPEC,
+    Itself,
+    false,
+    "fluxcd/notification-controller `api/v1beta3/alert_types.go` `Suspend`, commit 2e46958a",
+);
+
 /// Every kind the policies know: the event emitters first, in the Alert
 /// CRD's order, then the rest.
 pub const KINDS: &[Kind] = &[
@@ -320,10 +332,7 @@ pub const KINDS: &[Kind] = &[
         NOTIFICATION, "Receiver", "receivers", &["v1"], &NOTIFICATION_CONTROLLER, SPEC, Itself, false,
         "fluxcd/notification-controller `api/v1/receiver_types.go` `Suspend`, commit 2e46958a",
     ),
-    kind(
-        NOTIFICATION, "Alert", "alerts", &["v1beta3"], &NOTIFICATION_CONTROLLER, SPEC, Itself, false,
-        "fluxcd/notification-controller `api/v1beta3/alert_types.go` `Suspend`, commit 2e46958a",
-    ),
+    ALERT,
     kind(
         NOTIFICATION, "Provider", "providers", &["v1beta3"], &NOTIFICATION_CONTROLLER, SPEC, Itself, false,
         "fluxcd/notification-controller `api/v1beta3/provider_types.go` `Suspend`, commit 2e46958a",
