@@ -130,6 +130,9 @@ fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, String> {
     Ok(!same(spec(old, "oldObject")?, spec(new, "object")?))
 }
 
+/// The field [`metadata_difference`] names for a change of the finalizers.
+pub const FINALIZERS: &str = "metadata.finalizers";
+
 /// The first label, annotation or finalizer an UPDATE changes, as
 /// `metadata.labels[key]`, leaving out [`CLEANED_UP`].
 pub fn metadata_difference(old: &Metadata, new: &Metadata) -> Option<String> {
@@ -142,7 +145,7 @@ pub fn metadata_difference(old: &Metadata, new: &Metadata) -> Option<String> {
     };
     key_differs("labels", &old.labels, &new.labels)
         .or_else(|| key_differs("annotations", &old.annotations, &new.annotations))
-        .or_else(|| (old.finalizers != new.finalizers).then(|| "metadata.finalizers".into()))
+        .or_else(|| (old.finalizers != new.finalizers).then(|| FINALIZERS.into()))
 }
 
 #[cfg(test)]

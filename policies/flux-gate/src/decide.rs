@@ -25,7 +25,7 @@ use crate::gating::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP, OVERRIDE_ANNOTATI
 use crate::opening::next_opening;
 use crate::settings::{Compiled, GateRef};
 use crate::split_object::Top;
-use crate::writer;
+use crate::writer::{self, Sender};
 
 /// What the policy decides about `request`.
 pub(crate) fn decide<'a>(
@@ -182,7 +182,7 @@ fn held_write<'a>(
     // What the write changes comes first: no-op, metadata-only and
     // suspend-only writes are never held, whatever the annotations say, so
     // that no stored object is ever locked.
-    let effect = match classify(request, &metas)? {
+    let effect = match classify(request, &metas, c)? {
         Classified::NoOp => return Ok(Decision::Allow),
         Classified::Missing(which) => return Ok(Decision::MissingObject { which, object }),
         Classified::Effect(effect) => effect,
@@ -447,7 +447,11 @@ enum Classified {
     Effect(Effect),
 }
 
-fn classify(request: &AdmissionRequest, metas: &Metas<'_>) -> Result<Classified, String> {
+fn classify(
+    request: &AdmissionRequest,
+    metas: &Metas<'_>,
+    c: &Compiled,
+) -> Result<Classified, String> {
     let update = match request.operation {
         Operation::Create => return Ok(Classified::Effect(Effect::Held(Change::Creates))),
         Operation::Delete => return Ok(Classified::Effect(Effect::Held(Change::Deletes))),
@@ -478,31 +482,39 @@ fn classify(request: &AdmissionRequest, metas: &Metas<'_>) -> Result<Classified,
             if kinds::find(&request.kind.group, &request.kind.kind)
                 .is_some_and(|k| k.honours == Some(Honours::SpecSuspend)) =>
         {
-            from_git(request, om, nm, Passing::SuspendOnly)?
+            from_git(request, c, om, nm, Passing::SuspendOnly)?
         }
         Update::Resume => Effect::Held(Change::Resumes),
         // A suspend from Git may carry metadata from Git along.
-        Update::SuspendOnly => from_git(request, om, nm, Passing::SuspendOnly)?,
-        Update::MetadataOnly => from_git(request, om, nm, Passing::MetadataOnly)?,
+        Update::SuspendOnly => from_git(request, c, om, nm, Passing::SuspendOnly)?,
+        Update::MetadataOnly => from_git(request, c, om, nm, Passing::MetadataOnly)?,
         Update::NoOp => return Ok(Classified::NoOp),
     };
     Ok(Classified::Effect(effect))
 }
 
-/// Labels, annotations and finalizers written by the Flux applier come from
+/// Labels, annotations and finalizers written by a Flux applier come from
 /// Git (an Ingress's auth annotations, a Namespace's pod-security labels):
 /// desired state, also when they ride along with a suspend. Anyone else's
-/// pass, so no object is locked.
+/// pass, so no object is locked, and so do a Flux controller's own
+/// finalizer patches on the objects it reconciles.
 fn from_git(
     request: &AdmissionRequest,
+    c: &Compiled,
     old: &Metadata,
     new: &Metadata,
     otherwise: Passing,
 ) -> Result<Effect, String> {
-    if writer::flux_field_manager(request)?.is_none() {
+    let sender = writer::sender(request, c)?;
+    if sender == Sender::Other {
         return Ok(Effect::Passing(otherwise));
     }
     Ok(match change::metadata_difference(old, new) {
+        // The first difference is the finalizers: labels and annotations
+        // are the same, and the controller keeps its own finalizer.
+        Some(field) if sender == Sender::Upkeep && field == change::FINALIZERS => {
+            Effect::Passing(otherwise)
+        }
         Some(field) => Effect::Held(Change::FromGit {
             field,
             manager: request.field_manager()?,

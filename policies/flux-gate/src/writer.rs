@@ -3,21 +3,44 @@
 //! object from Git. Both are told by the request's identity and field
 //! manager, never by labels or annotations, which any writer controls.
 
+use guard_core::model::controllers;
 use guard_core::AdmissionRequest;
 
 use crate::flux_owner::FluxOwnerKind;
 use crate::settings::Compiled;
 
-/// The Flux controller whose field manager the request names, if any. A
-/// write under that name is held like one from Git; only the identity
-/// check of [`applier`] lets anything pass on it.
-pub(crate) fn flux_field_manager(
-    request: &AdmissionRequest,
-) -> Result<Option<FluxOwnerKind>, String> {
+/// Who sent a write that names a Flux controller's field manager.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sender {
+    /// The field manager of a Flux controller's applies (kustomize-controller,
+    /// helm-controller, Flux Operator: the model's
+    /// [`controllers::flux_applier`]): held like a change from Git, whoever
+    /// sends it; only the identity check of [`applier`] lets anything pass.
+    Applier,
+    /// That manager, from the controller's own identity, on a kind it
+    /// reconciles ([`controllers::flux_bookkeeper`]): its upkeep (helm-controller
+    /// adds and removes its finalizer under the manager of its applies).
+    Upkeep,
+    /// Anyone else.
+    Other,
+}
+
+pub(crate) fn sender(request: &AdmissionRequest, c: &Compiled) -> Result<Sender, String> {
     let manager = request.field_manager()?;
-    Ok([FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease]
-        .into_iter()
-        .find(|k| k.field_manager() == manager))
+    if controllers::flux_applier(&manager).is_none() {
+        return Ok(Sender::Other);
+    }
+    let upkeep = controllers::flux_bookkeeper(
+        &request.user_info,
+        &manager,
+        &c.flux_namespace,
+        &request.kind.group,
+        &request.kind.kind,
+    );
+    Ok(match upkeep {
+        Some(_) => Sender::Upkeep,
+        None => Sender::Applier,
+    })
 }
 
 /// The username a Flux object's applies are sent as: its

@@ -413,22 +413,29 @@ pub fn flux_applier(field_manager: &str) -> Option<&'static Controller> {
     })
 }
 
-/// The Flux controller doing its own upkeep: the request comes from its
-/// own service account (in `flux_namespace`) under a field manager it keeps
-/// objects with, or, for the controllers that write through updates with
-/// none, under no field manager. What the write may change (finalizers,
-/// status) is the policy's to check; who sent it is settled here.
+/// The Flux controller doing its own upkeep of an object of a kind it
+/// reconciles (`group`, `kind`): the request comes from its own service
+/// account (in `flux_namespace`) under a field manager it keeps objects
+/// with (none, for the writes that name none). What the write may change
+/// (finalizers, status) is the policy's to check; who sent it is settled
+/// here. helm-controller's field manager is both its applies' and its
+/// upkeep's, so the kind tells them apart: it reconciles HelmReleases and
+/// applies everything else (a chart holding a HelmRelease is applied under
+/// the same identity, so a policy checks what changed too).
 pub fn flux_bookkeeper(
     user: &UserInfo,
     field_manager: &str,
     flux_namespace: &str,
+    group: &str,
+    kind: &str,
 ) -> Option<&'static Controller> {
-    FLUX.iter().copied().find(|c| {
-        c.is_itself(&user.username, flux_namespace)
-            && c.field_managers
-                .iter()
-                .any(|m| m.bookkeeping && m.name == field_manager)
-    })
+    let reconciler = super::kinds::find(group, kind)?.controller;
+    (reconciler.is_itself(&user.username, flux_namespace)
+        && reconciler
+            .field_managers
+            .iter()
+            .any(|m| m.bookkeeping && m.name == field_manager))
+    .then_some(reconciler)
 }
 
 /// kube-controller-manager's own identity, which every one of its
@@ -621,25 +628,29 @@ mod tests {
         assert_eq!(flux_applier("helm-controller"), Some(&HELM_CONTROLLER));
         assert_eq!(flux_applier("gotk-kustomize-controller"), None);
         assert_eq!(flux_applier("kubectl"), None);
+        use crate::model::kinds::{HELM, KUSTOMIZE, NOTIFICATION, SOURCE};
+        let ks = |u: &UserInfo, m: &str| {
+            flux_bookkeeper(u, m, FLUX_NAMESPACE, KUSTOMIZE, "Kustomization")
+        };
+        let hr = |u: &UserInfo, m: &str| flux_bookkeeper(u, m, FLUX_NAMESPACE, HELM, "HelmRelease");
         let kc = user("system:serviceaccount:flux-system:kustomize-controller");
         assert_eq!(
-            flux_bookkeeper(&kc, "gotk-kustomize-controller", FLUX_NAMESPACE),
+            ks(&kc, "gotk-kustomize-controller"),
             Some(&KUSTOMIZE_CONTROLLER)
         );
-        assert_eq!(
-            flux_bookkeeper(&kc, "kustomize-controller", FLUX_NAMESPACE),
-            None
-        );
+        assert_eq!(ks(&kc, "kustomize-controller"), None);
         let hc = user("system:serviceaccount:flux-system:helm-controller");
-        assert_eq!(
-            flux_bookkeeper(&hc, "helm-controller", FLUX_NAMESPACE),
-            Some(&HELM_CONTROLLER)
-        );
-        // A tenant's identity naming the manager is nobody's upkeep.
+        assert_eq!(hr(&hc, "helm-controller"), Some(&HELM_CONTROLLER));
+        // Its own kinds only: a HelmChart it applies is no upkeep of its.
+        let chart = flux_bookkeeper(&hc, "helm-controller", FLUX_NAMESPACE, SOURCE, "HelmChart");
+        assert_eq!(chart, None);
+        // Another controller's kind, or a tenant naming the manager: nobody's upkeep.
+        assert_eq!(ks(&hc, "helm-controller"), None);
         let tenant = user("system:serviceaccount:team-a:helm-controller");
-        assert_eq!(
-            flux_bookkeeper(&tenant, "helm-controller", FLUX_NAMESPACE),
-            None
-        );
+        assert_eq!(hr(&tenant, "helm-controller"), None);
+        // notification-controller's finalizer patches name no field manager.
+        let nc = user("system:serviceaccount:flux-system:notification-controller");
+        let alert = flux_bookkeeper(&nc, "", FLUX_NAMESPACE, NOTIFICATION, "Alert");
+        assert_eq!(alert, Some(&NOTIFICATION_CONTROLLER));
     }
 }
