@@ -448,12 +448,12 @@ const ASKS_THE_MODEL: &[&str] = &[
     "policies/flux-event-metadata",
 ];
 
-/// What only the model may name: the domains of Flux's and Flux Operator's
-/// groups and annotations, and every controller's name, field managers and
-/// identity (as whole words).
+/// What only the model may name: the domains of Flux's, Flux Operator's
+/// and ASO's groups and annotations, and every controller's name, field
+/// managers and identity (as whole words).
 fn model_words() -> (Vec<&'static str>, BTreeSet<String>) {
     use guard_core::model::controllers;
-    let domains = vec!["fluxcd.io", "fluxcd.controlplane.io"];
+    let domains = vec!["fluxcd.io", "fluxcd.controlplane.io", "serviceoperator.azure.com"];
     let mut words = BTreeSet::new();
     for c in controllers::FLUX {
         words.insert(c.name.to_string());

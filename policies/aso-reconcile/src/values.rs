@@ -5,19 +5,10 @@
 //! a user would see. So a value is either exactly right or refused here, with
 //! the accepted values and, when the intent is guessable, a suggestion.
 
-/// How ASO treats the Azure resource behind an object (implemented by ASO).
-pub const RECONCILE_POLICY: &str = "serviceoperator.azure.com/reconcile-policy";
-/// ADR 2023-02 option 4.2 (the decision): the reconcile policy to write when
-/// the Azure resource already exists. Not implemented by ASO releases to date.
-pub const RECONCILE_POLICY_IF_EXISTS: &str = "serviceoperator.azure.com/reconcile-policy-if-exists";
-/// ADR 2023-02 option 4.1: adoption behaviour, combined with `reconcile-policy`
-/// by "the most restrictive wins". Not implemented by ASO releases to date.
-pub const ADOPTION_POLICY: &str = "serviceoperator.azure.com/adoption-policy";
-/// Set by ASO when it takes over a resource; before it, nothing was done in Azure.
-pub const FINALIZER: &str = "serviceoperator.azure.com/finalizer";
-/// The ARM id ASO writes when it claims a resource, before any PUT, and
-/// deletes in Azure (`deleteResource`, `BeginDeleteByID`).
-pub const RESOURCE_ID: &str = "serviceoperator.azure.com/resource-id";
+pub use guard_core::model::aso::{
+    is_aso_group, ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    RESOURCE_ID,
+};
 
 /// The field manager of every suggested command. kustomize-controller's
 /// next apply hands the fields of managers named `kubectl*` (and
@@ -46,12 +37,6 @@ impl Annotation {
             Self::AdoptionPolicy => ADOPTION_POLICY,
         }
     }
-}
-
-/// Every ASO kind has its own API group under `azure.com`
-/// (`resources.azure.com`, `dbforpostgresql.azure.com`, ...).
-pub fn is_aso_group(group: &str) -> bool {
-    group.ends_with(".azure.com")
 }
 
 /// A set of annotation values, compared exactly.

@@ -14,6 +14,7 @@
 //! - [`clients`]: every other writer (the flux CLI, Flux Operator's Web UI,
 //!   CLI and MCP server, kubectl, Helm, the audit scanner).
 //! - [`keys`]: the annotations and labels whose meaning a controller defines.
+//! - [`aso`]: Azure Service Operator's groups and annotations.
 //!
 //! Completeness is tested against upstream lists recorded under
 //! `policies/guard-core/upstream/` (each file names its repository, commit
@@ -21,6 +22,7 @@
 //! refresh them. A new fact goes here first, then into the policy that
 //! needs it.
 
+pub mod aso;
 pub mod clients;
 pub mod controllers;
 pub mod keys;
