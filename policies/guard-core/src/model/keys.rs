@@ -11,10 +11,12 @@ pub const SUSPENDED: &str = "reconcile.fluxcd.io/suspended";
 /// `ReconcileRequestAnnotation`).
 pub const RECONCILE_REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
 
-/// Flux Operator's record of who suspended an object, written beside the
-/// disable annotation by its Web UI (controlplaneio-fluxcd/flux-operator
-/// `api/v1` `SuspendedByAnnotation`? see `upstream/README.md`); flux-suspend's
-/// default `suspenderAnnotation`.
+/// Flux Operator's record of who suspended an object: its Web UI writes the
+/// user's name here beside `fluxcd.controlplane.io/reconcile: disabled` (or
+/// `spec.suspend: true` on Flux's kinds) and deletes it on resume
+/// (controlplaneio-fluxcd/flux-operator `internal/web/resource_action.go`
+/// `setSuspension`, commit 17c6aead); its CLI does not write it.
+/// flux-suspend's default `suspenderAnnotation`.
 pub const SUSPENDED_BY: &str = "fluxcd.controlplane.io/suspendedBy";
 
 /// The annotation prefix Flux copies into event metadata (RFC-0008;
