@@ -31,8 +31,8 @@ pub(crate) fn sets_override_without_membership(
     new: Option<&Metadata>,
 ) -> bool {
     if c.override_groups.is_empty()
-        || !FluxOwnerKind::parse(&request.kind.kind)
-            .is_some_and(|k| k.model().group == request.kind.group)
+        || FluxOwnerKind::parse(&request.kind.kind)
+            .is_none_or(|k| k.model().group != request.kind.group)
     {
         return false;
     }
