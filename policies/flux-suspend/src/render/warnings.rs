@@ -82,13 +82,16 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             objects,
             collects,
         } => format!(
-            "{} is suspended ({}), so {} deletes it without deleting {} although {}: they \
-             stay in the cluster, unmanaged",
+            "{} is suspended ({}), so {} deletes it without deleting {}{}: they stay in the \
+             cluster, unmanaged",
             target.object().describe(),
             honoured_mechanism(kind),
             kind.controller.name,
             inventory(*collects, *objects),
-            deciding(*collects, kind)
+            match collects {
+                Collects::Policy(_) => format!(" although {}", deciding(*collects, kind)),
+                Collects::Inventory | Collects::Release => String::new(),
+            }
         ),
     }
 }
