@@ -81,19 +81,24 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             kind,
             objects,
             collects,
-        } => format!(
-            "{} is suspended ({}), so {} deletes it without deleting {}{}: they stay in the \
-             cluster, unmanaged",
-            target.object().describe(),
-            honoured_mechanism(kind),
-            kind.controller.name,
-            inventory(*collects, *objects),
-            match collects {
-                Collects::Policy(_) => format!(" although {}", deciding(*collects, kind)),
-                Collects::Inventory | Collects::Release => String::new(),
-            }
-        ),
+        } => kept_note(target, kind, *objects, *collects),
     }
+}
+
+/// A suspended object deleted: what it manages stays, unmanaged.
+fn kept_note(target: &Target, kind: &Kind, objects: usize, collects: Collects) -> String {
+    format!(
+        "{} is suspended ({}), so {} deletes it without deleting {}{}: they stay in the \
+         cluster, unmanaged",
+        target.object().describe(),
+        honoured_mechanism(kind),
+        kind.controller.name,
+        inventory(collects, objects),
+        match collects {
+            Collects::Policy(_) => format!(" although {}", deciding(collects, kind)),
+            Collects::Inventory | Collects::Release => String::new(),
+        }
+    )
 }
 
 /// An expiry passed while the suspension stays.
