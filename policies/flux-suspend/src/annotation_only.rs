@@ -4,10 +4,10 @@
 //! `deny-annotation-only` refuses it everywhere. A state kept from the
 //! stored object is not refused again, so unrelated updates go through.
 
+use crate::kinds::Collects;
 use crate::settings::{Mode, Settings};
 use crate::view::State;
 use crate::write::Write;
-use guard_core::model::kinds::Collects;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Finding {

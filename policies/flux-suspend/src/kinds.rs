@@ -33,10 +33,49 @@ impl Kind {
     }
 
     /// Deleting it has its controller delete what it applied as its
-    /// `spec.deletionPolicy` and `spec.prune` say (a Kustomization).
+    /// `spec.deletionPolicy` and `spec.prune` say (a Kustomization), which
+    /// are then read.
     pub(crate) fn prunes(&self) -> bool {
         self.deletion == Deletion::Inventory(InventoryRule::DeletionPolicy)
     }
+
+    /// What deleting an object of this kind makes its controller delete
+    /// besides it unless the controller reads it as suspended, from the
+    /// model's [`Deletion`]: a Kustomization's inventory as `policy` (its
+    /// `spec.deletionPolicy` and `spec.prune`) says; a FluxInstance's or
+    /// ResourceSet's whole inventory; a HelmRelease's Helm release. What a
+    /// suspension does not stop (an ArtifactGenerator's ExternalArtifacts)
+    /// or nothing at all is `None`: no suspension changes it.
+    pub(crate) fn collects(&self, policy: Option<flux::Collects>) -> Option<Collects> {
+        match self.deletion {
+            Deletion::Inventory(InventoryRule::DeletionPolicy) => policy.map(Collects::Policy),
+            Deletion::Inventory(InventoryRule::Always) => Some(Collects::Inventory),
+            Deletion::HelmUninstall => Some(Collects::Release),
+            Deletion::Itself | Deletion::Generated => None,
+        }
+    }
+}
+
+impl Kind {
+    /// Can deleting it delete more than it, as long as its controller does
+    /// not read it as suspended?
+    pub(crate) fn may_collect(&self) -> bool {
+        self.collects(Some(flux::Collects::Prune)).is_some()
+    }
+}
+
+/// What deleting an object not suspended as its controller reads it deletes
+/// besides it, and why (the model's [`Deletion`] of its kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Collects {
+    /// A Kustomization's inventory, as its deletion policy says.
+    Policy(flux::Collects),
+    /// The whole inventory, always (FluxInstance, ResourceSet: flux-operator
+    /// `uninstall` unless `IsDisabled`).
+    Inventory,
+    /// The Helm release, every object of its chart (HelmRelease:
+    /// helm-controller `reconcileDelete` unless `spec.suspend`).
+    Release,
 }
 
 /// The suspendable kinds: every Flux kind but ExternalArtifact, which has no
@@ -96,6 +135,29 @@ mod tests {
     fn only_kustomizations_prune() {
         assert!(find(KUSTOMIZE, "Kustomization").unwrap().prunes());
         assert!(!find(HELM, "HelmRelease").unwrap().prunes());
+    }
+
+    /// Every kind whose deletion a suspension stops has its hazard; the
+    /// rest have none, whatever its deletion policy would say.
+    #[test]
+    fn what_a_deletion_collects_follows_the_model() {
+        let prune = Some(flux::Collects::Prune);
+        let collecting: Vec<(&str, Collects)> = suspendable()
+            .filter_map(|k| k.collects(prune).map(|c| (k.kind, c)))
+            .collect();
+        assert_eq!(
+            collecting,
+            [
+                ("Kustomization", Collects::Policy(flux::Collects::Prune)),
+                ("HelmRelease", Collects::Release),
+                ("FluxInstance", Collects::Inventory),
+                ("ResourceSet", Collects::Inventory),
+            ]
+        );
+        assert_eq!(
+            find(KUSTOMIZE, "Kustomization").unwrap().collects(None),
+            None
+        );
     }
 
     #[test]

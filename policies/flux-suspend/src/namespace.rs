@@ -1,30 +1,32 @@
-//! A Namespace's DELETE: where the deletion of the Kustomizations it holds
-//! is judged, once.
+//! A Namespace's DELETE: where the deletion of the Flux objects it holds is
+//! judged, once.
 //!
 //! The namespace controller then deletes them with requests this policy
 //! lets through ([`guard_core::model::controllers::is_namespace_controller`]); refusing those
 //! would leave the Namespace stuck in Terminating with nobody told why. So
-//! each Kustomization the Namespace holds, read from the cluster
-//! (`contextAwareResources`: Kustomizations), is judged here as the DELETE of
-//! it by the person deleting the Namespace ([`crate::deletion::check`]): the
-//! prune hazard, and, with `resumers` listed, who may end a suspension by
-//! deleting it (a parent Kustomization re-creates the Namespace and its
-//! children from Git, unsuspended).
+//! each object the Namespace holds of a kind that matters, read from the
+//! cluster (`contextAwareResources`: every suspendable kind), is judged here
+//! as the DELETE of it by the person deleting the Namespace
+//! ([`crate::deletion::check`]): the deletion hazard of every kind whose
+//! deletion deletes more ([`Kind::may_collect`]), and, with `resumers`
+//! listed, who may end a suspension of any kind by deleting it (a parent
+//! Kustomization re-creates the Namespace and its children from Git,
+//! unsuspended).
 
-use guard_core::model::kinds::KUSTOMIZE;
+use guard_core::model::kinds as flux;
 use guard_core::{AdmissionRequest, Context};
 
 use crate::deletion;
-use crate::kinds;
+use crate::kinds::{self, Kind};
 use crate::settings::Settings;
 use crate::warnings::Warning;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refused {
-    /// The Kustomizations cannot be listed: the cluster's error.
-    Unlisted(String),
-    /// One of them cannot be read as a request: serde's error.
-    Unreadable(String),
+    /// The objects of a kind cannot be listed: the kind, the cluster's error.
+    Unlisted(&'static str, String),
+    /// One of them cannot be read as a request: the kind, serde's error.
+    Unreadable(&'static str, String),
     /// The deletes of some of them are refused.
     Deletes(Vec<deletion::Refused>),
 }
@@ -34,22 +36,48 @@ pub(crate) fn is_namespace(request: &AdmissionRequest) -> bool {
     request.kind.group.is_empty() && request.kind.kind == "Namespace"
 }
 
+/// The kinds whose objects a Namespace's deletion is judged for: those
+/// whose deletion deletes more, and, with `resumers` listed, every
+/// suspendable kind (the model's order, which metadata.yml's
+/// `contextAwareResources` follows).
+pub(crate) fn judged_kinds(settings: &Settings) -> impl Iterator<Item = Kind> + '_ {
+    flux::KINDS
+        .iter()
+        .filter_map(|k| kinds::find(k.group, k.kind))
+        .filter(|k| k.may_collect() || !settings.resumers.is_empty())
+}
+
 pub(crate) fn check_delete(
     request: &AdmissionRequest,
     settings: &Settings,
     ctx: &Context<'_>,
 ) -> Result<Vec<Warning>, Refused> {
-    let Some(kind) = kinds::find(KUSTOMIZE, "Kustomization") else {
-        return Ok(Vec::new());
-    };
-    let api_version = kind.api_version();
-    let namespace = request.name.as_str();
-    let items = ctx
-        .cluster
-        .list(&api_version, kind.kind, Some(namespace))
-        .map_err(|e| Refused::Unlisted(e.to_string()))?;
     let mut refusals = Vec::new();
     let mut warnings = Vec::new();
+    for kind in judged_kinds(settings) {
+        check_kind(request, &kind, settings, ctx, &mut refusals, &mut warnings)?;
+    }
+    if refusals.is_empty() {
+        return Ok(warnings);
+    }
+    Err(Refused::Deletes(refusals))
+}
+
+/// Judges the objects of `kind` the Namespace holds.
+fn check_kind(
+    request: &AdmissionRequest,
+    kind: &Kind,
+    settings: &Settings,
+    ctx: &Context<'_>,
+    refusals: &mut Vec<deletion::Refused>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), Refused> {
+    let api_version = kind.api_version();
+    let namespace = request.name.as_str();
+    let items = match ctx.cluster.list(&api_version, kind.kind, Some(namespace)) {
+        Ok(items) => items,
+        Err(e) => return Err(Refused::Unlisted(kind.kind, e.to_string())),
+    };
     for item in &items {
         // Judged as a DELETE of it by whoever deletes the Namespace: the
         // namespace controller's own follow-up is let through.
@@ -63,17 +91,14 @@ pub(crate) fn check_delete(
             item = item.get()
         );
         let mut one = serde_json::from_str::<AdmissionRequest>(&text)
-            .map_err(|e| Refused::Unreadable(e.to_string()))?;
+            .map_err(|e| Refused::Unreadable(kind.kind, e.to_string()))?;
         one.user_info = request.user_info.clone();
-        match deletion::check(&one, &kind, settings) {
+        match deletion::check(&one, kind, settings) {
             Ok(warning) => warnings.extend(warning),
             Err(refused) => refusals.push(refused),
         }
     }
-    if refusals.is_empty() {
-        return Ok(warnings);
-    }
-    Err(Refused::Deletes(refusals))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -182,11 +207,97 @@ mod tests {
         let m = v.message.as_deref().unwrap_or("");
         assert!(
             m.starts_with(
-                "Deleting Namespace tenant-a deletes the Kustomizations it holds, and they \
-                 cannot be listed to see whether that would garbage-collect what they applied: "
+                "Deleting Namespace tenant-a deletes the Flux objects it holds, and its \
+                 Kustomizations cannot be listed to see whether that would delete what they \
+                 manage: "
             ),
             "{m}"
         );
         assert!(m.contains("(500 connection refused)"), "{m}");
+    }
+
+    /// metadata.yml grants exactly the kinds a Namespace's deletion lists
+    /// with `resumers` set (all of them), each at its storage version.
+    #[test]
+    fn context_aware_resources_are_every_judged_kind() {
+        let metadata = include_str!("../metadata.yml");
+        let listed: Vec<String> = metadata
+            .split("contextAwareResources:\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect::<Vec<_>>()
+            .chunks(2)
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c[0].trim_start_matches("  - apiVersion: "),
+                    c[1].trim_start_matches("    kind: ")
+                )
+            })
+            .collect();
+        let settings =
+            guard_core::settings::parse::<Settings>(br#"{"resumers":{"users":["x"]}}"#).unwrap();
+        let judged: Vec<String> = judged_kinds(&settings)
+            .map(|k| format!("{} {}", k.api_version(), k.kind))
+            .collect();
+        assert_eq!(listed, judged);
+        let without = guard_core::settings::parse::<Settings>(b"{}").unwrap();
+        let judged: Vec<&str> = judged_kinds(&without).map(|k| k.kind).collect();
+        assert_eq!(
+            judged,
+            [
+                "Kustomization",
+                "HelmRelease",
+                "FluxInstance",
+                "ResourceSet"
+            ]
+        );
+    }
+
+    fn helm_release(annotations: Value, spec: Value) -> Recorded {
+        Recorded {
+            api_version: "helm.toolkit.fluxcd.io/v2".into(),
+            kind: "HelmRelease".into(),
+            namespace: "tenant-a".into(),
+            name: "podinfo".into(),
+            object: Some(
+                json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": "podinfo", "namespace": "tenant-a", "annotations": annotations},
+                "spec": spec, "status": {"history": [{"name": "podinfo", "version": 1}]}}),
+            ),
+            error: None,
+        }
+    }
+
+    /// Every kind whose deletion deletes more is checked, and with
+    /// `resumers` every suspended kind, not only Kustomizations.
+    #[test]
+    fn a_namespace_holding_a_suspended_helmrelease_is_judged() {
+        let annotation_only = helm_release(
+            json!({"reconcile.fluxcd.io/suspended": "INC-1 cutover"}),
+            json!({}),
+        );
+        let v = judged(&[annotation_only]);
+        assert!(!v.allowed);
+        assert!(
+            v.message.as_deref().unwrap_or("").contains(
+                "\nDeleting HelmRelease tenant-a/podinfo would uninstall its Helm release"
+            ),
+            "{v:?}"
+        );
+        let suspended = helm_release(
+            json!({"reconcile.fluxcd.io/suspended": "INC-1 cutover"}),
+            json!({"suspend": true}),
+        );
+        let v = judged_with(&[suspended], r#"{"resumers":{"groups":["platform"]}}"#);
+        assert!(!v.allowed);
+        assert!(
+            v.message.as_deref().unwrap_or("").contains(
+                "\nalice may not delete HelmRelease tenant-a/podinfo while it is suspended"
+            ),
+            "{v:?}"
+        );
     }
 }

@@ -1,6 +1,9 @@
-//! The prune hazard: a Kustomization deleted while suspended by annotation
-//! alone, which does not stop kustomize-controller from deleting what it
-//! applied ([`crate::deletion_policy`]) on any Flux release.
+//! The deletion hazard: an object deleted while suspended by annotation
+//! alone, which its controller does not read as suspended, so its finalizer
+//! deletes what the kind's deletion deletes ([`Kind::collects`], from the
+//! model's `Deletion`) on any Flux release: a Kustomization's inventory as
+//! its deletion policy says, a HelmRelease's Helm release, a FluxInstance's
+//! or ResourceSet's whole inventory.
 
 use guard_core::request::json_type;
 use guard_core::{AdmissionRequest, Which};
@@ -8,13 +11,13 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::kinds::Kind;
+use crate::kinds::{Collects, Kind};
 use crate::view::{self, State, Target, Unreadable};
 use crate::warnings::Warning;
-use guard_core::model::kinds::Collects;
 
-/// Deleting it would garbage-collect `objects` objects although it reads as
-/// suspended (by `reason`).
+/// Deleting it would delete `objects` objects (inventory entries, or the
+/// releases in a HelmRelease's history) although it reads as suspended (by
+/// `reason`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hazard {
     pub(crate) target: Target,
@@ -30,8 +33,12 @@ pub(crate) enum Refused {
     Hazard(Box<Hazard>),
 }
 
-/// `status.inventory.entries`, counted without being read. Absent or null
-/// at any level is no inventory, as kustomize-controller's nil checks read it.
+/// `status.inventory.entries` (Kustomization, FluxInstance, ResourceSet:
+/// fluxcd/pkg `apis/meta` `ResourceInventory`, which Flux Operator's
+/// `status.inventory` shares) and `status.history` (HelmRelease: the
+/// releases helm-controller uninstalls the latest of, `reconcileReleaseDeletion`,
+/// nothing when it is empty), counted without being read. Absent or null at
+/// any level is nothing to delete, as the controllers' nil checks read it.
 #[derive(Deserialize)]
 struct InventoryView {
     #[serde(default)]
@@ -42,6 +49,8 @@ struct InventoryView {
 struct StatusView {
     #[serde(default)]
     inventory: Option<Inventory>,
+    #[serde(default)]
+    history: Option<Vec<IgnoredAny>>,
 }
 
 #[derive(Deserialize)]
@@ -50,32 +59,46 @@ struct Inventory {
     entries: Option<Vec<IgnoredAny>>,
 }
 
-/// How many objects a Kustomization would prune, as its status says (0
-/// without an inventory). `Err` names the field that cannot be read: an
+/// How many objects (or releases) deleting it would delete, as its status
+/// says (0 without any). `Err` names the field that cannot be read: an
 /// inventory of the wrong shape is not an empty one.
-fn inventory_size(request: &AdmissionRequest) -> Result<usize, String> {
+fn inventory_size(request: &AdmissionRequest, collects: Collects) -> Result<usize, String> {
     let view = request
         .object_as::<InventoryView>(Which::OldObject)
-        .map_err(|e| inventory_error(request).unwrap_or(e))?;
-    Ok(view
-        .and_then(|v| v.status)
-        .and_then(|s| s.inventory)
-        .and_then(|i| i.entries)
-        .map_or(0, |entries| entries.len()))
+        .map_err(|e| inventory_error(request, collects).unwrap_or(e))?;
+    let status = view.and_then(|v| v.status);
+    let counted = match collects {
+        Collects::Release => status.and_then(|s| s.history),
+        Collects::Policy(_) | Collects::Inventory => {
+            status.and_then(|s| s.inventory).and_then(|i| i.entries)
+        }
+    };
+    Ok(counted.map_or(0, |entries| entries.len()))
 }
 
-/// The member of `status.inventory.entries` that is not what
-/// kustomize-controller writes, for a message better than serde's. Runs
-/// only on the error path.
-fn inventory_error(request: &AdmissionRequest) -> Option<String> {
+/// A member on the way to what is counted: its name, the shape it must
+/// have, and the test of that shape.
+type Step = (&'static str, &'static str, fn(&Value) -> bool);
+
+/// The member of the status read that is not what the controller writes,
+/// for a message better than serde's. Runs only on the error path.
+fn inventory_error(request: &AdmissionRequest, collects: Collects) -> Option<String> {
     let old = request.object_value(Which::OldObject).ok()??;
     let mut value = &old;
     let mut path = String::new();
-    for (member, shape, is) in [
-        ("status", "a map", Value::is_object as fn(&Value) -> bool),
-        ("inventory", "a map", Value::is_object),
-        ("entries", "a list", Value::is_array),
-    ] {
+    let is_map = Value::is_object as fn(&Value) -> bool;
+    let steps: &[Step] = match collects {
+        Collects::Release => &[
+            ("status", "a map", is_map),
+            ("history", "a list", Value::is_array),
+        ],
+        Collects::Policy(_) | Collects::Inventory => &[
+            ("status", "a map", is_map),
+            ("inventory", "a map", Value::is_object),
+            ("entries", "a list", Value::is_array),
+        ],
+    };
+    for (member, shape, is) in steps {
         if !path.is_empty() {
             path.push('.');
         }
@@ -94,14 +117,14 @@ fn inventory_error(request: &AdmissionRequest) -> Option<String> {
     None
 }
 
-/// Judges a DELETE: refused when the object looks suspended but
-/// kustomize-controller would delete its inventory; a warning when
-/// `spec.suspend` keeps the inventory, unmanaged.
+/// Judges a DELETE: refused when the object looks suspended but its
+/// controller would delete what it manages; a warning when the honoured
+/// mechanism keeps it, unmanaged.
 pub(crate) fn check_delete(
     request: &AdmissionRequest,
     kind: &Kind,
 ) -> Result<Option<Warning>, Refused> {
-    if !kind.prunes() {
+    if !kind.may_collect() {
         return Ok(None);
     }
     // kube-apiserver sends the object being deleted as oldObject; without it
@@ -117,14 +140,14 @@ pub(crate) fn check_delete(
     let Some(collects) = state.collects else {
         return Ok(None);
     };
-    // An empty or absent inventory: the controller deletes nothing.
-    let objects = match inventory_size(request) {
+    // An empty or absent inventory (or history): the controller deletes nothing.
+    let objects = match inventory_size(request, collects) {
         Err(e) => return Err(Refused::Unreadable(Unreadable::Object(e))),
         Ok(0) => return Ok(None),
         Ok(n) => n,
     };
     let target = view::target(request, Some(&object.metadata));
-    if state.spec_suspend {
+    if state.honoured() {
         return Ok(Some(Warning::InventoryKept {
             target,
             kind: *kind,
@@ -148,7 +171,7 @@ pub(crate) fn check_delete(
 mod tests {
     use super::*;
     use crate::kinds;
-    use guard_core::model::kinds::Collects;
+    use guard_core::model::kinds::Collects as Policy;
 
     fn ks() -> Kind {
         kinds::find("kustomize.toolkit.fluxcd.io", "Kustomization").unwrap()
@@ -192,7 +215,10 @@ mod tests {
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 cutover"}},
                 "spec":{"prune":true},"status":{"inventory":{"entries":[{"id":"a","v":"v1"},{"id":"b","v":"v1"}]}}}"#,
         );
-        assert_eq!(v, hazard(2, Collects::Prune, "INC-1 cutover"));
+        assert_eq!(
+            v,
+            hazard(2, Collects::Policy(Policy::Prune), "INC-1 cutover")
+        );
         // Without an inventory the controller deletes nothing.
         let v = delete_of(
             r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"INC-1 cutover"}},"spec":{"prune":true}}"#,
@@ -211,19 +237,19 @@ mod tests {
     #[test]
     fn the_deletion_policy_decides_as_the_controller_does() {
         for (spec, refused) in [
-            (r#"{"prune":true}"#, Some(Collects::Prune)),
+            (r#"{"prune":true}"#, Some(Collects::Policy(Policy::Prune))),
             (
                 r#"{"prune":true,"deletionPolicy":"MirrorPrune"}"#,
-                Some(Collects::Prune),
+                Some(Collects::Policy(Policy::Prune)),
             ),
             (r#"{"prune":false}"#, None),
             (
                 r#"{"prune":false,"deletionPolicy":"Delete"}"#,
-                Some(Collects::Delete),
+                Some(Collects::Policy(Policy::Delete)),
             ),
             (
                 r#"{"deletionPolicy":"WaitForTermination"}"#,
-                Some(Collects::WaitForTermination),
+                Some(Collects::Policy(Policy::WaitForTermination)),
             ),
             (r#"{"prune":true,"deletionPolicy":"Orphan"}"#, None),
         ] {
@@ -246,7 +272,7 @@ mod tests {
                 target: target(),
                 kind: ks(),
                 objects: 1,
-                collects: Collects::Delete
+                collects: Collects::Policy(Policy::Delete)
             }))
         );
         assert_eq!(
@@ -317,18 +343,92 @@ mod tests {
         }
     }
 
+    fn delete_of_kind(group: &str, kind: &str, old: &str) -> Result<Option<Warning>, Refused> {
+        let r = request(old);
+        check_delete(&r, &kinds::find(group, kind).unwrap())
+    }
+
+    /// helm-controller uninstalls the release of a HelmRelease deleted
+    /// without `spec.suspend`, whatever annotation it carries; nothing when
+    /// it has no release in its history.
+    #[test]
+    fn a_helmrelease_suspended_by_annotation_alone_would_be_uninstalled() {
+        let hr = |spec: &str, status: &str| {
+            delete_of_kind(
+                "helm.toolkit.fluxcd.io",
+                "HelmRelease",
+                &format!(
+                    r#"{{"metadata":{{"annotations":{{"reconcile.fluxcd.io/suspended":"INC-1 x"}}}},"spec":{spec},"status":{status}}}"#
+                ),
+            )
+        };
+        let history =
+            r#"{"history":[{"name":"podinfo","version":3},{"name":"podinfo","version":2}]}"#;
+        let Err(Refused::Hazard(h)) = hr("{}", history) else {
+            panic!("{:?}", hr("{}", history))
+        };
+        assert_eq!((h.collects, h.objects), (Collects::Release, 2));
+        assert!(matches!(
+            hr(r#"{"suspend":true}"#, history),
+            Ok(Some(Warning::InventoryKept {
+                collects: Collects::Release,
+                ..
+            }))
+        ));
+        for empty in ["{}", r#"{"history":[]}"#, "null"] {
+            assert_eq!(hr("{}", empty), Ok(None), "{empty}");
+        }
+        assert!(matches!(
+            hr("{}", r#"{"history":{"name":"podinfo"}}"#),
+            Err(Refused::Unreadable(Unreadable::Object(e))) if e == "malformed oldObject: status.history must be a list, found a map"
+        ));
+    }
+
+    /// flux-operator deletes a ResourceSet's (and a FluxInstance's)
+    /// inventory unless `fluxcd.controlplane.io/reconcile` is disabled.
+    #[test]
+    fn a_resourceset_suspended_by_annotation_alone_would_delete_its_inventory() {
+        let rs = |annotations: &str| {
+            delete_of_kind(
+                "fluxcd.controlplane.io",
+                "ResourceSet",
+                &format!(
+                    r#"{{"metadata":{{"annotations":{annotations}}},"spec":{{}},{INVENTORY}}}"#
+                ),
+            )
+        };
+        let Err(Refused::Hazard(h)) = rs(r#"{"reconcile.fluxcd.io/suspended":"INC-1 x"}"#) else {
+            panic!()
+        };
+        assert_eq!((h.collects, h.objects), (Collects::Inventory, 1));
+        assert!(matches!(
+            rs(
+                r#"{"reconcile.fluxcd.io/suspended":"INC-1 x","fluxcd.controlplane.io/reconcile":"Disabled"}"#
+            ),
+            Ok(Some(Warning::InventoryKept {
+                collects: Collects::Inventory,
+                ..
+            }))
+        ));
+        assert_eq!(rs("{}"), Ok(None));
+    }
+
     #[test]
     fn other_kinds_never_prune() {
         let r: AdmissionRequest = serde_json::from_str(
-            r#"{"operation":"DELETE","oldObject":{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"x"}},"spec":{"prune":true}}}"#,
+            r#"{"operation":"DELETE","oldObject":{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"x"}},"spec":{"prune":true},"status":{"inventory":{"entries":[{"id":"a","v":"v1"}]}}}}"#,
         )
         .unwrap();
-        assert_eq!(
-            check_delete(
-                &r,
-                &kinds::find("helm.toolkit.fluxcd.io", "HelmRelease").unwrap()
-            ),
-            Ok(None)
-        );
+        for (group, kind) in [
+            ("notification.toolkit.fluxcd.io", "Alert"),
+            ("source.extensions.fluxcd.io", "ArtifactGenerator"),
+            ("fluxcd.controlplane.io", "ResourceSetInputProvider"),
+        ] {
+            assert_eq!(
+                check_delete(&r, &kinds::find(group, kind).unwrap()),
+                Ok(None),
+                "{kind}"
+            );
+        }
     }
 }

@@ -11,10 +11,10 @@ use guard_core::{names, AdmissionRequest, UserInfo, Verdict};
 use crate::audit::{Action, Audit};
 use crate::commands;
 use crate::decision::{Allowed, Decision};
-use crate::kinds::{Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
+use crate::kinds::{Collects, Honours, Kind, DISABLED, SUSPEND_ANNOTATION};
 use crate::settings::Settings;
 use crate::view::State;
-use guard_core::model::kinds::Collects;
+use guard_core::model::kinds::Collects as Policy;
 
 pub(crate) fn verdict(
     decision: &Decision<'_>,
@@ -87,20 +87,34 @@ fn mechanisms(state: &State, kind: &Kind) -> String {
     parts.join(" and ")
 }
 
-/// The field that decides that deleting a Kustomization deletes its inventory.
-fn deciding(collects: Collects) -> &'static str {
+/// What decides that deleting the object deletes more: a Kustomization's
+/// field, or its controller's rule for the kind (named from the model).
+fn deciding(collects: Collects, kind: &Kind) -> String {
+    let (controller, name) = (kind.controller.name, kind.kind);
     match collects {
-        Collects::Prune => "spec.prune is true",
-        Collects::Delete => "spec.deletionPolicy is Delete",
-        Collects::WaitForTermination => "spec.deletionPolicy is WaitForTermination",
+        Collects::Policy(Policy::Prune) => "spec.prune is true".to_string(),
+        Collects::Policy(Policy::Delete) => "spec.deletionPolicy is Delete".to_string(),
+        Collects::Policy(Policy::WaitForTermination) => {
+            "spec.deletionPolicy is WaitForTermination".to_string()
+        }
+        Collects::Inventory => format!(
+            "{controller} deletes the inventory of a {name} without {}",
+            honoured_mechanism(kind)
+        ),
+        Collects::Release => format!(
+            "{controller} uninstalls the Helm release of a {name} without {}",
+            honoured_mechanism(kind)
+        ),
     }
 }
 
-/// `the 1 object` / `the 3 objects` in its inventory.
-fn inventory(objects: usize) -> String {
-    match objects {
-        1 => "the 1 object in its inventory".to_string(),
-        n => format!("the {n} objects in its inventory"),
+/// What deleting it would delete: `the 1 object` / `the 3 objects` in its
+/// inventory, or its Helm release.
+fn inventory(collects: Collects, objects: usize) -> String {
+    match (collects, objects) {
+        (Collects::Release, _) => "its Helm release and every object of its chart".to_string(),
+        (_, 1) => "the 1 object in its inventory".to_string(),
+        (_, n) => format!("the {n} objects in its inventory"),
     }
 }
 

@@ -5,8 +5,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::kinds::Collects;
 use crate::kinds::{self, Honours, Kind, SUSPEND_ANNOTATION};
-use guard_core::model::kinds::{kustomization_deletion as collects, Collects};
+use guard_core::model::kinds::kustomization_deletion as collects;
 use guard_core::object::ObjectName;
 
 /// The object a finding is about, owned, so that a decision outlives the
@@ -64,7 +65,7 @@ pub(crate) struct Object {
     suspend: Result<bool, String>,
     /// What would make kustomize-controller delete the inventory; `Err`
     /// names a `spec.prune` or `spec.deletionPolicy` of the wrong type.
-    collects: Result<Option<Collects>, String>,
+    collects: Result<Option<guard_core::model::kinds::Collects>, String>,
 }
 
 /// The annotations the rules read of a `kind` object: the reason, the
@@ -254,8 +255,9 @@ pub(crate) struct State {
     /// The RFC-0006 annotation's value: the reason (owned, so a decision
     /// can carry it past the object it was read from).
     pub(crate) reason: Option<String>,
-    /// Deleting the object would delete its inventory, and why
-    /// (Kustomization only; suspension and inventory size aside).
+    /// Deleting the object would delete more than it unless its controller
+    /// reads it as suspended, and what ([`Kind::collects`]; suspension and
+    /// inventory size aside).
     pub(crate) collects: Option<Collects>,
 }
 
@@ -285,12 +287,13 @@ impl State {
                     .is_some_and(kinds::is_disabled),
             ),
         };
-        let collects = match &object.collects {
+        let policy = match &object.collects {
             _ if !kind.prunes() => None,
-            Ok(collects) => *collects,
+            Ok(policy) => *policy,
             Err(e) if strict => return Err(e.clone()),
             Err(_) => None,
         };
+        let collects = kind.collects(policy);
         Ok(Self {
             spec_suspend,
             disabled,
@@ -366,7 +369,7 @@ mod tests {
                 spec_suspend: true,
                 disabled: false,
                 reason: Some("INC-1 x".into()),
-                collects: Some(Collects::Prune)
+                collects: Some(Collects::Policy(guard_core::model::kinds::Collects::Prune))
             }
         );
         assert!(s.honoured() && s.suspended() && !s.annotation_only());

@@ -3,13 +3,13 @@
 
 use guard_core::Timestamp;
 
+use crate::kinds::Collects;
 use crate::kinds::Kind;
 use crate::mirror::Mirrored;
 use crate::reason;
 use crate::reconciler::KeptBy;
 use crate::view::{State, Target};
 use crate::write::{Change, Write};
-use guard_core::model::kinds::Collects;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Warning {

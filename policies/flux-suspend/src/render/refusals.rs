@@ -9,7 +9,7 @@ use crate::commands;
 use crate::decision::{Refusal, WriteRule};
 use crate::deletion;
 use crate::identity_rules::Act;
-use crate::kinds::{Honours, SUSPEND_ANNOTATION};
+use crate::kinds::{Collects, Honours, SUSPEND_ANNOTATION};
 use crate::namespace;
 use crate::prune::Hazard;
 use crate::reason::{self, Problem};
@@ -225,10 +225,14 @@ fn annotation_only(
             let mut message = format!(
                 "{} would be suspended only by annotation {SUSPEND_ANNOTATION} while {}. \
                  Flux releases that do not implement RFC-0006 keep reconciling it, and deleting \
-                 it would garbage-collect everything it applied. Set spec.suspend in the same \
-                 request:\n  {suspend}",
+                 it would {}. Set {} in the same request:\n  {suspend}",
                 target.describe(),
-                deciding(collects),
+                deciding(collects, kind),
+                everything(collects),
+                match kind.honours {
+                    Honours::SpecSuspend => "spec.suspend".to_string(),
+                    Honours::DisableAnnotation(_) => honoured_mechanism(kind),
+                },
             );
             if write.resuming() {
                 message.push_str(&format!(
@@ -263,17 +267,29 @@ fn delete(refused: &deletion::Refused, request: &AdmissionRequest, settings: &Se
     }
 }
 
-/// The prune hazard of a DELETE: both ways out.
+/// What deleting it would do to what it manages, as a whole.
+fn everything(collects: Collects) -> &'static str {
+    match collects {
+        Collects::Release => "uninstall its Helm release",
+        Collects::Policy(_) | Collects::Inventory => "garbage-collect everything it applied",
+    }
+}
+
+/// The deletion hazard of a DELETE: both ways out.
 fn garbage_collects(hazard: &Hazard) -> String {
     let target = hazard.target.object();
+    let verb = match hazard.collects {
+        Collects::Release => "uninstall",
+        Collects::Policy(_) | Collects::Inventory => "garbage-collect",
+    };
     format!(
-        "Deleting {} would garbage-collect {}: {} and it is suspended only by \
+        "Deleting {} would {verb} {}: {} and it is suspended only by \
          annotation {SUSPEND_ANNOTATION} ({}), which {} does not honour. \
          To delete it and keep its objects, suspend it first:\n  {}\n\
          To delete it and its objects, remove the annotation first:\n  {}",
         target.describe(),
-        inventory(hazard.objects),
-        deciding(hazard.collects),
+        inventory(hazard.collects, hazard.objects),
+        deciding(hazard.collects, &hazard.kind),
         names::quote(&hazard.reason),
         hazard.kind.controller.name,
         commands::honour(&target, &hazard.kind),
@@ -288,15 +304,20 @@ fn namespace(
 ) -> String {
     let namespace = request.name.as_str();
     match refused {
-        namespace::Refused::Unlisted(e) => format!(
-            "Deleting Namespace {namespace} deletes the Kustomizations it holds, and they \
-             cannot be listed to see whether that would garbage-collect what they applied: {e}"
+        namespace::Refused::Unlisted(kind, e) => format!(
+            "Deleting Namespace {namespace} deletes the Flux objects it holds, and its {kind}s \
+             cannot be listed to see whether that would delete what they manage{}: {e}",
+            if settings.resumers.is_empty() {
+                ""
+            } else {
+                " or end a suspension"
+            }
         ),
-        namespace::Refused::Unreadable(e) => {
-            format!("Deleting Namespace {namespace}: a Kustomization it holds cannot be read: {e}")
+        namespace::Refused::Unreadable(kind, e) => {
+            format!("Deleting Namespace {namespace}: a {kind} it holds cannot be read: {e}")
         }
         namespace::Refused::Deletes(refusals) => format!(
-            "Deleting Namespace {namespace} deletes the Kustomizations it holds, and the \
+            "Deleting Namespace {namespace} deletes the Flux objects it holds, and the \
              namespace controller's deletes are not judged one by one:\n{}",
             refusals
                 .iter()

@@ -4,6 +4,7 @@ use guard_core::{names, Timestamp, UserInfo};
 
 use super::{deciding, honoured_mechanism, inventory, mechanisms, resume_hint, shown};
 use crate::commands;
+use crate::kinds::Collects;
 use crate::kinds::{Kind, SUSPEND_ANNOTATION};
 use crate::mirror::Mirrored;
 use crate::reason;
@@ -11,7 +12,6 @@ use crate::reconciler::KeptBy;
 use crate::settings::Settings;
 use crate::view::Target;
 use crate::warnings::Warning;
-use guard_core::model::kinds::Collects;
 
 pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> String {
     match warning {
@@ -81,15 +81,24 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             kind,
             objects,
             collects,
-        } => format!(
-            "{} is suspended (spec.suspend: true), so {} deletes it without \
-             deleting {} although {}: they stay in the cluster, unmanaged",
-            target.object().describe(),
-            kind.controller.name,
-            inventory(*objects),
-            deciding(*collects)
-        ),
+        } => kept_note(target, kind, *objects, *collects),
     }
+}
+
+/// A suspended object deleted: what it manages stays, unmanaged.
+fn kept_note(target: &Target, kind: &Kind, objects: usize, collects: Collects) -> String {
+    format!(
+        "{} is suspended ({}), so {} deletes it without deleting {}{}: they stay in the \
+         cluster, unmanaged",
+        target.object().describe(),
+        honoured_mechanism(kind),
+        kind.controller.name,
+        inventory(collects, objects),
+        match collects {
+            Collects::Policy(_) => format!(" although {}", deciding(collects, kind)),
+            Collects::Inventory | Collects::Release => String::new(),
+        }
+    )
 }
 
 /// An expiry passed while the suspension stays.
@@ -122,8 +131,12 @@ fn annotation_only_note(target: &Target, kind: &Kind, collects: Option<Collects>
     let prune = collects
         .map(|c| {
             format!(
-                " and deleting it would delete everything it applied ({})",
-                deciding(c)
+                " and deleting it would delete {} ({})",
+                match c {
+                    Collects::Release => "its Helm release",
+                    Collects::Policy(_) | Collects::Inventory => "everything it applied",
+                },
+                deciding(c, kind)
             )
         })
         .unwrap_or_default();
