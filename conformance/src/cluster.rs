@@ -15,11 +15,31 @@ pub struct Recorded {
     pub name: String,
     /// The object; `error` instead makes every lookup of it fail with that
     /// message, the one kube-apiserver answered (see [`ApiStatus`] for the
-    /// whole answer and for what the policy then reads).
+    /// whole answer and for what the policy then reads). An `error` of
+    /// [`UNSERVED`] says the cluster does not serve the kind at all (its CRD
+    /// is not installed): policy-server's discovery answers every lookup of
+    /// it with its own error, and `name` and `object` are not read.
     #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
     pub error: Option<String>,
+}
+
+/// The recorded `error` of a kind the cluster does not serve.
+pub const UNSERVED: &str = "not served";
+
+/// What policy-server answers for a kind API discovery does not know: the
+/// group version served without the kind, or (this text) not served at all,
+/// kube-apiserver's 404 on the group version's discovery
+/// (kubewarden/policy-evaluator f599912f,
+/// `src/callback_handler/kubernetes/client.rs` `build_kube_resource`;
+/// kube-client `Error::Api` display).
+fn unserved(api_version: &str, kind: &str) -> ClusterError {
+    callback_failure(&format!(
+        "error finding resource {api_version} / {kind}: ApiError: the server could not find the \
+         requested resource: NotFound (ErrorResponse {{ status: \"Failure\", message: \"the server \
+         could not find the requested resource\", reason: \"NotFound\", code: 404 }})"
+    ))
 }
 
 /// How policy-server passes an error of its Kubernetes side on to the policy
@@ -228,6 +248,12 @@ impl<'a> RecordedCluster<'a> {
             .filter(move |r| r.api_version == api_version && r.kind == kind)
     }
 
+    /// Is the kind recorded as one the cluster does not serve?
+    fn is_unserved(&self, api_version: &str, kind: &str) -> bool {
+        self.of_kind(api_version, kind)
+            .any(|r| r.error.as_deref() == Some(UNSERVED))
+    }
+
     /// The lookup that got no answer, if one did.
     pub fn unanswered(&self) -> Option<&NoAnswer> {
         self.unanswered.get()
@@ -248,6 +274,9 @@ impl RecordedCluster<'_> {
         kind: &str,
         namespace: Option<&str>,
     ) -> Result<Result<Vec<Value>, ClusterError>, NoAnswer> {
+        if self.is_unserved(api_version, kind) {
+            return Ok(Err(unserved(api_version, kind)));
+        }
         if namespace.is_some() && !namespaced(self.objects, api_version, kind) {
             return Ok(Err(callback_failure(&format!(
                 "resource {api_version}/{kind} is cluster wide. Cannot search for it inside of a namespace"
@@ -279,6 +308,9 @@ impl RecordedCluster<'_> {
     /// cluster-scoped kind is asked for by name alone, whatever namespace
     /// was given (`Api::all_with`), while the not-found text still shows it.
     fn get_object(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
+        if self.is_unserved(o.api_version, o.kind) {
+            return Err(unserved(o.api_version, o.kind));
+        }
         let is_namespaced = namespaced(self.objects, o.api_version, o.kind);
         if is_namespaced && o.namespace.is_empty() {
             return Err(callback_failure(&format!(

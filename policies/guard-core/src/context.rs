@@ -56,6 +56,31 @@ impl ClusterError {
     }
 }
 
+impl ClusterError {
+    /// Does the cluster not serve this kind at all (its CRD is not
+    /// installed)? policy-server finds a kind through API discovery before
+    /// it lists or gets one, and says so when discovery does not know it:
+    /// `Cannot find resource {api_version}/{kind}` when the group version is
+    /// served without the kind, `error finding resource {api_version} /
+    /// {kind}: {e}` with kube-apiserver's 404 when the group version is not
+    /// served (kubewarden/policy-evaluator `src/callback_handler/kubernetes/client.rs`
+    /// `build_kube_resource`, commit f599912f). No object of such a kind
+    /// exists. Any other failure (a timeout, a refused permission) is not
+    /// this, and stays an error.
+    pub fn is_unserved(&self, api_version: &str, kind: &str) -> bool {
+        let text = self.0.as_str();
+        if text.contains(&format!("Cannot find resource {api_version}/{kind}")) {
+            return true;
+        }
+        let discovery = format!("error finding resource {api_version} / {kind}: ");
+        text.split_once(&discovery).is_some_and(|(_, e)| {
+            e.contains("NotFound")
+                || e.contains("404")
+                || e.contains("could not find the requested resource")
+        })
+    }
+}
+
 /// The prefix policy-server puts before every failed host call's error.
 pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
 
@@ -402,6 +427,28 @@ impl<'a> Context<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_the_cluster_does_not_serve_is_told_from_other_failures() {
+        let missing_kind = ClusterError(format!(
+            "{CALLBACK_FAILURE}Cannot find resource fluxcd.controlplane.io/v1/ResourceSet"
+        ));
+        assert!(missing_kind.is_unserved("fluxcd.controlplane.io/v1", "ResourceSet"));
+        assert!(!missing_kind.is_unserved("fluxcd.controlplane.io/v1", "FluxInstance"));
+        let missing_group = ClusterError(format!(
+            "{CALLBACK_FAILURE}error finding resource fluxcd.controlplane.io/v1 / FluxInstance: \
+             ApiError: the server could not find the requested resource: NotFound \
+             (ErrorResponse {{ status: \"Failure\", code: 404 }})"
+        ));
+        assert!(missing_group.is_unserved("fluxcd.controlplane.io/v1", "FluxInstance"));
+        let timeout = ClusterError(format!(
+            "{CALLBACK_FAILURE}error finding resource fluxcd.controlplane.io/v1 / FluxInstance: \
+             HyperError: operation timed out"
+        ));
+        assert!(!timeout.is_unserved("fluxcd.controlplane.io/v1", "FluxInstance"));
+        let forbidden = ClusterError(format!("{CALLBACK_FAILURE}ApiError: forbidden: Forbidden"));
+        assert!(!forbidden.is_unserved("fluxcd.controlplane.io/v1", "FluxInstance"));
+    }
 
     fn object<'a>(api_version: &'a str, kind: &'a str, namespace: &'a str) -> ObjectRef<'a> {
         ObjectRef {
