@@ -58,11 +58,13 @@ pub(crate) fn decide(
     if kinds::emits_events(&request.kind.group, &request.kind.kind) {
         return decide_emitter(request, settings, ctx, target, &meta, old.as_ref());
     }
-    let mut findings = Findings::new(false);
+    // What a Flux controller generates is never refused, inert or not.
+    let origin = generated::origin(request, &meta, settings);
+    let mut findings = Findings::new(origin.is_some());
     inert::check(&target, &meta, old.as_ref(), settings, &mut findings);
     Decision::Reviewed(Review {
         target: target_of(&target),
-        origin: None,
+        origin,
         chart: None,
         findings,
     })
@@ -206,7 +208,7 @@ mod tests {
 
     fn revision(removable: bool) -> Finding {
         object_finding(object_rules::Problem::ControllerKey {
-            key: "revision".into(),
+            key: "app-version".into(),
             value: "x".into(),
             removable,
         })
@@ -233,11 +235,18 @@ mod tests {
         );
         assert_eq!(
             r.findings.refusals,
-            [object_finding(object_rules::Problem::ControllerKey {
-                key: "originRevision".into(),
-                value: "x".into(),
-                removable: false,
-            })]
+            [
+                object_finding(object_rules::Problem::ControllerKey {
+                    key: "originRevision".into(),
+                    value: "x".into(),
+                    removable: false,
+                }),
+                object_finding(object_rules::Problem::RoutingFormat {
+                    key: "originRevision".into(),
+                    value: "x".into(),
+                    format: crate::values::RoutingFormat::NotSha1,
+                })
+            ]
         );
     }
 
@@ -286,7 +295,7 @@ mod tests {
             "HelmRelease",
             "helmreleases",
             "UPDATE",
-            json!({"event.toolkit.fluxcd.io/revision": "x"}),
+            json!({"event.toolkit.fluxcd.io/app-version": "x"}),
         );
         r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
         r["oldObject"] =
@@ -294,7 +303,7 @@ mod tests {
         let found = review(decision(r.clone(), json!({}))).findings;
         assert_eq!(found.refusals, [revision(false)]);
         r["oldObject"]["metadata"]["annotations"] =
-            json!({"event.toolkit.fluxcd.io/revision": "x"});
+            json!({"event.toolkit.fluxcd.io/app-version": "x"});
         let found = review(decision(r, json!({}))).findings;
         assert!(found.refusals.is_empty());
         assert_eq!(

@@ -2,12 +2,13 @@
 //! `.spec.eventMetadata`: providers render values verbatim, so what is wrong
 //! here reaches chat messages, commit statuses and pull-request comments.
 
-/// The keys that steer where notifications go, not just what they say.
-pub const COMMIT: &str = "commit";
+/// The keys that steer where notifications go, not just what they say:
+/// the commit keys (`commit`, `originRevision`, `revision`, which the git
+/// notifiers read in that order) and `change_request`.
 pub const CHANGE_REQUEST: &str = "change_request";
 
 pub fn is_routing_key(key: &str) -> bool {
-    key == COMMIT || key == CHANGE_REQUEST
+    key == CHANGE_REQUEST || crate::kinds::is_commit_key(key)
 }
 
 /// The first control character a provider would mangle, if any. A line feed
@@ -42,8 +43,9 @@ pub(crate) enum RoutingFormat {
 /// For a routing key, what is wrong with its value, if anything.
 pub(crate) fn routing_format_error(key: &str, value: &str) -> Option<RoutingFormat> {
     match key {
-        COMMIT => commit_format_error(value),
         CHANGE_REQUEST if !is_positive_integer(value) => Some(RoutingFormat::NotChangeRequest),
+        CHANGE_REQUEST => None,
+        _ if crate::kinds::is_commit_key(key) => commit_format_error(value),
         _ => None,
     }
 }
@@ -122,7 +124,7 @@ mod tests {
             format!("main/{sha1}"),
             format!("HEAD/{sha1}"),
         ] {
-            assert_eq!(routing_format_error(COMMIT, &form), None, "{form}");
+            assert_eq!(routing_format_error("commit", &form), None, "{form}");
         }
         let sha256 = "ab".repeat(32);
         for form in [
@@ -131,7 +133,7 @@ mod tests {
             format!("main@sha256:{sha256}"),
         ] {
             assert!(
-                routing_format_error(COMMIT, &form) == Some(RoutingFormat::Sha256),
+                routing_format_error("commit", &form) == Some(RoutingFormat::Sha256),
                 "{form}"
             );
         }
@@ -145,7 +147,7 @@ mod tests {
             String::new(),
         ] {
             assert!(
-                routing_format_error(COMMIT, &bad) == Some(RoutingFormat::NotSha1),
+                routing_format_error("commit", &bad) == Some(RoutingFormat::NotSha1),
                 "{bad}"
             );
         }
