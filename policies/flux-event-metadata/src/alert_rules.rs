@@ -135,7 +135,7 @@ fn check_metadata<F: From<Finding>>(
     }
     if let Some((group, kind)) = overridden
         .iter()
-        .find(|(g, k)| kinds::controller_sends(g, k, key))
+        .find(|(g, k)| kinds::controller_sends(g, k, key, None))
     {
         findings.report(settings.controller_keys, same, || Finding::ControllerKey {
             key: key.to_string(),
@@ -190,7 +190,7 @@ fn check_value<F: From<Finding>>(
     settings: &Settings,
     findings: &mut Findings<F>,
 ) {
-    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+    if let Some(character) = values::invisible_character(value, settings.allow_newlines) {
         findings.report(Action::Deny, same, || Finding::ControlCharacter {
             field: field(),
             value: value.to_string(),

@@ -25,6 +25,31 @@ struct AlertHead {
     spec: Option<Value>,
 }
 
+/// An object reduced to the kind of its source (`spec.sourceRef.kind`).
+#[derive(Deserialize)]
+struct SourceHead {
+    #[serde(default)]
+    spec: Option<SourceSpec>,
+}
+
+#[derive(Deserialize)]
+struct SourceSpec {
+    #[serde(default, rename = "sourceRef")]
+    source_ref: Option<SourceRef>,
+}
+
+#[derive(Deserialize)]
+struct SourceRef {
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+impl SourceHead {
+    fn kind(&self) -> Option<&str> {
+        self.spec.as_ref()?.source_ref.as_ref()?.kind.as_deref()
+    }
+}
+
 pub(crate) fn decide(
     request: &AdmissionRequest,
     settings: &Settings,
@@ -82,12 +107,18 @@ fn decide_emitter(
 ) -> Decision {
     let origin = generated::origin(request, meta, settings);
     let mut findings = Findings::new(origin.is_some());
+    // Unreadable, it is not known: every key its controller may send counts.
+    let source = request
+        .object_as::<SourceHead>(Which::Object)
+        .ok()
+        .flatten();
     let subject = Subject {
         group: &request.kind.group,
         target,
         meta,
         old,
         generated: origin.is_some(),
+        source_kind: source.as_ref().and_then(SourceHead::kind),
         on: On::Object,
     };
     let user = &request.user_info;

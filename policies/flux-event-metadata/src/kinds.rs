@@ -34,10 +34,11 @@ pub fn group_of_kind(kind: &str) -> Option<&'static str> {
 }
 
 /// Does the controller of this group and kind send this key in some of its
-/// events? An annotation or Alert key of the same name loses to it on those
-/// events, and is what the others carry.
-pub fn controller_sends(group: &str, kind: &str, key: &str) -> bool {
-    events::of(group, kind).is_some_and(|e| e.sends(key))
+/// events (for an object whose source is of `source_kind`, when known)? An
+/// annotation or Alert key of the same name loses to it on those events,
+/// and is what the others carry.
+pub fn controller_sends(group: &str, kind: &str, key: &str, source_kind: Option<&str>) -> bool {
+    events::of(group, kind).is_some_and(|e| e.sends(key, source_kind))
 }
 
 /// Is this key one the git notifiers take the commit from (`commit`,
@@ -87,23 +88,48 @@ mod tests {
 
     #[test]
     fn controller_keys_per_group() {
-        assert!(controller_sends(SOURCE, "GitRepository", "revision"));
-        assert!(!controller_sends(SOURCE, "GitRepository", "digest"));
+        assert!(controller_sends(SOURCE, "GitRepository", "revision", None));
+        assert!(!controller_sends(SOURCE, "GitRepository", "digest", None));
         assert!(controller_sends(
             KUSTOMIZE,
             "Kustomization",
-            "commit_status"
+            "commit_status",
+            None
         ));
-        assert!(controller_sends(HELM, "HelmRelease", "app-version"));
-        assert!(!controller_sends(IMAGE, "ImagePolicy", "revision"));
-        assert!(controller_sends(flux::OPERATOR, "FluxInstance", "revision"));
-        assert!(!controller_sends(flux::OPERATOR, "ResourceSet", "revision"));
+        assert!(controller_sends(HELM, "HelmRelease", "app-version", None));
+        assert!(!controller_sends(IMAGE, "ImagePolicy", "revision", None));
+        assert!(controller_sends(
+            flux::OPERATOR,
+            "FluxInstance",
+            "revision",
+            None
+        ));
+        assert!(!controller_sends(
+            flux::OPERATOR,
+            "ResourceSet",
+            "revision",
+            None
+        ));
         assert!(!controller_sends(
             SOURCE_EXTENSIONS,
             "ArtifactGenerator",
-            "revision"
+            "revision",
+            None
         ));
         assert!(picks_commit(KUSTOMIZE, "Kustomization", "originRevision"));
+        let git = Some("GitRepository");
+        assert!(!controller_sends(
+            KUSTOMIZE,
+            "Kustomization",
+            "originRevision",
+            git
+        ));
+        assert!(controller_sends(
+            KUSTOMIZE,
+            "Kustomization",
+            "revision",
+            git
+        ));
         assert!(picks_commit(IMAGE, "ImagePolicy", "revision"));
         assert!(!picks_commit(SOURCE, "ExternalArtifact", "commit"));
         assert!(!picks_commit(KUSTOMIZE, "Kustomization", "commit_status"));

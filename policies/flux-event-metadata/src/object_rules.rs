@@ -173,7 +173,7 @@ fn check_value<F: From<Finding>>(
     entry: &Entry<'_>,
 ) -> bool {
     let (key, value, unchanged) = (entry.key, entry.value, entry.unchanged);
-    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+    if let Some(character) = values::invisible_character(value, settings.allow_newlines) {
         report.report(Action::Deny, unchanged, || Problem::ControlCharacter {
             key: key.to_string(),
             value: value.to_string(),
@@ -202,7 +202,7 @@ fn check_key_lists<F: From<Finding>>(
     let subject = report.subject;
     // Looked up only for a finding that is kept.
     let removable = || subject.stored(key);
-    if kinds::controller_sends(subject.group, subject.target.kind, key) {
+    if kinds::controller_sends(subject.group, subject.target.kind, key, subject.source_kind) {
         report.report(settings.controller_keys, unchanged, || {
             Problem::ControllerKey {
                 key: key.to_string(),
@@ -334,6 +334,7 @@ mod tests {
             meta: &new,
             old: old.as_ref(),
             generated: false,
+            source_kind: None,
             on: On::Object,
         };
         let mut findings = Findings::new(false);

@@ -197,11 +197,20 @@ fn owner(origin: &Origin) -> String {
     )
 }
 
-/// The rule on control characters, as both objects and Alerts read it.
+/// The rule on invisible characters, as both objects and Alerts read it.
 fn control_character(field: &str, value: &str, character: char) -> String {
+    if character.is_control() {
+        return format!(
+            "{field} has the control character {character:?} in its value {}; providers show \
+             values verbatim, so write it as one line of printable text.",
+            quote(value)
+        );
+    }
     format!(
-        "{field} has the control character {character:?} in its value {}; providers show values \
-         verbatim, so write it as one line of printable text.",
+        "{field} has the invisible character U+{:04X} in its value {}; providers show values \
+         verbatim, where a format character, a bidirectional override or a line separator hides \
+         or reorders the text around it, so remove it.",
+        u32::from(character),
         quote(value)
     )
 }

@@ -151,6 +151,7 @@ pub(crate) fn check<F: From<object_rules::Finding> + From<conflicts::Finding>>(
         meta: &meta,
         old: old.as_ref().map(|o| &o.meta),
         generated: false,
+        source_kind: None,
         on: On::Template,
     };
     let entries = object_rules::check(&subject, settings, user, findings);

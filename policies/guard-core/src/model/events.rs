@@ -34,6 +34,9 @@ pub const COMMIT_KEYS: [&str; 3] = ["commit", "originRevision", "revision"];
 pub struct EventKey {
     /// As the notifiers read it, without the sender's group.
     pub key: &'static str,
+    /// The kinds of source (a Kustomization's `spec.sourceRef.kind`) whose
+    /// artifacts never give the sender this key: with them it is never sent.
+    pub never_from: &'static [&'static str],
     /// On which events, and where that was read.
     pub when: Source,
 }
@@ -53,6 +56,7 @@ pub struct KindEvents {
 const fn key(key: &'static str, when: &'static str) -> EventKey {
     EventKey {
         key,
+        never_from: &[],
         when: Source::new(when),
     }
 }
@@ -88,12 +92,18 @@ const KUSTOMIZATION_KEYS: &[EventKey] = &[
          read (invalid CEL, access denied, feature gate) (fluxcd/kustomize-controller \
          `internal/controller/kustomization_controller.go` `event`, commit 186fb3b2)",
     ),
-    key(
-        "originRevision",
-        "the artifact's `org.opencontainers.image.revision` metadata, only when it has one \
-         (an OCIRepository artifact pushed with it); a GitRepository or Bucket artifact never \
-         has it (`getOriginRevision`, commit 186fb3b2)",
-    ),
+    EventKey {
+        key: "originRevision",
+        never_from: &["GitRepository", "Bucket"],
+        when: Source::new(
+            "the artifact's `org.opencontainers.image.revision` metadata, only when it has one \
+             (an OCIRepository artifact pushed with it); source-controller gives a GitRepository \
+             or Bucket artifact no metadata (fluxcd/kustomize-controller \
+             `internal/controller/kustomization_controller.go` `getOriginRevision`, commit \
+             186fb3b2; fluxcd/source-controller `internal/controller/gitrepository_controller.go`, \
+             `bucket_controller.go` `reconcileArtifact`, commit 39b711b1)",
+        ),
+    },
     key(
         "commit_status",
         "`update`, only on the success event sent when the Kustomization is Ready \
@@ -225,9 +235,12 @@ pub fn of(group: &str, kind: &str) -> Option<&'static KindEvents> {
 }
 
 impl KindEvents {
-    /// Does its sender put this key in some of its events?
-    pub fn sends(&self, key: &str) -> bool {
-        self.keys.iter().any(|k| k.key == key)
+    /// Does its sender put this key in some of its events? `source_kind`:
+    /// the kind of the object's source, when it has one (a Kustomization).
+    pub fn sends(&self, key: &str, source_kind: Option<&str>) -> bool {
+        self.keys
+            .iter()
+            .any(|k| k.key == key && !source_kind.is_some_and(|s| k.never_from.contains(&s)))
     }
 
     /// Can an annotation or Alert value of this key be the commit the git
@@ -264,10 +277,15 @@ mod tests {
     #[test]
     fn commit_keys_pick_on_every_kind_with_events() {
         let k = of(KUSTOMIZE, "Kustomization").unwrap();
-        assert!(k.sends("originRevision") && k.picks_commit("originRevision"));
+        assert!(k.sends("originRevision", None) && k.picks_commit("originRevision"));
+        assert!(k.sends("originRevision", Some("OCIRepository")));
+        assert!(!k.sends("originRevision", Some("GitRepository")));
+        assert!(k.sends("revision", Some("GitRepository")));
         assert!(k.picks_commit("commit") && !k.picks_commit("commit_status"));
-        assert!(of(OPERATOR, "FluxInstance").unwrap().sends("revision"));
-        assert!(!of(OPERATOR, "ResourceSet").unwrap().sends("revision"));
+        assert!(of(OPERATOR, "FluxInstance")
+            .unwrap()
+            .sends("revision", None));
+        assert!(!of(OPERATOR, "ResourceSet").unwrap().sends("revision", None));
         assert!(!of(SOURCE, "ExternalArtifact")
             .unwrap()
             .picks_commit("commit"));
