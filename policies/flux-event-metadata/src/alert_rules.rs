@@ -135,7 +135,7 @@ fn check_metadata<F: From<Finding>>(
     }
     if let Some((group, kind)) = overridden
         .iter()
-        .find(|(g, k)| kinds::controller_keys(g, k).contains(&key))
+        .find(|(g, k)| kinds::controller_sends(g, k, key, None))
     {
         findings.report(settings.controller_keys, same, || Finding::ControllerKey {
             key: key.to_string(),
@@ -190,7 +190,7 @@ fn check_value<F: From<Finding>>(
     settings: &Settings,
     findings: &mut Findings<F>,
 ) {
-    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+    if let Some(character) = values::invisible_character(value, settings.allow_newlines) {
         findings.report(Action::Deny, same, || Finding::ControlCharacter {
             field: field(),
             value: value.to_string(),
@@ -287,7 +287,7 @@ mod tests {
             None,
         );
         let m = v.message.unwrap();
-        assert!(m.starts_with("spec.eventMetadata.commit_status is never delivered for Kustomization events: kustomize-controller sends its own `commit_status`"), "{m}");
+        assert!(m.starts_with("spec.eventMetadata.commit_status competes with kustomize-controller, which sends its own `commit_status` with some Kustomization events"), "{m}");
         // `app-version` is helm-controller's, but this Alert only selects Kustomizations.
         let only_ks = json!([{"kind": "Kustomization", "name": "*"}]);
         assert!(
@@ -300,10 +300,22 @@ mod tests {
         );
         let v = run(
             r#"{"controllerKeys":"warn"}"#,
-            json!({"eventSources": sources(), "eventMetadata": {"revision": "x"}}),
+            json!({"eventSources": sources(), "eventMetadata": {"app-version": "x"}}),
             None,
         );
         assert!(v.allowed && v.warnings.len() == 1);
+        // `revision` also picks the commit of the events that carry none of
+        // the controller's: its format is checked as `commit`'s.
+        let v = run(
+            r#"{"controllerKeys":"warn"}"#,
+            json!({"eventSources": sources(), "eventMetadata": {"revision": "x"}}),
+            None,
+        );
+        assert!(!v.allowed, "{v:?}");
+        assert!(v
+            .message
+            .unwrap()
+            .contains("spec.eventMetadata.revision=\"x\" is not a full Git SHA-1"));
     }
 
     #[test]
@@ -334,8 +346,8 @@ mod tests {
 
     #[test]
     fn no_cross_namespace_refs_drops_overrides_from_other_namespaces() {
-        let spec = json!({"eventSources": [{"kind": "Kustomization", "name": "*", "namespace": "apps"}],
-                          "eventMetadata": {"revision": "x"}});
+        let spec = json!({"eventSources": [{"kind": "HelmRelease", "name": "*", "namespace": "apps"}],
+                          "eventMetadata": {"app-version": "x"}});
         assert!(!run("{}", spec.clone(), None).allowed);
         assert!(run(r#"{"noCrossNamespaceRefs":true}"#, spec, None).allowed);
     }

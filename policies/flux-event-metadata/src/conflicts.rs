@@ -281,6 +281,7 @@ mod tests {
             meta: &meta,
             old: old.as_ref(),
             generated: false,
+            source_kind: None,
             on: On::Object,
         };
         let entries: Vec<Entry<'_>> =

@@ -25,6 +25,31 @@ struct AlertHead {
     spec: Option<Value>,
 }
 
+/// An object reduced to the kind of its source (`spec.sourceRef.kind`).
+#[derive(Deserialize)]
+struct SourceHead {
+    #[serde(default)]
+    spec: Option<SourceSpec>,
+}
+
+#[derive(Deserialize)]
+struct SourceSpec {
+    #[serde(default, rename = "sourceRef")]
+    source_ref: Option<SourceRef>,
+}
+
+#[derive(Deserialize)]
+struct SourceRef {
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+impl SourceHead {
+    fn kind(&self) -> Option<&str> {
+        self.spec.as_ref()?.source_ref.as_ref()?.kind.as_deref()
+    }
+}
+
 pub(crate) fn decide(
     request: &AdmissionRequest,
     settings: &Settings,
@@ -58,11 +83,13 @@ pub(crate) fn decide(
     if kinds::emits_events(&request.kind.group, &request.kind.kind) {
         return decide_emitter(request, settings, ctx, target, &meta, old.as_ref());
     }
-    let mut findings = Findings::new(false);
+    // What a Flux controller generates is never refused, inert or not.
+    let origin = generated::origin(request, &meta, settings);
+    let mut findings = Findings::new(origin.is_some());
     inert::check(&target, &meta, old.as_ref(), settings, &mut findings);
     Decision::Reviewed(Review {
         target: target_of(&target),
-        origin: None,
+        origin,
         chart: None,
         findings,
     })
@@ -80,12 +107,18 @@ fn decide_emitter(
 ) -> Decision {
     let origin = generated::origin(request, meta, settings);
     let mut findings = Findings::new(origin.is_some());
+    // Unreadable, it is not known: every key its controller may send counts.
+    let source = request
+        .object_as::<SourceHead>(Which::Object)
+        .ok()
+        .flatten();
     let subject = Subject {
         group: &request.kind.group,
         target,
         meta,
         old,
         generated: origin.is_some(),
+        source_kind: source.as_ref().and_then(SourceHead::kind),
         on: On::Object,
     };
     let user = &request.user_info;
@@ -206,7 +239,7 @@ mod tests {
 
     fn revision(removable: bool) -> Finding {
         object_finding(object_rules::Problem::ControllerKey {
-            key: "revision".into(),
+            key: "app-version".into(),
             value: "x".into(),
             removable,
         })
@@ -233,11 +266,18 @@ mod tests {
         );
         assert_eq!(
             r.findings.refusals,
-            [object_finding(object_rules::Problem::ControllerKey {
-                key: "originRevision".into(),
-                value: "x".into(),
-                removable: false,
-            })]
+            [
+                object_finding(object_rules::Problem::ControllerKey {
+                    key: "originRevision".into(),
+                    value: "x".into(),
+                    removable: false,
+                }),
+                object_finding(object_rules::Problem::RoutingFormat {
+                    key: "originRevision".into(),
+                    value: "x".into(),
+                    format: crate::values::RoutingFormat::NotSha1,
+                })
+            ]
         );
     }
 
@@ -286,7 +326,7 @@ mod tests {
             "HelmRelease",
             "helmreleases",
             "UPDATE",
-            json!({"event.toolkit.fluxcd.io/revision": "x"}),
+            json!({"event.toolkit.fluxcd.io/app-version": "x"}),
         );
         r["object"]["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:59:00Z");
         r["oldObject"] =
@@ -294,7 +334,7 @@ mod tests {
         let found = review(decision(r.clone(), json!({}))).findings;
         assert_eq!(found.refusals, [revision(false)]);
         r["oldObject"]["metadata"]["annotations"] =
-            json!({"event.toolkit.fluxcd.io/revision": "x"});
+            json!({"event.toolkit.fluxcd.io/app-version": "x"});
         let found = review(decision(r, json!({}))).findings;
         assert!(found.refusals.is_empty());
         assert_eq!(

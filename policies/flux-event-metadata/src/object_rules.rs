@@ -37,7 +37,8 @@ pub(crate) enum Problem {
         length: usize,
         max: usize,
     },
-    /// The object's own controller sends this key, which always wins.
+    /// The object's own controller sends this key on some events, and wins
+    /// on those.
     ControllerKey {
         key: String,
         value: String,
@@ -53,7 +54,7 @@ pub(crate) enum Problem {
     Denied { key: String, removable: bool },
     /// allowedKeys is set and does not list the key.
     NotAllowed { key: String, removable: bool },
-    /// A routing key (`commit`, `change_request`) whose value cannot route.
+    /// A routing key (a commit key, `change_request`) whose value cannot route.
     RoutingFormat {
         key: String,
         value: String,
@@ -144,7 +145,10 @@ fn check_entry<F: From<Finding>>(
     }
     let too_long = check_value(report, settings, entry);
     check_key_lists(report, settings, lists, entry);
-    if values::is_routing_key(key) {
+    let subject = report.subject;
+    let routes = key == values::CHANGE_REQUEST
+        || kinds::picks_commit(subject.group, subject.target.kind, key);
+    if routes {
         check_routing(report, settings, user, entry);
     }
     // A value already refused for its length is not matched: the pattern's
@@ -169,7 +173,7 @@ fn check_value<F: From<Finding>>(
     entry: &Entry<'_>,
 ) -> bool {
     let (key, value, unchanged) = (entry.key, entry.value, entry.unchanged);
-    if let Some(character) = values::control_character(value, settings.allow_newlines) {
+    if let Some(character) = values::invisible_character(value, settings.allow_newlines) {
         report.report(Action::Deny, unchanged, || Problem::ControlCharacter {
             key: key.to_string(),
             value: value.to_string(),
@@ -198,7 +202,7 @@ fn check_key_lists<F: From<Finding>>(
     let subject = report.subject;
     // Looked up only for a finding that is kept.
     let removable = || subject.stored(key);
-    if kinds::controller_keys(subject.group, subject.target.kind).contains(&key) {
+    if kinds::controller_sends(subject.group, subject.target.kind, key, subject.source_kind) {
         report.report(settings.controller_keys, unchanged, || {
             Problem::ControllerKey {
                 key: key.to_string(),
@@ -330,6 +334,7 @@ mod tests {
             meta: &new,
             old: old.as_ref(),
             generated: false,
+            source_kind: None,
             on: On::Object,
         };
         let mut findings = Findings::new(false);
@@ -422,18 +427,18 @@ mod tests {
     fn controller_keys_lose() {
         let v = run("{}", &[("app-version", "1.0")], None, "alice");
         let m = refusal(&v);
-        assert!(m.starts_with("annotation event.toolkit.fluxcd.io/app-version always loses: helm-controller sends its own `app-version` with every HelmRelease event"), "{m}");
+        assert!(m.starts_with("annotation event.toolkit.fluxcd.io/app-version competes with helm-controller, which sends its own `app-version` with some HelmRelease events"), "{m}");
         assert!(m.contains("MetadataAppendFailed"));
         assert!(m.ends_with("remove `event.toolkit.fluxcd.io/app-version` from the manifest."));
         // Not a controller key of helm-controller.
         assert!(run("{}", &[("commit_status", "x")], None, "alice").allowed);
         let v = run(
             r#"{"controllerKeys":"warn"}"#,
-            &[("revision", "x")],
+            &[("oci-digest", "x")],
             None,
             "alice",
         );
-        assert!(v.allowed && v.warnings[0].contains("always loses"));
+        assert!(v.allowed && v.warnings[0].contains("competes with helm-controller"));
     }
 
     #[test]
@@ -573,13 +578,13 @@ mod tests {
     #[test]
     fn several_problems_are_reported_together() {
         let m = refusal(&run(
-            r#"{"deniedKeys":["revision"]}"#,
-            &[("revision", "x")],
+            r#"{"deniedKeys":["app-version"]}"#,
+            &[("app-version", "x")],
             None,
             "a",
         ))
         .to_string();
-        assert!(m.starts_with("2 problems with the event metadata of HelmRelease apps/podinfo: (1) annotation event.toolkit.fluxcd.io/revision always loses"), "{m}");
-        assert!(m.contains("(2) annotation event.toolkit.fluxcd.io/revision is not permitted"));
+        assert!(m.starts_with("2 problems with the event metadata of HelmRelease apps/podinfo: (1) annotation event.toolkit.fluxcd.io/app-version competes"), "{m}");
+        assert!(m.contains("(2) annotation event.toolkit.fluxcd.io/app-version is not permitted"));
     }
 }

@@ -16,10 +16,11 @@ use crate::annotations::Malformed;
 use crate::decision::{Decision, Finding, Review, Target};
 use crate::findings::{Accepted, Warning};
 use crate::generated::Origin;
+use crate::kinds;
 use crate::settings::Settings;
 use crate::subject::On;
 use crate::template::Chart;
-use crate::values::{RoutingFormat, COMMIT};
+use crate::values::{RoutingFormat, CHANGE_REQUEST};
 
 pub(crate) fn verdict(
     decision: &Decision,
@@ -196,11 +197,20 @@ fn owner(origin: &Origin) -> String {
     )
 }
 
-/// The rule on control characters, as both objects and Alerts read it.
+/// The rule on invisible characters, as both objects and Alerts read it.
 fn control_character(field: &str, value: &str, character: char) -> String {
+    if character.is_control() {
+        return format!(
+            "{field} has the control character {character:?} in its value {}; providers show \
+             values verbatim, so write it as one line of printable text.",
+            quote(value)
+        );
+    }
     format!(
-        "{field} has the control character {character:?} in its value {}; providers show values \
-         verbatim, so write it as one line of printable text.",
+        "{field} has the invisible character U+{:04X} in its value {}; providers show values \
+         verbatim, where a format character, a bidirectional override or a line separator hides \
+         or reorders the text around it, so remove it.",
+        u32::from(character),
         quote(value)
     )
 }
@@ -225,12 +235,20 @@ fn routing_format(format: RoutingFormat) -> Cow<'static, str> {
 }
 
 /// What a routing key chooses.
-fn routing_purpose(key: &str) -> &'static str {
-    if key == COMMIT {
-        "which Git commit receives the commit status"
-    } else {
-        "which pull request receives the comment"
+fn routing_purpose(key: &str) -> String {
+    if key == CHANGE_REQUEST {
+        return "which pull request receives the comment".into();
     }
+    let before = kinds::commit_keys_before(key);
+    if before.is_empty() {
+        return "which Git commit receives the commit status".into();
+    }
+    let before: Vec<String> = before.iter().map(|k| format!("`{k}`")).collect();
+    format!(
+        "which Git commit receives the commit status of every event that carries no {} \
+         (failure events included: no controller sends `{key}` with every event)",
+        before.join(" or ")
+    )
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub(crate) struct Subject<'a> {
     pub(crate) old: Option<&'a Metadata>,
     /// A Flux controller generated the object from its owner's template.
     pub(crate) generated: bool,
+    /// The kind of its source (`spec.sourceRef.kind`), which decides some
+    /// keys a Kustomization's controller sends.
+    pub(crate) source_kind: Option<&'a str>,
     pub(crate) on: On,
 }
 

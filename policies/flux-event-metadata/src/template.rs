@@ -151,6 +151,7 @@ pub(crate) fn check<F: From<object_rules::Finding> + From<conflicts::Finding>>(
         meta: &meta,
         old: old.as_ref().map(|o| &o.meta),
         generated: false,
+        source_kind: None,
         on: On::Template,
     };
     let entries = object_rules::check(&subject, settings, user, findings);
@@ -240,13 +241,20 @@ mod tests {
         assert_eq!(
             v.message.as_deref(),
             Some(
-                "spec.chart.metadata.annotations[event.toolkit.fluxcd.io/revision] always loses: \
-                 source-controller sends its own `revision` with every HelmChart event and \
-                 controller metadata takes precedence over annotations (RFC-0008), so \"x\" is \
-                 never delivered and notification-controller records a MetadataAppendFailed \
-                 Warning event on every Alert that selects this object, at every dispatch. Choose \
-                 another key, or remove `event.toolkit.fluxcd.io/revision` from \
-                 spec.chart.metadata.annotations in the manifest."
+                "2 problems with the event metadata of HelmRelease apps/podinfo: (1) \
+                 spec.chart.metadata.annotations[event.toolkit.fluxcd.io/revision] competes with \
+                 source-controller, which sends its own `revision` with some HelmChart events: \
+                 there controller metadata takes precedence over annotations (RFC-0008), so \
+                 \"x\" is dropped and notification-controller records a MetadataAppendFailed \
+                 Warning event on every Alert that selects this object, while the other events \
+                 carry \"x\" instead. Choose another key, or remove \
+                 `event.toolkit.fluxcd.io/revision` from spec.chart.metadata.annotations in the \
+                 manifest. (2) spec.chart.metadata.annotations[event.toolkit.fluxcd.io/revision]=\"x\" \
+                 is not a full Git SHA-1 commit in lower-case hex (40 characters), bare or as a \
+                 Flux revision (`main@sha1:<sha>`, `sha1:<sha>`, `main/<sha>`); \
+                 notification-controller uses `revision` to choose which Git commit receives the \
+                 commit status of every event that carries no `commit` or `originRevision` \
+                 (failure events included: no controller sends `revision` with every event)."
             )
         );
     }

@@ -2,20 +2,64 @@
 //! `.spec.eventMetadata`: providers render values verbatim, so what is wrong
 //! here reaches chat messages, commit statuses and pull-request comments.
 
-/// The keys that steer where notifications go, not just what they say.
-pub const COMMIT: &str = "commit";
+/// The keys that steer where notifications go, not just what they say:
+/// the commit keys (`commit`, `originRevision`, `revision`, which the git
+/// notifiers read in that order) and `change_request`.
 pub const CHANGE_REQUEST: &str = "change_request";
 
 pub fn is_routing_key(key: &str) -> bool {
-    key == COMMIT || key == CHANGE_REQUEST
+    key == CHANGE_REQUEST || crate::kinds::is_commit_key(key)
 }
 
-/// The first control character a provider would mangle, if any. A line feed
-/// passes only when `allow_newlines` is set.
-pub fn control_character(value: &str, allow_newlines: bool) -> Option<char> {
-    value
-        .chars()
-        .find(|&c| c.is_control() && !(allow_newlines && c == '\n'))
+/// The first character of a value nobody reading the notification can see
+/// or trust, if any: a control character (a line feed passes only when
+/// `allow_newlines` is set), a format character (Unicode category Cf: the
+/// bidirectional overrides and isolates, zero-width spaces and joiners, the
+/// soft hyphen, tag characters) or a line or paragraph separator (Zl, Zp).
+/// The notifiers pass values through untouched: they build their payloads
+/// with Go's `encoding/json`, which escapes U+2028 and U+2029 only for the
+/// receiver to decode them again (fluxcd/notification-controller
+/// `internal/notifier/*.go`, commit 2e46958a), so a right-to-left override
+/// reorders the rest of a chat message. Keys cannot hold any of them: an
+/// annotation name part is ASCII (`check_name_part`). One rule for every
+/// value: annotations, an Alert's `.spec.eventMetadata` and `.spec.summary`.
+pub fn invisible_character(value: &str, allow_newlines: bool) -> Option<char> {
+    value.chars().find(|&c| {
+        (c.is_control() && !(allow_newlines && c == '\n')) || is_format(c) || is_separator(c)
+    })
+}
+
+/// Unicode's line and paragraph separators (categories Zl and Zp).
+fn is_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Unicode general category Cf, format characters (Unicode 15.1
+/// `DerivedGeneralCategory.txt`).
+fn is_format(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
 }
 
 /// The value's length in characters when it exceeds `max`.
@@ -42,8 +86,9 @@ pub(crate) enum RoutingFormat {
 /// For a routing key, what is wrong with its value, if anything.
 pub(crate) fn routing_format_error(key: &str, value: &str) -> Option<RoutingFormat> {
     match key {
-        COMMIT => commit_format_error(value),
         CHANGE_REQUEST if !is_positive_integer(value) => Some(RoutingFormat::NotChangeRequest),
+        CHANGE_REQUEST => None,
+        _ if crate::kinds::is_commit_key(key) => commit_format_error(value),
         _ => None,
     }
 }
@@ -95,12 +140,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn control_characters() {
-        assert_eq!(control_character("line1\nline2", false), Some('\n'));
-        assert_eq!(control_character("line1\nline2", true), None);
-        assert_eq!(control_character("a\tb", true), Some('\t'));
-        assert_eq!(control_character("a\u{7f}", false), Some('\u{7f}'));
-        assert_eq!(control_character("ünïcödé ✓", false), None);
+    fn invisible_characters() {
+        assert_eq!(invisible_character("line1\nline2", false), Some('\n'));
+        assert_eq!(invisible_character("line1\nline2", true), None);
+        assert_eq!(invisible_character("a\tb", true), Some('\t'));
+        assert_eq!(invisible_character("a\u{7f}", false), Some('\u{7f}'));
+        assert_eq!(invisible_character("ünïcödé ✓ 日本 עברית", false), None);
+        for c in [
+            '\u{202E}',
+            '\u{2066}',
+            '\u{200B}',
+            '\u{200D}',
+            '\u{FEFF}',
+            '\u{AD}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{E0041}',
+            '\u{61C}',
+        ] {
+            let value = format!("ok{c}ok");
+            assert_eq!(invisible_character(&value, true), Some(c), "{c:?}");
+        }
     }
 
     #[test]
@@ -122,7 +182,7 @@ mod tests {
             format!("main/{sha1}"),
             format!("HEAD/{sha1}"),
         ] {
-            assert_eq!(routing_format_error(COMMIT, &form), None, "{form}");
+            assert_eq!(routing_format_error("commit", &form), None, "{form}");
         }
         let sha256 = "ab".repeat(32);
         for form in [
@@ -131,7 +191,7 @@ mod tests {
             format!("main@sha256:{sha256}"),
         ] {
             assert!(
-                routing_format_error(COMMIT, &form) == Some(RoutingFormat::Sha256),
+                routing_format_error("commit", &form) == Some(RoutingFormat::Sha256),
                 "{form}"
             );
         }
@@ -145,7 +205,7 @@ mod tests {
             String::new(),
         ] {
             assert!(
-                routing_format_error(COMMIT, &bad) == Some(RoutingFormat::NotSha1),
+                routing_format_error("commit", &bad) == Some(RoutingFormat::NotSha1),
                 "{bad}"
             );
         }

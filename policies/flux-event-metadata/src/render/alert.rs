@@ -52,10 +52,11 @@ pub(super) fn text(scene: &Scene<'_>, finding: &Finding) -> String {
             describe(&scene.request.user_info)
         ),
         Finding::ControllerKey { key, kind, group } => format!(
-            "spec.eventMetadata.{key} is never delivered for {kind} events: {} sends its own \
-             `{key}`, and controller metadata takes precedence over an Alert's (RFC-0008), so \
-             {NOTIFIER} records a MetadataAppendFailed Warning event on this Alert \
-             at every dispatch. Rename or remove the key.",
+            "spec.eventMetadata.{key} competes with {}, which sends its own `{key}` with some \
+             {kind} events: there controller metadata takes precedence over an Alert's \
+             (RFC-0008), so {NOTIFIER} records a MetadataAppendFailed Warning event on this \
+             Alert, while the other events carry the Alert's value instead. Rename or remove \
+             the key.",
             kinds::controller_name(group, kind)
         ),
         Finding::SummaryTooLong { length } => format!(

@@ -138,13 +138,15 @@ fn bad_key(on: On, key: &str, error: &str) -> String {
 
 fn controller_key(scene: &Scene<'_>, on: On, key: &str, value: &str, removable: bool) -> String {
     format!(
-        "{} always loses: {} sends its own `{key}` with every {} event and controller metadata \
-         takes precedence over annotations (RFC-0008), so {} is never delivered and \
+        "{} competes with {}, which sends its own `{key}` with some {} events: there controller \
+         metadata takes precedence over annotations (RFC-0008), so {} is dropped and \
          {NOTIFIER} records a MetadataAppendFailed Warning event on every Alert \
-         that selects this object, at every dispatch. Choose another key, or {}.",
+         that selects this object, while the other events carry {} instead. Choose another \
+         key, or {}.",
         scene.field(on, key),
         kinds::controller_name(scene.group(on), scene.subject(on).kind),
         scene.subject(on).kind,
+        quote(value),
         quote(value),
         scene.removal(on, key, removable)
     )

@@ -13,6 +13,7 @@
 //! - [`controllers`]: who reconciles them, as kube-apiserver sees its writes.
 //! - [`clients`]: every other writer (the flux CLI, Flux Operator's Web UI,
 //!   CLI and MCP server, kubectl, Helm, the audit scanner).
+//! - [`events`]: who sends the events about each kind, with which keys.
 //! - [`keys`]: the annotations and labels whose meaning a controller defines.
 //! - [`aso`]: Azure Service Operator's groups and annotations.
 //!
@@ -25,6 +26,7 @@
 pub mod aso;
 pub mod clients;
 pub mod controllers;
+pub mod events;
 pub mod keys;
 pub mod kinds;
 #[cfg(test)]
