@@ -101,6 +101,8 @@ fn names() -> BTreeSet<String> {
             .map(str::to_string),
     );
     out.extend(catalog::POLICIES.iter().map(|p| p.name.to_string()));
+    // The namespaces the identities live in.
+    out.extend([controllers::FLUX_NAMESPACE, KUBE_SYSTEM, ASO.namespace].map(str::to_string));
     out.remove("");
     out
 }
@@ -135,8 +137,9 @@ fn unknown(policy: &str) -> Vec<String> {
                 let Some(cell) = row.get(i) else { continue };
                 let writer_column = header[i].to_ascii_lowercase().starts_with("writer");
                 for token in backticked(cell) {
-                    let known = if token.contains('<') {
-                        // A pattern (`…:<controller>`), said in words beside it.
+                    let known = if token.contains('<') || token.starts_with("--") {
+                        // A pattern (`…:<controller>`) said in words beside
+                        // it, or a controller's flag.
                         true
                     } else if writer_column && commands.contains(token) {
                         true

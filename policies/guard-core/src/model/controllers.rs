@@ -64,12 +64,6 @@ pub struct Controller {
     pub impersonation: Impersonation,
     /// What it generates, under its field manager, as itself.
     pub generates: &'static [Generates],
-    /// The event metadata keys it sends itself that survive into dispatch
-    /// (notification-controller drops `checksum`, `digest` and `token`
-    /// earlier: `internal/server/event_server.go` `cleanupMetadata`,
-    /// `internal/server/event_handlers.go` `excludeInternalMetadata`, commit
-    /// 2e46958a). An annotation or Alert key of the same name always loses.
-    pub event_keys: &'static [&'static str],
     pub source: Source,
 }
 
@@ -167,7 +161,6 @@ pub const SOURCE_CONTROLLER: Controller = Controller {
     ],
     impersonation: Impersonation::Never,
     generates: &[],
-    event_keys: &["revision"],
     source: Source::new(ACCOUNTS),
 };
 
@@ -195,7 +188,6 @@ pub const KUSTOMIZE_CONTROLLER: Controller = Controller {
     ],
     impersonation: Impersonation::ServiceAccountName,
     generates: &[],
-    event_keys: &["revision", "originRevision", "commit_status"],
     source: Source::new(
         "fluxcd/pkg `runtime/client/impersonator.go` `setImpersonationConfig` (runtime v0.111.0); \
          fluxcd/flux2 `manifests/bases/kustomize-controller/account.yaml`, commit da2d22d3",
@@ -239,7 +231,6 @@ pub const HELM_CONTROLLER: Controller = Controller {
              `GetHelmChartName`), commit 0f61a860",
         ),
     }],
-    event_keys: &["revision", "oci-digest", "app-version"],
     source: Source::new(
         "fluxcd/helm-controller `internal/kube/impersonate.go` `SetImpersonationConfig`, commit \
          0f61a860; fluxcd/flux2 `manifests/bases/helm-controller/account.yaml`, commit da2d22d3",
@@ -270,7 +261,6 @@ pub const NOTIFICATION_CONTROLLER: Controller = Controller {
     ],
     impersonation: Impersonation::Never,
     generates: &[],
-    event_keys: &[],
     source: Source::new(ACCOUNTS),
 };
 
@@ -286,7 +276,6 @@ pub const IMAGE_REFLECTOR_CONTROLLER: Controller = Controller {
     )],
     impersonation: Impersonation::Never,
     generates: &[],
-    event_keys: &[],
     source: Source::new(ACCOUNTS),
 };
 
@@ -302,7 +291,6 @@ pub const IMAGE_AUTOMATION_CONTROLLER: Controller = Controller {
     )],
     impersonation: Impersonation::Never,
     generates: &[],
-    event_keys: &[],
     source: Source::new(ACCOUNTS),
 };
 
@@ -330,7 +318,6 @@ pub const SOURCE_WATCHER: Controller = Controller {
              `spec.sourceRef` to the generator), commit 825fa15b",
         ),
     }],
-    event_keys: &[],
     source: Source::new(ACCOUNTS),
 };
 
@@ -359,12 +346,6 @@ pub const FLUX_OPERATOR: Controller = Controller {
     ],
     impersonation: Impersonation::ServiceAccountName,
     generates: &[],
-    // Keys with a `/` never collide with one an annotation gives
-    // (`event.toolkit.fluxcd.io/<name>`, whose name has none).
-    event_keys: &[
-        "fluxcd.controlplane.io/revision",
-        "fluxcd.controlplane.io/token",
-    ],
     source: Source::new(
         "controlplaneio-fluxcd/flux-operator: ResourceSet applies impersonate \
          `spec.serviceAccountName`, else `--default-service-account` \
