@@ -208,8 +208,8 @@ fn control_character(field: &str, value: &str, character: char) -> String {
     }
     format!(
         "{field} has the invisible character U+{:04X} in its value {}; providers show values \
-         verbatim, where a format character, a bidirectional override or a line separator hides \
-         or reorders the text around it, so remove it.",
+         verbatim, where a format character, a bidirectional override, a variation selector or a \
+         line separator hides or reorders the text around it, so remove it.",
         u32::from(character),
         quote(value)
     )

@@ -15,7 +15,10 @@ pub fn is_routing_key(key: &str) -> bool {
 /// or trust, if any: a control character (a line feed passes only when
 /// `allow_newlines` is set), a format character (Unicode category Cf: the
 /// bidirectional overrides and isolates, zero-width spaces and joiners, the
-/// soft hyphen, tag characters) or a line or paragraph separator (Zl, Zp).
+/// soft hyphen, tag characters), a line or paragraph separator (Zl, Zp), or
+/// any other code point Unicode says renders as nothing (Default_Ignorable_Code_Point:
+/// variation selectors, the combining grapheme joiner, the Hangul fillers),
+/// which can carry a hidden payload after visible text.
 /// The notifiers pass values through untouched: they build their payloads
 /// with Go's `encoding/json`, which escapes U+2028 and U+2029 only for the
 /// receiver to decode them again (fluxcd/notification-controller
@@ -25,8 +28,38 @@ pub fn is_routing_key(key: &str) -> bool {
 /// value: annotations, an Alert's `.spec.eventMetadata` and `.spec.summary`.
 pub fn invisible_character(value: &str, allow_newlines: bool) -> Option<char> {
     value.chars().find(|&c| {
-        (c.is_control() && !(allow_newlines && c == '\n')) || is_format(c) || is_separator(c)
+        (c.is_control() && !(allow_newlines && c == '\n'))
+            || is_format(c)
+            || is_separator(c)
+            || is_default_ignorable(c)
     })
+}
+
+/// Unicode's Default_Ignorable_Code_Point (Unicode 15.1
+/// `DerivedCoreProperties.txt`): what a renderer shows as nothing. Most are
+/// format characters already; the rest are marks and letters that display
+/// nothing (U+034F, U+115F, U+1160, U+17B4, U+17B5, U+180B..U+180F, U+3164,
+/// U+FE00..U+FE0F, U+FFA0, U+E0100..U+E01EF) and reserved code points.
+fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0xAD | 0x34F
+            | 0x61C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
 }
 
 /// Unicode's line and paragraph separators (categories Zl and Zp).
@@ -146,6 +179,11 @@ mod tests {
         assert_eq!(invisible_character("a\tb", true), Some('\t'));
         assert_eq!(invisible_character("a\u{7f}", false), Some('\u{7f}'));
         assert_eq!(invisible_character("ünïcödé ✓ 日本 עברית", false), None);
+        // Visible: a no-break space, a combining accent, an emoji without selector.
+        assert_eq!(
+            invisible_character("a\u{A0}b e\u{301} \u{2764}", false),
+            None
+        );
         for c in [
             '\u{202E}',
             '\u{2066}',
@@ -157,6 +195,15 @@ mod tests {
             '\u{2029}',
             '\u{E0041}',
             '\u{61C}',
+            '\u{34F}',
+            '\u{115F}',
+            '\u{17B4}',
+            '\u{180B}',
+            '\u{3164}',
+            '\u{FE0F}',
+            '\u{FFA0}',
+            '\u{E0100}',
+            '\u{E01EF}',
         ] {
             let value = format!("ok{c}ok");
             assert_eq!(invisible_character(&value, true), Some(c), "{c:?}");
