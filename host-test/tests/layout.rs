@@ -453,7 +453,11 @@ const ASKS_THE_MODEL: &[&str] = &[
 /// managers and identity (as whole words).
 fn model_words() -> (Vec<&'static str>, BTreeSet<String>) {
     use guard_core::model::controllers;
-    let domains = vec!["fluxcd.io", "fluxcd.controlplane.io", "serviceoperator.azure.com"];
+    let domains = vec![
+        "fluxcd.io",
+        "fluxcd.controlplane.io",
+        "serviceoperator.azure.com",
+    ];
     let mut words = BTreeSet::new();
     for c in controllers::FLUX {
         words.insert(c.name.to_string());

@@ -12,7 +12,7 @@ use crate::deletion::Protected;
 use crate::effective::{Note, Resolved, Source};
 use crate::failure::{Failure, NamespaceError, Search};
 use crate::matrix::{By, Outcome};
-use crate::owners::Child;
+use crate::owners::{Child, More};
 use crate::settings::Settings;
 use crate::values::{
     AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FIELD_MANAGER,
@@ -237,7 +237,8 @@ impl Words<'_> {
             String::new()
         } else {
             format!(
-                ", and Azure deletes what is inside it, including the protected {}",
+                ", and {}, including the protected {}",
+                removes(p.more.as_ref()),
                 children(&p.children, self.object.namespace)
             )
         };
@@ -611,6 +612,24 @@ fn legacy_hint(value: &str) -> String {
             quote(modern.as_str())
         ),
         None => String::new(),
+    }
+}
+
+/// What goes with a deleted object in Azure: what is inside it, and what
+/// its kind's delete code removes besides.
+fn removes(more: Option<&More>) -> String {
+    match more {
+        None => "Azure deletes what is inside it".to_string(),
+        Some(More::Subscription(id)) => format!(
+            "ASO's delete of this kind first cancels the Azure subscription {}, and everything \
+             in it goes",
+            quote(id)
+        ),
+        Some(More::Scoped { kind, product, .. }) => format!(
+            "ASO's delete of this kind deletes the product {} (named by the object's name) with \
+             every {kind} scoped to it, and Azure deletes what is inside it",
+            quote(product)
+        ),
     }
 }
 

@@ -117,6 +117,7 @@ mod tests {
             name: "orders-db".into(),
             confirmation: None,
             stated_by: None,
+            more: None,
         };
         let switched = Switch {
             before: Resolved {

@@ -6,8 +6,8 @@
 //! the accepted values and, when the intent is guessable, a suggestion.
 
 pub use guard_core::model::aso::{
-    is_aso_group, ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
-    RESOURCE_ID,
+    deletes_more, is_aso_group, Removes, ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY,
+    RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
 };
 
 /// The field manager of every suggested command. kustomize-controller's

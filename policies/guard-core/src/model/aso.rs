@@ -120,7 +120,10 @@ mod tests {
             assert!(is_aso_group(d.group), "{d:?}");
             assert_eq!(deletes_more(d.group, d.kind), DELETES_MORE.get(i));
             #[cfg(not(target_family = "wasm"))]
-            assert!(d.source.text().starts_with("Azure/azure-service-operator v2/api/"));
+            assert!(d
+                .source
+                .text()
+                .starts_with("Azure/azure-service-operator v2/api/"));
         }
         assert_eq!(deletes_more("subscription.azure.com", "alias"), None);
         assert_eq!(deletes_more("resources.azure.com", "ResourceGroup"), None);
