@@ -626,9 +626,9 @@ fn removes(more: Option<&More>) -> String {
             quote(id)
         ),
         Some(More::Scoped { kind, product, .. }) => format!(
-            "ASO's delete of this kind deletes the product {} (named by the object's name) with \
-             every {kind} scoped to it, and Azure deletes what is inside it",
-            quote(product)
+            "ASO's delete of this kind deletes the product {} (the object's name, whatever its \
+             azureName) with every {kind} scoped to it, and Azure deletes what is inside it",
+            quote(product.rsplit('/').next().unwrap_or(product))
         ),
     }
 }
