@@ -587,7 +587,7 @@ mod tests {
             "Product",
             "starter-object",
             Some(&id),
-            || unreachable!("a Product's status is not read"),
+            || Err(Failure::NoUid),
         )
         .unwrap();
         let product = Owner {
@@ -612,7 +612,7 @@ mod tests {
             "ResourceGroup",
             "rg",
             Some(&id),
-            || unreachable!(),
+            || Err(Failure::NoUid),
         );
         assert_eq!(none.unwrap(), None);
     }
