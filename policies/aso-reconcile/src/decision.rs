@@ -72,6 +72,13 @@ pub(crate) enum Refusal {
     EmptyReconcilePolicy(Resolved),
     /// A new value of an annotation on an ASO resource that is not one of its values.
     InvalidValue { key: Annotation, value: String },
+    /// A key set or changed that is a near miss of `meant`, which ASO reads
+    /// instead: ASO ignores this one.
+    NearMissKey {
+        key: String,
+        meant: Annotation,
+        value: String,
+    },
     /// A new value of the Namespace's `reconcile-policy` that ASO does not know.
     InvalidOnNamespace { value: String },
     /// Annotations ADR 2023-02 makes conflict.

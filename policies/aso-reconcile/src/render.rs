@@ -83,6 +83,23 @@ impl Words<'_> {
                 accepted::<ReconcilePolicy>()
             ),
             Refusal::InvalidValue { key, value } => format!("{who}: {}", self.invalid(*key, value)),
+            Refusal::NearMissKey { key, meant, value } => format!(
+                "{who}: annotation {} is not one ASO reads: it reads {}, and ignores this key, so \
+                 the value {} has no effect and ASO applies what it would without it{}. Did you \
+                 mean {}? Write the value under that key and remove this one.",
+                quote(key),
+                meant.key(),
+                quote(value),
+                match meant {
+                    Annotation::ReconcilePolicy => format!(
+                        " (the Namespace's {RECONCILE_POLICY}, else the operator default, {}, \
+                         under which deleting the object deletes the Azure resource)",
+                        self.default()
+                    ),
+                    _ => String::new(),
+                },
+                meant.key()
+            ),
             Refusal::InvalidOnNamespace { value } => {
                 let consequence = format!(
                     "ASO would silently apply its default, {}, to every ASO resource in this \

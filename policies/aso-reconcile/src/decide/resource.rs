@@ -17,7 +17,7 @@ use crate::matrix::outcome;
 use crate::settings::{Enforcement, Settings};
 use crate::stored;
 use crate::values::{
-    AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
+    near_miss_key, AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
     RECONCILE_POLICY_IF_EXISTS,
 };
 use crate::{explicit_default, owners, takeover, terminating};
@@ -207,6 +207,9 @@ impl Change<'_> {
     /// The values of the three annotations; a new value that is not valid
     /// is refused, a stored one or a legacy one is noted.
     fn values(&self, warnings: &mut Vec<Warning>) -> Result<Values, Refusal> {
+        if let Some(refusal) = near_miss(self.new, self.old) {
+            return Err(refusal);
+        }
         let rp = self.new.annotation(RECONCILE_POLICY);
         if rp == Some("") && self.changed(RECONCILE_POLICY) {
             let effective = self.resolve(None)?;
@@ -322,6 +325,32 @@ impl Change<'_> {
         decision.mutation = mutation;
         Ok(decision)
     }
+}
+
+/// A key the request sets or changes that is a near miss of one ASO reads
+/// (`reconcile_policy`, `Reconcile-Policy`, no prefix): ASO ignores it and
+/// applies what it would without it, so it is refused naming the right key.
+pub(super) fn near_miss(new: &Metadata, old: Option<&Metadata>) -> Option<Refusal> {
+    /// Keys that look like one but are not a folded match are compared by
+    /// edit distance, at most this many per request.
+    const MOST: usize = 32;
+    let mut candidates = 0;
+    for (key, value) in &new.annotations {
+        if old.is_some_and(|o| o.annotation(key) == Some(value)) {
+            continue;
+        }
+        if candidates >= MOST {
+            break;
+        }
+        if let Some(meant) = near_miss_key(key, &mut candidates) {
+            return Some(Refusal::NearMissKey {
+                key: key.to_string(),
+                meant,
+                value: value.to_string(),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
