@@ -84,10 +84,11 @@ impl Words<'_> {
             ),
             Refusal::InvalidValue { key, value } => format!("{who}: {}", self.invalid(*key, value)),
             Refusal::NearMissKey { key, meant, value } => format!(
-                "{who}: annotation {} is not one ASO reads: it reads {}, and ignores this key, so \
-                 the value {} has no effect and ASO applies what it would without it{}. Did you \
-                 mean {}? Write the value under that key and remove this one.",
+                "{who}: annotation {}{} is not one ASO reads: it reads {}, and ignores this key, \
+                 so the value {} has no effect and ASO applies what it would without it{}. Did \
+                 you mean {}? Write the value under that key and remove this one.",
                 quote(key),
+                non_ascii(key),
                 meant.key(),
                 quote(value),
                 match meant {
@@ -611,14 +612,41 @@ fn refused_value(
         "is empty".to_string()
     } else {
         format!(
-            "has the value {}, which is not one of its values",
-            quote(value)
+            "has the value {}{}, which is not one of its values",
+            quote(value),
+            non_ascii(value)
         )
     };
     let hint = guess
         .map(|v| format!(" Did you mean {}?", quote(v)))
         .unwrap_or_default();
     format!("annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {accepted}.{hint}")
+}
+
+/// ` (it holds U+2013, U+00A0, which are not ASCII)` for text holding
+/// characters that look like the ASCII ones ASO compares, pasted from a wiki
+/// or a chat; nothing for ASCII text.
+fn non_ascii(text: &str) -> String {
+    const SHOWN: usize = 5;
+    let mut seen: Vec<char> = Vec::new();
+    for c in text.chars().filter(|c| !c.is_ascii()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = seen
+        .iter()
+        .take(SHOWN)
+        .map(|c| format!("U+{:04X}", u32::from(*c)))
+        .collect();
+    if seen.len() > SHOWN {
+        named.push("more".to_string());
+    }
+    let verb = if seen.len() == 1 { "is" } else { "are" };
+    format!(" (it holds {}, which {verb} not ASCII)", named.join(", "))
 }
 
 /// What a legacy value (`run`, `skip-delete`) meant to early ASO releases.
