@@ -151,6 +151,12 @@ pub(crate) enum Warning {
     NotTakenOver,
     /// A deletion that keeps the Azure resource.
     Kept(Resolved),
+    /// ASO has already issued the Azure DELETE of `resource_id` of an object
+    /// being deleted: whatever `effective` now says, Azure carries it out.
+    DeleteUnderWay {
+        effective: Resolved,
+        resource_id: String,
+    },
     /// A deletion confirmed on the object.
     Confirmed(Resolved),
     /// A deletion confirmed on the Namespace being deleted.

@@ -16,7 +16,7 @@ use crate::owners::{Child, More};
 use crate::settings::Settings;
 use crate::values::{
     AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FIELD_MANAGER,
-    FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
+    FINALIZER, POLLER_RESUME_ID, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
 };
 
 /// The audit annotation carrying the effective behaviour.
@@ -359,6 +359,22 @@ impl Words<'_> {
             Warning::NotTakenOver => format!(
                 "nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so ASO \
                  never took it over and does not see its deletion."
+            ),
+            Warning::DeleteUnderWay {
+                effective,
+                resource_id,
+            } => format!(
+                "ASO has already issued the Azure DELETE of {} (the object is being deleted and \
+                 {POLLER_RESUME_ID} records ASO's delete poller): Azure carries it out whatever \
+                 the object now says, so the Azure resource is deleted. Effective \
+                 {RECONCILE_POLICY}: {}{}.",
+                quote(resource_id),
+                describe(effective),
+                if effective.policy == ReconcilePolicy::Manage {
+                    ""
+                } else {
+                    "; ASO now only removes its finalizer, without waiting for the DELETE to finish"
+                }
             ),
             Warning::Kept(r) => format!(
                 "the Azure resource is kept, only the Kubernetes object is deleted: effective \

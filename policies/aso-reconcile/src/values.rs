@@ -6,8 +6,9 @@
 //! the accepted values and, when the intent is guessable, a suggestion.
 
 pub use guard_core::model::aso::{
-    deletes_more, is_aso_group, Removes, ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY,
-    RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
+    deletes_more, is_aso_group, Removes, ADOPTION_POLICY, DELETE_POLLER_ID, FINALIZER,
+    POLLER_RESUME_ID, POLLER_RESUME_TOKEN, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    RESOURCE_ID,
 };
 
 /// The field manager of every suggested command. kustomize-controller's

@@ -17,8 +17,9 @@ use crate::matrix::outcome;
 use crate::settings::{Enforcement, Settings};
 use crate::stored;
 use crate::values::{
-    near_miss_key, AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
-    RECONCILE_POLICY_IF_EXISTS,
+    near_miss_key, AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, DELETE_POLLER_ID,
+    POLLER_RESUME_ID, POLLER_RESUME_TOKEN, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    RESOURCE_ID,
 };
 use crate::{explicit_default, owners, takeover, terminating};
 
@@ -261,6 +262,22 @@ impl Change<'_> {
         }
     }
 
+    /// The stored object's `resource-id` when ASO has already issued its
+    /// Azure DELETE: the object is being deleted and carries ASO's record of
+    /// the delete poller (`DetermineDeleteAction` then only monitors it, and
+    /// a policy that no longer allows delete only removes the finalizer; the
+    /// DELETE Azure accepted goes on).
+    fn delete_under_way(&self) -> Option<String> {
+        let old = self.old?;
+        old.deletion_timestamp.as_ref()?;
+        if old.annotation(POLLER_RESUME_ID) != Some(DELETE_POLLER_ID)
+            || old.annotation(POLLER_RESUME_TOKEN).is_none()
+        {
+            return None;
+        }
+        Some(old.annotation(RESOURCE_ID).unwrap_or_default().to_string())
+    }
+
     /// What will happen in Azure, with the explicit default written when due.
     fn announced(
         &self,
@@ -302,7 +319,15 @@ impl Change<'_> {
         let if_exists = values.if_exists.filter(|_| !finalized);
         let outcome = outcome(effective.resolved(), if_exists, values.adoption);
         let (existing, missing) = (outcome.existing, outcome.missing);
-        warnings.push(Warning::Outcome(outcome));
+        if let Some(id) = self.delete_under_way() {
+            // Adoption and creation are moot: Azure is already deleting it.
+            warnings.push(Warning::DeleteUnderWay {
+                effective: effective.resolved(),
+                resource_id: id,
+            });
+        } else {
+            warnings.push(Warning::Outcome(outcome));
+        }
         if existing != effective.policy {
             let key = if if_exists.is_some() {
                 Annotation::IfExists
