@@ -110,6 +110,8 @@ pub(crate) struct Switch {
     pub before: Resolved,
     /// The policy stays `manage` and `resource-id` changes.
     pub repointed: bool,
+    /// The id the object's confirmation was given for, when it no longer counts.
+    pub stale: Option<String>,
 }
 
 /// What the requester should know, in the order it is told.

@@ -261,6 +261,15 @@ impl Words<'_> {
             )
         };
         let key = self.key();
+        let stale = match switch.and_then(|s| s.stale.as_deref()) {
+            Some(id) => format!(
+                " Its {key} was given while it named {}, and does not reach the id it now names: \
+                 remove it, then make this change together with {key} set to the object's name \
+                 again.",
+                quote(id)
+            ),
+            None => String::new(),
+        };
         let mismatch = match &p.confirmation {
             Some(v) => format!(
                 " Annotation {key} is {}, not the object's name {}.",
@@ -271,7 +280,7 @@ impl Words<'_> {
         };
         format!(
             "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{mismatch} To keep the Azure resource, {}. To \
+             {RECONCILE_POLICY} is {}{inside}.{mismatch}{stale} To keep the Azure resource, {}. To \
              delete it in Azure too, confirm with the object's name: `{}`. {then}",
             describe(&p.effective),
             self.detach(p.stated_by.as_deref()),

@@ -179,6 +179,7 @@ impl Change<'_> {
                 let switch = Switch {
                     before: t.before,
                     repointed: t.repointed,
+                    stale: t.stale,
                 };
                 let decision = assessed(subject.clone(), t.assessment, Some(switch));
                 if decision.refusal.is_some() {
