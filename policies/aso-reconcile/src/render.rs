@@ -372,19 +372,7 @@ impl Words<'_> {
             Warning::DeleteUnderWay {
                 effective,
                 resource_id,
-            } => format!(
-                "ASO has already issued the Azure DELETE of {} (the object is being deleted and \
-                 {POLLER_RESUME_ID} records ASO's delete poller): Azure carries it out whatever \
-                 the object now says, so the Azure resource is deleted. Effective \
-                 {RECONCILE_POLICY}: {}{}.",
-                quote(resource_id),
-                describe(effective),
-                if effective.policy == ReconcilePolicy::Manage {
-                    ""
-                } else {
-                    "; ASO now only removes its finalizer, without waiting for the DELETE to finish"
-                }
-            ),
+            } => delete_under_way(effective, resource_id),
             Warning::Kept(r) => format!(
                 "the Azure resource is kept, only the Kubernetes object is deleted: effective \
                  {RECONCILE_POLICY} is {}.",
@@ -683,6 +671,23 @@ fn legacy_hint(value: &str) -> String {
         ),
         None => String::new(),
     }
+}
+
+/// A change of an object whose Azure DELETE ASO has already issued.
+fn delete_under_way(effective: &Resolved, resource_id: &str) -> String {
+    let without_waiting = if effective.policy == ReconcilePolicy::Manage {
+        ""
+    } else {
+        "; ASO now only removes its finalizer, without waiting for the DELETE to finish"
+    };
+    format!(
+        "ASO has already issued the Azure DELETE of {} (the object is being deleted and \
+         {POLLER_RESUME_ID} records ASO's delete poller): Azure carries it out whatever the \
+         object now says, so the Azure resource is deleted. Effective {RECONCILE_POLICY}: \
+         {}{without_waiting}.",
+        quote(resource_id),
+        describe(effective),
+    )
 }
 
 /// What goes with a deleted object in Azure: what is inside it, and what
