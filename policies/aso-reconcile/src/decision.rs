@@ -72,6 +72,13 @@ pub(crate) enum Refusal {
     EmptyReconcilePolicy(Resolved),
     /// A new value of an annotation on an ASO resource that is not one of its values.
     InvalidValue { key: Annotation, value: String },
+    /// A key set or changed that is a near miss of `meant`, which ASO reads
+    /// instead: ASO ignores this one.
+    NearMissKey {
+        key: String,
+        meant: Annotation,
+        value: String,
+    },
     /// A new value of the Namespace's `reconcile-policy` that ASO does not know.
     InvalidOnNamespace { value: String },
     /// Annotations ADR 2023-02 makes conflict.
@@ -103,6 +110,8 @@ pub(crate) struct Switch {
     pub before: Resolved,
     /// The policy stays `manage` and `resource-id` changes.
     pub repointed: bool,
+    /// The id the object's confirmation was given for, when it no longer counts.
+    pub stale: Option<String>,
 }
 
 /// What the requester should know, in the order it is told.
@@ -144,6 +153,12 @@ pub(crate) enum Warning {
     NotTakenOver,
     /// A deletion that keeps the Azure resource.
     Kept(Resolved),
+    /// ASO has already issued the Azure DELETE of `resource_id` of an object
+    /// being deleted: whatever `effective` now says, Azure carries it out.
+    DeleteUnderWay {
+        effective: Resolved,
+        resource_id: String,
+    },
     /// A deletion confirmed on the object.
     Confirmed(Resolved),
     /// A deletion confirmed on the Namespace being deleted.

@@ -62,6 +62,8 @@ pub(crate) struct Protected {
     /// reconcile-policy: its next apply writes its value back over a detach
     /// made by hand, so the detach belongs in its source.
     pub stated_by: Option<String>,
+    /// What its kind's delete code removes besides its own id.
+    pub more: Option<owners::More>,
 }
 
 /// Whether the protection selects the request's kind.
@@ -213,6 +215,17 @@ impl Deleted<'_> {
         if confirmation == Some(name) {
             return Deletion::Confirmed(effective);
         }
+        let resource_id = meta.annotation(RESOURCE_ID);
+        let more = match owners::more(
+            &request.kind.group,
+            &request.kind.kind,
+            name,
+            resource_id,
+            || status_subscription(request),
+        ) {
+            Ok(more) => more,
+            Err(failure) => return Deletion::Failed(failure),
+        };
         let children = if owners::needed(p) {
             let uid = match self.stored {
                 Some(facts) => facts.uid.clone(),
@@ -223,7 +236,8 @@ impl Deleted<'_> {
                     name,
                     uid: &uid,
                     namespace: target.namespace,
-                    resource_id: meta.annotation(RESOURCE_ID),
+                    resource_id,
+                    more: more.as_ref(),
                 };
                 owners::protected_inside(&owner, p, ctx.cluster)
             });
@@ -252,6 +266,7 @@ impl Deleted<'_> {
             name: name.to_string(),
             confirmation: confirmation.map(str::to_string),
             stated_by: stated_by(request, self.stored),
+            more,
         })
     }
 }
@@ -320,6 +335,35 @@ fn namespace_confirmed<'a>(
         .deletion_timestamp
         .is_some_and(|t| !t.is_null());
     Ok(terminating && view.metadata.annotations.get(key) == Some(namespace))
+}
+
+/// `status.properties.subscriptionId` of the stored object (an Alias: the
+/// subscription its delete cancels). Read only for the kind whose delete
+/// code reads it.
+fn status_subscription(request: &AdmissionRequest) -> Result<Option<String>, Failure> {
+    #[derive(serde::Deserialize)]
+    struct View {
+        #[serde(default)]
+        status: Option<Status>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Status {
+        #[serde(default)]
+        properties: Option<Properties>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Properties {
+        #[serde(default)]
+        subscription_id: Option<String>,
+    }
+    let view = request
+        .object_as::<View>(Which::OldObject)
+        .map_err(Failure::Malformed)?;
+    Ok(view
+        .and_then(|v| v.status)
+        .and_then(|s| s.properties)
+        .and_then(|p| p.subscription_id))
 }
 
 /// `metadata.uid` of the stored object, which ASO's owner references carry.
@@ -463,6 +507,7 @@ mod tests {
             name: "orders-db".into(),
             confirmation: Some("yes".into()),
             stated_by: None,
+            more: None,
         };
         let refusal = Refusal::Protected {
             protected: Box::new(protected),

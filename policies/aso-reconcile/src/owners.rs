@@ -23,7 +23,7 @@ use serde_json::value::RawValue;
 
 use crate::failure::{Failure, Search};
 use crate::settings::{DeletionProtection, ProtectedKind, MAX_LISTED_KINDS};
-use crate::values::RESOURCE_ID;
+use crate::values::{deletes_more, Removes, RESOURCE_ID};
 
 /// A protected object inside the deleted one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,111 @@ pub(crate) struct Owner<'a> {
     pub namespace: &'a str,
     /// Its `serviceoperator.azure.com/resource-id`, the id ASO deletes.
     pub resource_id: Option<&'a str>,
+    /// What its kind's delete code removes besides that id.
+    pub more: Option<&'a More>,
+}
+
+/// What an ASO kind's own delete code removes in Azure besides the
+/// object's `resource-id` ([`guard_core::model::aso::DELETES_MORE`]), for
+/// the object being deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum More {
+    /// The subscription `/subscriptions/<id>`, cancelled first.
+    Subscription(String),
+    /// The resource `product` (an ARM id), and the objects of
+    /// `group`/`kind` inside `parent` whose `spec.scope` is one of `scopes`.
+    Scoped {
+        group: &'static str,
+        kind: &'static str,
+        parent: String,
+        product: String,
+        scopes: Vec<String>,
+    },
+}
+
+impl More {
+    /// The ARM ids it removes, with everything inside them.
+    fn roots(&self) -> [&str; 1] {
+        match self {
+            Self::Subscription(id) => [id.as_str()],
+            Self::Scoped { product, .. } => [product.as_str()],
+        }
+    }
+
+    /// Whether `n` is one of the scoped objects it removes.
+    fn scopes(&self, n: &Node<'_>) -> bool {
+        let Self::Scoped {
+            group,
+            kind,
+            parent,
+            scopes,
+            ..
+        } = self
+        else {
+            return false;
+        };
+        let scope = n.listed.spec.scope.as_ref();
+        n.group == *group
+            && n.kind == *kind
+            && !scope.is_empty()
+            && scopes.iter().any(|s| same_id(s, scope))
+            && n.listed
+                .metadata
+                .annotations
+                .get(RESOURCE_ID)
+                .is_some_and(|id| within(id, parent))
+    }
+}
+
+/// What deleting an object of `group`/`kind` named `name` with `resource_id`
+/// removes besides that id, as the model records its kind's delete code;
+/// `subscription` is its `status.properties.subscriptionId`, read only for
+/// the kind whose code reads it. `None` when it removes nothing more.
+pub(crate) fn more(
+    group: &str,
+    kind: &str,
+    name: &str,
+    resource_id: Option<&str>,
+    subscription: impl FnOnce() -> Result<Option<String>, Failure>,
+) -> Result<Option<More>, Failure> {
+    let Some(d) = deletes_more(group, kind) else {
+        return Ok(None);
+    };
+    match d.removes {
+        Removes::SubscriptionInStatus => Ok(subscription()?
+            .filter(|id| !id.is_empty())
+            .map(|id| More::Subscription(format!("/subscriptions/{id}")))),
+        Removes::Scoped {
+            group,
+            kind,
+            collection,
+        } => {
+            // The extension deletes in the parent of the object's id; without
+            // an id ASO issues nothing.
+            let Some(id) = resource_id.map(|id| id.trim_end_matches('/')) else {
+                return Ok(None);
+            };
+            let Some((parent, own)) = id
+                .rsplit_once('/')
+                .and_then(|(rest, own)| Some((rest.rsplit_once('/')?.0, own)))
+            else {
+                return Ok(None);
+            };
+            let product = format!("{parent}/{collection}/{name}");
+            let mut scopes = Vec::new();
+            for n in [own, name] {
+                scopes.push(format!("/{collection}/{n}"));
+                scopes.push(format!("{parent}/{collection}/{n}"));
+            }
+            Ok(Some(More::Scoped {
+                group,
+                kind,
+                parent: parent.to_string(),
+                product,
+                scopes,
+            }))
+        }
+    }
 }
 
 /// What is read of a listed object; the rest of it is skipped unparsed.
@@ -83,6 +188,9 @@ struct OwnerReference<'a> {
 struct ListedSpec<'a> {
     #[serde(borrow, default, deserialize_with = "null_default")]
     owner: SpecOwner<'a>,
+    /// What an API Management subscription is for (`/products/<name>`, ...).
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    scope: Cow<'a, str>,
 }
 
 #[derive(Default, Deserialize)]
@@ -160,6 +268,7 @@ pub(crate) fn cannot(
 
 /// One listed object, as the walk needs it.
 struct Node<'a> {
+    group: &'a str,
     kind: &'a str,
     listed: Listed<'a>,
     /// Found inside the deleted object.
@@ -189,6 +298,7 @@ pub(crate) fn protected_inside(
                 continue;
             }
             nodes.push(Node {
+                group: &k.group,
                 kind: &k.kind,
                 listed,
                 inside: false,
@@ -265,20 +375,25 @@ fn walk(owner: &Owner<'_>, nodes: &mut [Node<'_>]) {
             uids.insert(m.uid.to_string());
             names.insert((m.namespace.to_string(), m.name.to_string()));
         };
-    if let Some(root) = root_id {
-        for n in nodes.iter_mut() {
-            if is_owner(&n.listed.metadata) {
-                continue;
-            }
-            let id = n.listed.metadata.annotations.get(RESOURCE_ID);
-            let arm_owner = &n.listed.spec.owner.arm_id;
-            // Another object for the same Azure resource (an adoption
-            // twice over) goes with it as surely as what lies inside.
-            let inside = id.is_some_and(|id| same_id(id, root) || within(id, root))
-                || (!arm_owner.is_empty() && (same_id(arm_owner, root) || within(arm_owner, root)));
-            if inside {
-                mark(n, &mut uids, &mut names);
-            }
+    let more = owner.more;
+    let roots: Vec<&str> = root_id
+        .into_iter()
+        .chain(more.into_iter().flat_map(More::roots))
+        .collect();
+    for n in nodes.iter_mut() {
+        if is_owner(&n.listed.metadata) {
+            continue;
+        }
+        let id = n.listed.metadata.annotations.get(RESOURCE_ID);
+        let arm_owner = &n.listed.spec.owner.arm_id;
+        // Another object for the same Azure resource (an adoption
+        // twice over) goes with it as surely as what lies inside.
+        let under = |root: &str| {
+            id.is_some_and(|id| same_id(id, root) || within(id, root))
+                || (!arm_owner.is_empty() && (same_id(arm_owner, root) || within(arm_owner, root)))
+        };
+        if roots.iter().any(|root| under(root)) || more.is_some_and(|m| m.scopes(n)) {
+            mark(n, &mut uids, &mut names);
         }
     }
     loop {
@@ -394,6 +509,7 @@ mod tests {
         resource_id: Some(
             "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/shop-rg",
         ),
+        more: None,
     };
 
     fn names(children: &[Child]) -> Vec<String> {
@@ -401,6 +517,104 @@ mod tests {
             .iter()
             .map(|c| format!("{}/{}", c.namespace, c.name))
             .collect()
+    }
+
+    #[test]
+    fn an_alias_holds_what_is_in_the_subscription_it_cancels() {
+        let p = protection(json!({"kinds": [
+            {"group": "resources.azure.com", "kind": "ResourceGroup", "version": "v1api20200601"}]}));
+        let rg = with_id(
+            object("ResourceGroup", "infra", "rg-shop", "g1"),
+            "/resourceGroups/rg-shop",
+        );
+        let c = cluster(vec![rg]);
+        let alias_id = "/providers/Microsoft.Subscription/aliases/shop";
+        let more = |sub: Option<&str>| {
+            more(
+                "subscription.azure.com",
+                "Alias",
+                "shop",
+                Some(alias_id),
+                || Ok(sub.map(str::to_string)),
+            )
+            .unwrap()
+        };
+        let sub = SUB.trim_start_matches("/subscriptions/");
+        let alias = |more| Owner {
+            name: "shop",
+            uid: "a1",
+            namespace: "platform",
+            resource_id: Some(alias_id),
+            more,
+        };
+        let cancelled = more(Some(sub));
+        assert_eq!(cancelled, Some(More::Subscription(SUB.to_string())));
+        let children = protected_inside(&alias(cancelled.as_ref()), &p, &c).unwrap();
+        assert_eq!(names(&children), ["infra/rg-shop"]);
+        // No subscription id in its status: ASO cancels nothing.
+        assert_eq!(more(None), None);
+        assert_eq!(more(Some("")), None);
+        assert!(protected_inside(&alias(None), &p, &c).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_product_holds_the_subscriptions_scoped_to_it() {
+        const APIM: &str = "/resourceGroups/rg/providers/Microsoft.ApiManagement/service/apim";
+        let p = protection(json!({"kinds": [
+            {"group": "apimanagement.azure.com", "kind": "Subscription", "version": "v1api20220801"}]}));
+        let sub = |name: &str, uid: &str, scope: &str| {
+            let mut o = with_id(
+                object("Subscription", "shop", name, uid),
+                &format!("{APIM}/subscriptions/{name}"),
+            );
+            o["spec"] = json!({"scope": scope, "owner": {"name": "apim"}});
+            o
+        };
+        let c = cluster(vec![
+            sub("by-short-scope", "s1", "/products/starter"),
+            sub(
+                "by-full-scope",
+                "s2",
+                &format!("{SUB}{APIM}/PRODUCTS/starter"),
+            ),
+            sub("by-k8s-name", "s3", "/products/starter-object"),
+            sub("other-product", "s4", "/products/premium"),
+            sub("all-apis", "s5", "/apis"),
+        ]);
+        let id = format!("{SUB}{APIM}/products/starter");
+        let more = more(
+            "apimanagement.azure.com",
+            "Product",
+            "starter-object",
+            Some(&id),
+            || Err(Failure::NoUid),
+        )
+        .unwrap();
+        let product = Owner {
+            name: "starter-object",
+            uid: "p1",
+            namespace: "shop",
+            resource_id: Some(&id),
+            more: more.as_ref(),
+        };
+        let children = protected_inside(&product, &p, &c).unwrap();
+        assert_eq!(
+            names(&children),
+            [
+                "shop/by-short-scope",
+                "shop/by-full-scope",
+                "shop/by-k8s-name"
+            ]
+        );
+        // Another kind's delete removes nothing more.
+        let none = super::more(
+            "resources.azure.com",
+            "ResourceGroup",
+            "rg",
+            Some(&id),
+            || Err(Failure::NoUid),
+        );
+        assert_eq!(none.unwrap(), None);
     }
 
     #[test]

@@ -12,11 +12,11 @@ use crate::deletion::Protected;
 use crate::effective::{Note, Resolved, Source};
 use crate::failure::{Failure, NamespaceError, Search};
 use crate::matrix::{By, Outcome};
-use crate::owners::Child;
+use crate::owners::{Child, More};
 use crate::settings::Settings;
 use crate::values::{
     AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FIELD_MANAGER,
-    FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
+    FINALIZER, POLLER_RESUME_ID, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS, RESOURCE_ID,
 };
 
 /// The audit annotation carrying the effective behaviour.
@@ -83,6 +83,24 @@ impl Words<'_> {
                 accepted::<ReconcilePolicy>()
             ),
             Refusal::InvalidValue { key, value } => format!("{who}: {}", self.invalid(*key, value)),
+            Refusal::NearMissKey { key, meant, value } => format!(
+                "{who}: annotation {}{} is not one ASO reads: it reads {}, and ignores this key, \
+                 so the value {} has no effect and ASO applies what it would without it{}. Did \
+                 you mean {}? Write the value under that key and remove this one.",
+                quote(key),
+                non_ascii(key),
+                meant.key(),
+                quote(value),
+                match meant {
+                    Annotation::ReconcilePolicy => format!(
+                        " (the Namespace's {RECONCILE_POLICY}, else the operator default, {}, \
+                         under which deleting the object deletes the Azure resource)",
+                        self.default()
+                    ),
+                    _ => String::new(),
+                },
+                meant.key()
+            ),
             Refusal::InvalidOnNamespace { value } => {
                 let consequence = format!(
                     "ASO would silently apply its default, {}, to every ASO resource in this \
@@ -237,11 +255,21 @@ impl Words<'_> {
             String::new()
         } else {
             format!(
-                ", and Azure deletes what is inside it, including the protected {}",
+                ", and {}, including the protected {}",
+                removes(p.more.as_ref()),
                 children(&p.children, self.object.namespace)
             )
         };
         let key = self.key();
+        let stale = match switch.and_then(|s| s.stale.as_deref()) {
+            Some(id) => format!(
+                " Its {key} was given while it named {}, and does not reach the id it now names: \
+                 remove it, then make this change together with {key} set to the object's name \
+                 again.",
+                quote(id)
+            ),
+            None => String::new(),
+        };
         let mismatch = match &p.confirmation {
             Some(v) => format!(
                 " Annotation {key} is {}, not the object's name {}.",
@@ -252,7 +280,7 @@ impl Words<'_> {
         };
         format!(
             "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{mismatch} To keep the Azure resource, {}. To \
+             {RECONCILE_POLICY} is {}{inside}.{mismatch}{stale} To keep the Azure resource, {}. To \
              delete it in Azure too, confirm with the object's name: `{}`. {then}",
             describe(&p.effective),
             self.detach(p.stated_by.as_deref()),
@@ -341,6 +369,10 @@ impl Words<'_> {
                 "nothing is deleted in Azure: the object has no {FINALIZER} finalizer, so ASO \
                  never took it over and does not see its deletion."
             ),
+            Warning::DeleteUnderWay {
+                effective,
+                resource_id,
+            } => delete_under_way(effective, resource_id),
             Warning::Kept(r) => format!(
                 "the Azure resource is kept, only the Kubernetes object is deleted: effective \
                  {RECONCILE_POLICY} is {}.",
@@ -593,14 +625,41 @@ fn refused_value(
         "is empty".to_string()
     } else {
         format!(
-            "has the value {}, which is not one of its values",
-            quote(value)
+            "has the value {}{}, which is not one of its values",
+            quote(value),
+            non_ascii(value)
         )
     };
     let hint = guess
         .map(|v| format!(" Did you mean {}?", quote(v)))
         .unwrap_or_default();
     format!("annotation {key} {what}, so {consequence}. Accepted values (case-sensitive): {accepted}.{hint}")
+}
+
+/// ` (it holds U+2013, U+00A0, which are not ASCII)` for text holding
+/// characters that look like the ASCII ones ASO compares, pasted from a wiki
+/// or a chat; nothing for ASCII text.
+fn non_ascii(text: &str) -> String {
+    const SHOWN: usize = 5;
+    let mut seen: Vec<char> = Vec::new();
+    for c in text.chars().filter(|c| !c.is_ascii()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = seen
+        .iter()
+        .take(SHOWN)
+        .map(|c| format!("U+{:04X}", u32::from(*c)))
+        .collect();
+    if seen.len() > SHOWN {
+        named.push("more".to_string());
+    }
+    let verb = if seen.len() == 1 { "is" } else { "are" };
+    format!(" (it holds {}, which {verb} not ASCII)", named.join(", "))
 }
 
 /// What a legacy value (`run`, `skip-delete`) meant to early ASO releases.
@@ -611,6 +670,41 @@ fn legacy_hint(value: &str) -> String {
             quote(modern.as_str())
         ),
         None => String::new(),
+    }
+}
+
+/// A change of an object whose Azure DELETE ASO has already issued.
+fn delete_under_way(effective: &Resolved, resource_id: &str) -> String {
+    let without_waiting = if effective.policy == ReconcilePolicy::Manage {
+        ""
+    } else {
+        "; ASO now only removes its finalizer, without waiting for the DELETE to finish"
+    };
+    format!(
+        "ASO has already issued the Azure DELETE of {} (the object is being deleted and \
+         {POLLER_RESUME_ID} records ASO's delete poller): Azure carries it out whatever the \
+         object now says, so the Azure resource is deleted. Effective {RECONCILE_POLICY}: \
+         {}{without_waiting}.",
+        quote(resource_id),
+        describe(effective),
+    )
+}
+
+/// What goes with a deleted object in Azure: what is inside it, and what
+/// its kind's delete code removes besides.
+fn removes(more: Option<&More>) -> String {
+    match more {
+        None => "Azure deletes what is inside it".to_string(),
+        Some(More::Subscription(id)) => format!(
+            "ASO's delete of this kind first cancels the Azure subscription {}, and everything \
+             in it goes",
+            quote(id)
+        ),
+        Some(More::Scoped { kind, product, .. }) => format!(
+            "ASO's delete of this kind deletes the product {} (the object's name, whatever its \
+             azureName) with every {kind} scoped to it, and Azure deletes what is inside it",
+            quote(product.rsplit('/').next().unwrap_or(product))
+        ),
     }
 }
 

@@ -24,6 +24,9 @@ pub(crate) struct Turn {
     pub before: Resolved,
     /// The policy stays `manage` and `resource-id` changes.
     pub repointed: bool,
+    /// The old `resource-id`, when the object's confirmation was given
+    /// while it named that one (it does not count for the new id).
+    pub stale: Option<String>,
     /// The deletion as a DELETE would be judged now.
     pub assessment: Assessment,
 }
@@ -69,10 +72,40 @@ pub(crate) fn turn(
     {
         return Ok(None);
     }
+    let repointed = before.policy == ReconcilePolicy::Manage;
+    // A confirmation belongs to the Azure resource it was given for: one the
+    // stored object carried named the old id, so it does not reach the new
+    // one. Written by this very change, it is given with the new id in view.
+    let key = settings
+        .deletion_protection
+        .confirmation_annotation
+        .as_str();
+    let name = if new.name.is_empty() {
+        target.name.as_ref()
+    } else {
+        new.name.as_str()
+    };
+    let stale = repointed && old.annotation(key) == Some(name) && new.annotation(key) == Some(name);
+    let assessment = if stale {
+        let mut unconfirmed = new.clone();
+        unconfirmed.annotations.remove(key);
+        assess(
+            request,
+            settings,
+            ctx,
+            target,
+            &unconfirmed,
+            Some(after),
+            None,
+        )
+    } else {
+        assess(request, settings, ctx, target, new, Some(after), None)
+    };
     Ok(Some(Turn {
         before: before.resolved(),
-        repointed: before.policy == ReconcilePolicy::Manage,
-        assessment: assess(request, settings, ctx, target, new, Some(after), None),
+        repointed,
+        stale: stale.then(|| old.annotation(RESOURCE_ID).unwrap_or_default().to_string()),
+        assessment,
     }))
 }
 
@@ -117,6 +150,7 @@ mod tests {
             name: "orders-db".into(),
             confirmation: None,
             stated_by: None,
+            more: None,
         };
         let switched = Switch {
             before: Resolved {
@@ -124,6 +158,7 @@ mod tests {
                 source: Source::Namespace("shop".into()),
             },
             repointed: false,
+            stale: None,
         };
         let refusal = Refusal::Protected {
             protected: Box::new(protected),

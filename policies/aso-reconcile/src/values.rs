@@ -6,7 +6,8 @@
 //! the accepted values and, when the intent is guessable, a suggestion.
 
 pub use guard_core::model::aso::{
-    is_aso_group, ADOPTION_POLICY, FINALIZER, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    deletes_more, is_aso_group, Removes, ADOPTION_POLICY, DELETE_POLLER_ID, FINALIZER,
+    POLLER_RESUME_ID, POLLER_RESUME_TOKEN, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
     RESOURCE_ID,
 };
 
@@ -145,6 +146,68 @@ impl<V: Vocabulary> Read<V> {
     }
 }
 
+/// What people paste, folded to the ASCII it was meant to be: trimmed,
+/// lower-cased, `_`, spaces and look-alike dashes (en and em dashes, the
+/// minus sign, non-breaking and other Unicode spaces, fullwidth hyphen) to
+/// `-`, zero-width characters and the byte-order mark dropped.
+pub fn fold(text: &str) -> String {
+    text.trim()
+        .chars()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}'
+            )
+        })
+        .map(|c| match c {
+            '_' | ' ' | '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' => '-',
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// The annotation ASO reads that `key`, not one of them, was most likely
+/// meant to be: the same once folded ([`fold`]), the same name with or
+/// without its dashes under no prefix or a prefix a few edits from ASO's, or
+/// the whole key within three edits. `candidates` counts the keys the edit
+/// distance was computed for, which a caller bounds.
+pub fn near_miss_key(key: &str, candidates: &mut usize) -> Option<Annotation> {
+    const LONGEST: usize = 128;
+    const KEYS: [Annotation; 3] = [
+        Annotation::ReconcilePolicy,
+        Annotation::IfExists,
+        Annotation::AdoptionPolicy,
+    ];
+    if key.len() > LONGEST || KEYS.iter().any(|a| a.key() == key) {
+        return None;
+    }
+    let folded = fold(key);
+    let (prefix, name) = folded.rsplit_once('/').unwrap_or(("", folded.as_str()));
+    let bare = |n: &str| n.replace('-', "");
+    let by_name = KEYS.into_iter().find(|a| {
+        let (their_prefix, their_name) = a.key().rsplit_once('/').unwrap_or(("", a.key()));
+        bare(name) == bare(their_name) && (prefix.is_empty() || distance(prefix, their_prefix) <= 3)
+    });
+    if by_name.is_some() {
+        return by_name;
+    }
+    // Only keys that look like one of them are worth the edit distance.
+    let plain = bare(&folded);
+    if !["reconcil", "polic", "adopt"]
+        .iter()
+        .any(|w| plain.contains(w))
+    {
+        return None;
+    }
+    *candidates = candidates.saturating_add(1);
+    KEYS.into_iter()
+        .map(|a| (distance(&folded, a.key()), a))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, a)| a)
+}
+
 /// The value the writer most likely meant: same after trimming and lower-casing,
 /// the ADR form without `-if-exists`, a unique prefix, or a small typo.
 pub fn suggest<V: Vocabulary>(value: &str) -> Option<V> {
@@ -152,14 +215,7 @@ pub fn suggest<V: Vocabulary>(value: &str) -> Option<V> {
     if value.len() > LONGEST {
         return None;
     }
-    let norm: String = value
-        .trim()
-        .chars()
-        .map(|c| match c {
-            '_' | ' ' => '-',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect();
+    let norm = fold(value);
     if norm.is_empty() {
         return None;
     }
@@ -218,6 +274,71 @@ fn distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
     use ReconcilePolicy::*;
+
+    #[test]
+    fn pasted_look_alikes_get_the_suggestion() {
+        for pasted in [
+            "detach\u{2013}on\u{2013}delete", // en dash, from a wiki
+            "detach\u{2014}on\u{2014}delete",
+            "detach\u{2212}on\u{2011}delete",
+            "detach\u{00A0}on delete",
+            "detach-on-\u{200B}delete",
+            "\u{FEFF}Detach-On-Delete",
+        ] {
+            assert_eq!(
+                suggest::<ReconcilePolicy>(pasted),
+                Some(DetachOnDelete),
+                "{pasted:?}"
+            );
+            assert_eq!(Read::<ReconcilePolicy>::of(pasted, true), Read::Invalid);
+        }
+        assert_eq!(
+            suggest::<AdoptionPolicy>("skip\u{2013}if\u{2013}exists"),
+            Some(AdoptionPolicy::SkipIfExists)
+        );
+    }
+
+    #[test]
+    fn near_misses_of_the_keys() {
+        let miss = |key: &str| near_miss_key(key, &mut 0);
+        for key in [
+            "serviceoperator.azure.com/reconcile_policy",
+            "serviceoperator.azure.com/Reconcile-Policy",
+            "serviceoperator.azure.com/reconcilepolicy",
+            "serviceoperator.azure.com/reconcile\u{2013}policy",
+            "serviceoperator.azure.com/reconcile-polcy",
+            "serviceoperator.azure.com/ reconcile-policy",
+            "serviceoperator.azure.com /reconcile-policy",
+            "service-operator.azure.com/reconcile-policy",
+            "serviceoperator.azure.io/reconcile-policy",
+            "reconcile-policy",
+            "reconcile_policy",
+            "SERVICEOPERATOR.AZURE.COM/RECONCILE-POLICY",
+        ] {
+            assert_eq!(miss(key), Some(Annotation::ReconcilePolicy), "{key:?}");
+        }
+        assert_eq!(
+            miss("serviceoperator.azure.com/reconcile-policy-if-exist"),
+            Some(Annotation::IfExists)
+        );
+        assert_eq!(
+            miss("serviceoperator.azure.com/adoption_policy"),
+            Some(Annotation::AdoptionPolicy)
+        );
+        for key in [
+            RECONCILE_POLICY,
+            RECONCILE_POLICY_IF_EXISTS,
+            ADOPTION_POLICY,
+            "example.com/reconcile-policy",
+            "reconcile.fluxcd.io/requestedAt",
+            "kustomize.toolkit.fluxcd.io/reconcile",
+            "serviceoperator.azure.com/resource-id",
+            "serviceoperator.azure.com/operator-namespace",
+            "serviceoperator.azure.com/poller-resume-id",
+        ] {
+            assert_eq!(miss(key), None, "{key:?}");
+        }
+    }
 
     #[test]
     fn exact_values_only() {

@@ -27,6 +27,12 @@ pub(super) fn change(
         None => new.annotation(key).is_some(),
         Some(o) => o.annotation(key) != new.annotation(key),
     };
+    // Only `reconcile-policy` means anything on a Namespace.
+    if let Some(r) = super::resource::near_miss(&new, old.as_ref()).filter(|r| {
+        matches!(r, Refusal::NearMissKey { meant, .. } if *meant == Annotation::ReconcilePolicy)
+    }) {
+        return Decision::refuse(subject, r);
+    }
     let default = settings.default_reconcile_policy;
     let legacy = settings.accept_legacy_values;
     let mut warnings = Vec::new();

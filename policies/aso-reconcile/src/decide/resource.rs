@@ -17,8 +17,9 @@ use crate::matrix::outcome;
 use crate::settings::{Enforcement, Settings};
 use crate::stored;
 use crate::values::{
-    AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, RECONCILE_POLICY,
-    RECONCILE_POLICY_IF_EXISTS,
+    near_miss_key, AdoptionPolicy, Annotation, Read, ReconcilePolicy, Vocabulary, DELETE_POLLER_ID,
+    POLLER_RESUME_ID, POLLER_RESUME_TOKEN, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
+    RESOURCE_ID,
 };
 use crate::{explicit_default, owners, takeover, terminating};
 
@@ -178,6 +179,7 @@ impl Change<'_> {
                 let switch = Switch {
                     before: t.before,
                     repointed: t.repointed,
+                    stale: t.stale,
                 };
                 let decision = assessed(subject.clone(), t.assessment, Some(switch));
                 if decision.refusal.is_some() {
@@ -207,6 +209,9 @@ impl Change<'_> {
     /// The values of the three annotations; a new value that is not valid
     /// is refused, a stored one or a legacy one is noted.
     fn values(&self, warnings: &mut Vec<Warning>) -> Result<Values, Refusal> {
+        if let Some(refusal) = near_miss(self.new, self.old) {
+            return Err(refusal);
+        }
         let rp = self.new.annotation(RECONCILE_POLICY);
         if rp == Some("") && self.changed(RECONCILE_POLICY) {
             let effective = self.resolve(None)?;
@@ -258,6 +263,22 @@ impl Change<'_> {
         }
     }
 
+    /// The stored object's `resource-id` when ASO has already issued its
+    /// Azure DELETE: the object is being deleted and carries ASO's record of
+    /// the delete poller (`DetermineDeleteAction` then only monitors it, and
+    /// a policy that no longer allows delete only removes the finalizer; the
+    /// DELETE Azure accepted goes on).
+    fn delete_under_way(&self) -> Option<String> {
+        let old = self.old?;
+        old.deletion_timestamp.as_ref()?;
+        if old.annotation(POLLER_RESUME_ID) != Some(DELETE_POLLER_ID)
+            || old.annotation(POLLER_RESUME_TOKEN).is_none()
+        {
+            return None;
+        }
+        Some(old.annotation(RESOURCE_ID).unwrap_or_default().to_string())
+    }
+
     /// What will happen in Azure, with the explicit default written when due.
     fn announced(
         &self,
@@ -299,7 +320,15 @@ impl Change<'_> {
         let if_exists = values.if_exists.filter(|_| !finalized);
         let outcome = outcome(effective.resolved(), if_exists, values.adoption);
         let (existing, missing) = (outcome.existing, outcome.missing);
-        warnings.push(Warning::Outcome(outcome));
+        if let Some(id) = self.delete_under_way() {
+            // Adoption and creation are moot: Azure is already deleting it.
+            warnings.push(Warning::DeleteUnderWay {
+                effective: effective.resolved(),
+                resource_id: id,
+            });
+        } else {
+            warnings.push(Warning::Outcome(outcome));
+        }
         if existing != effective.policy {
             let key = if if_exists.is_some() {
                 Annotation::IfExists
@@ -322,6 +351,32 @@ impl Change<'_> {
         decision.mutation = mutation;
         Ok(decision)
     }
+}
+
+/// A key the request sets or changes that is a near miss of one ASO reads
+/// (`reconcile_policy`, `Reconcile-Policy`, no prefix): ASO ignores it and
+/// applies what it would without it, so it is refused naming the right key.
+pub(super) fn near_miss(new: &Metadata, old: Option<&Metadata>) -> Option<Refusal> {
+    /// Keys that look like one but are not a folded match are compared by
+    /// edit distance, at most this many per request.
+    const MOST: usize = 32;
+    let mut candidates = 0;
+    for (key, value) in &new.annotations {
+        if old.is_some_and(|o| o.annotation(key) == Some(value)) {
+            continue;
+        }
+        if candidates >= MOST {
+            break;
+        }
+        if let Some(meant) = near_miss_key(key, &mut candidates) {
+            return Some(Refusal::NearMissKey {
+                key: key.to_string(),
+                meant,
+                value: value.to_string(),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
