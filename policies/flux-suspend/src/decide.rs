@@ -187,6 +187,7 @@ fn allowed<'a>(
             warnings.push(Warning::SpecStaged {
                 target: write.target.clone(),
                 kind: write.kind,
+                annotated: write.state.reason.is_some(),
             });
         }
     }

@@ -1,5 +1,6 @@
 //! Refusal messages: what was refused and the command that does it right.
 
+use guard_core::object::ObjectName;
 use guard_core::{duration, identity, names, rfc3339, AdmissionRequest, Verdict};
 
 use super::warnings::unreadable_expiry;
@@ -102,7 +103,7 @@ fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
              with:\n  {}",
             target.describe(),
             commands::suspend(&target, kind, settings, None),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         );
     }
     if write.origin == Origin::Create {
@@ -134,7 +135,7 @@ fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
         "Annotation {SUSPEND_ANNOTATION} was removed from {}, which stays suspended ({mechanisms}) \
          without {without}. Keep the annotation, or resume it with:\n  {}",
         target.describe(),
-        commands::resume(&target, kind, settings)
+        resume(write, &target, settings)
     )
 }
 
@@ -200,7 +201,7 @@ fn refused_reason(write: &Write<'_>, value: &str, why: &str, settings: &Settings
         format!(
             "Suspend it with a reason such as:\n  {}\nor resume it:\n  {}",
             commands::suspend(&target, kind, settings, None),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         )
     };
     format!(
@@ -237,7 +238,7 @@ fn annotation_only(
             if write.resuming() {
                 message.push_str(&format!(
                     "\nor, to resume it, remove the annotation in the same request:\n  {}",
-                    commands::resume(&target, kind, settings)
+                    resume(write, &target, settings)
                 ));
             }
             message
@@ -246,7 +247,7 @@ fn annotation_only(
             "Resuming {} leaves annotation {SUSPEND_ANNOTATION} behind: it would still read as \
              suspended while Flux reconciles it. Remove the annotation in the same request:\n  {}",
             target.describe(),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         ),
         annotation_only::Finding::Unhonoured => format!(
             "{} would be suspended only by annotation {SUSPEND_ANNOTATION}, which no Flux release \
@@ -478,4 +479,19 @@ mod tests {
             );
         }
     }
+}
+
+/// The resume a refusal offers, for the object it stays as (the stored one
+/// when an UPDATE is refused): the command, when the person may resume, or
+/// whom to ask (a command they would be refused is no help).
+fn resume(write: &Write<'_>, target: &ObjectName<'_>, settings: &Settings) -> String {
+    let stays = write.old.as_ref().unwrap_or(&write.state);
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(write.user) {
+        return commands::resume(target, &write.kind, settings, stays.reason.is_some());
+    }
+    format!(
+        "(only the flux-suspend policy's resumers ({}) may resume it: ask one of them)",
+        list_identities(resumers)
+    )
 }
