@@ -27,6 +27,11 @@ pub(super) fn verdict(
         Refusal::Unreadable(e) => Verdict::deny(unreadable(e, request)),
         Refusal::Write { write, rule } => match rule {
             WriteRule::NotAllowed(act) => not_allowed(*act, &write.target, request, settings),
+            WriteRule::Reason(reason::Finding::Missing)
+                if write.by_operator_ui && write.change == Change::Enter =>
+            {
+                Verdict::deny(operator_ui_without_reason(write, settings))
+            }
             WriteRule::Reason(reason::Finding::Missing) => {
                 Verdict::deny(missing_reason(write, settings))
             }
@@ -136,6 +141,22 @@ fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
          without {without}. Keep the annotation, or resume it with:\n  {}",
         target.describe(),
         resume(write, &target, settings)
+    )
+}
+
+/// The Flux Operator Web UI's Suspend button, which has no field for a
+/// reason: what works instead, and the setting that keeps the button working.
+fn operator_ui_without_reason(write: &Write<'_>, settings: &Settings) -> String {
+    let (kind, target) = (&write.kind, write.target.object());
+    format!(
+        "{} is being suspended by the Flux Operator Web UI ({}), which has no field for a \
+         reason. This cluster requires one in annotation {SUSPEND_ANNOTATION}. Suspend it with:\n  \
+         {}\nAn administrator may instead set the flux-suspend policy's setting \
+         operatorUiSuspensions to admit: the UI's suspensions are then admitted and the \
+         background audit reports each one without a reason until it is given.",
+        target.describe(),
+        mechanisms(&write.state, kind),
+        commands::suspend(&target, kind, settings, None)
     )
 }
 
