@@ -350,6 +350,21 @@ fn namespace(
     }
 }
 
+/// The resume a refusal offers, for the object it stays as (the stored one
+/// when an UPDATE is refused): the command, when the person may resume, or
+/// whom to ask (a command they would be refused is no help).
+fn resume(write: &Write<'_>, target: &ObjectName<'_>, settings: &Settings) -> String {
+    let stays = write.old.as_ref().unwrap_or(&write.state);
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(write.user) {
+        return commands::resume(target, &write.kind, settings, stays.reason.is_some());
+    }
+    format!(
+        "(only the flux-suspend policy's resumers ({}) may resume it: ask one of them)",
+        list_identities(resumers)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::test_support::*;
@@ -500,19 +515,4 @@ mod tests {
             );
         }
     }
-}
-
-/// The resume a refusal offers, for the object it stays as (the stored one
-/// when an UPDATE is refused): the command, when the person may resume, or
-/// whom to ask (a command they would be refused is no help).
-fn resume(write: &Write<'_>, target: &ObjectName<'_>, settings: &Settings) -> String {
-    let stays = write.old.as_ref().unwrap_or(&write.state);
-    let resumers = &settings.resumers;
-    if resumers.is_empty() || resumers.matches(write.user) {
-        return commands::resume(target, &write.kind, settings, stays.reason.is_some());
-    }
-    format!(
-        "(only the flux-suspend policy's resumers ({}) may resume it: ask one of them)",
-        list_identities(resumers)
-    )
 }
