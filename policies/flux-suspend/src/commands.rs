@@ -69,10 +69,23 @@ pub(crate) fn suspend(
 }
 
 /// Resumes: removes the annotation and the honoured mechanism together.
-pub(crate) fn resume(object: &ObjectName<'_>, kind: &Kind, settings: &Settings) -> String {
+/// `annotated` says whether the object the command will act on carries the
+/// annotation: in mirror mode removing it is enough (the policy removes the
+/// rest), but on an object suspended by the honoured mechanism alone (by
+/// `flux suspend` before the policy was installed, or by the Flux Operator
+/// UI) removing an absent annotation changes nothing, so the command removes
+/// both, as `flux resume` would.
+pub(crate) fn resume(
+    object: &ObjectName<'_>,
+    kind: &Kind,
+    settings: &Settings,
+    annotated: bool,
+) -> String {
     match settings.mode {
-        Mode::Mirror => unannotate(object),
-        Mode::AnnotationOnly | Mode::DenyAnnotationOnly => merge_patch(object, kind, "null", false),
+        Mode::Mirror if annotated => unannotate(object),
+        Mode::Mirror | Mode::AnnotationOnly | Mode::DenyAnnotationOnly => {
+            merge_patch(object, kind, "null", false)
+        }
     }
 }
 
@@ -172,8 +185,14 @@ mod tests {
             "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --overwrite reconcile.fluxcd.io/suspended='<ticket> <why>' --field-manager=flux-suspend"
         );
         assert_eq!(
-            resume(&ks, &k, &s),
+            resume(&ks, &k, &s, true),
             "kubectl annotate kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system reconcile.fluxcd.io/suspended- --field-manager=flux-suspend"
+        );
+        // Suspended by spec.suspend alone: removing the absent annotation
+        // would change nothing.
+        assert_eq!(
+            resume(&ks, &k, &s, false),
+            r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null}},"spec":{"suspend":null}}' --field-manager=flux-suspend"#
         );
         assert!(
             suspend(&ks, &k, &settings(r#"{"requireExpiry":true}"#), None)
@@ -190,7 +209,7 @@ mod tests {
             r#"kubectl patch kustomizations.kustomize.toolkit.fluxcd.io apps -n flux-system --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":"<ticket> <why>"}},"spec":{"suspend":true}}' --field-manager=flux-suspend"#
         );
         assert_eq!(
-            resume(&rs, &r, &s),
+            resume(&rs, &r, &s, true),
             r#"kubectl patch resourcesets.fluxcd.controlplane.io tenants --type=merge -p '{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":null,"fluxcd.controlplane.io/reconcile":null}}}' --field-manager=flux-suspend"#
         );
     }

@@ -2,6 +2,7 @@
 //! request would store, then what the person should know.
 
 use guard_core::json_text;
+use guard_core::model::keys::SUSPENDED_BY;
 use guard_core::{AdmissionRequest, Context, Operation, Timestamp, Which};
 
 use crate::annotation_only;
@@ -13,9 +14,10 @@ use crate::kinds::{self, Kind};
 use crate::mirror::{self, Mirrored};
 use crate::namespace;
 use crate::noop;
+use crate::operator_ui;
 use crate::reason;
 use crate::reconciler::{self, KeptBy};
-use crate::settings::{Mode, Settings};
+use crate::settings::{Mode, Settings, UiSuspensions};
 use crate::view::{self, Object, State, Target, Unreadable};
 use crate::warnings::{self, Warning};
 use crate::write::{Change, Origin, Write};
@@ -63,7 +65,8 @@ struct Read {
 }
 
 fn read(request: &AdmissionRequest, kind: &Kind, settings: &Settings) -> Result<Read, Unreadable> {
-    let annotations = view::annotations_read(kind, Some(&settings.suspender_annotation));
+    let mut annotations = view::annotations_read(kind, Some(&settings.suspender_annotation));
+    annotations.push(SUSPENDED_BY);
     let new_object = view::load_required(request, Which::Object, &annotations)?;
     let old_object = match request.operation {
         Operation::Update => {
@@ -129,6 +132,7 @@ fn write<'a>(
         change: Change::of(read.old.as_ref(), &state),
         old: read.old.clone(),
         state,
+        by_operator_ui: operator_ui::wrote(&read.field_manager, user, &read.new_object),
     };
     match refused(&write, settings, now) {
         Ok(expiry) => allowed(request, &read, &write, mirrored, expiry, settings, now),
@@ -145,7 +149,18 @@ fn refused(
     if let Some(act) = identity_rules::refused(write, settings) {
         return Err(WriteRule::NotAllowed(act));
     }
-    let expiry = reason::check_given(write, settings, now).map_err(WriteRule::Reason)?;
+    let expiry = match reason::check_given(write, settings, now) {
+        // The UI has no field for a reason: admitted when the settings say
+        // so; the background audit asks for the reason afterwards.
+        Err(reason::Finding::Missing)
+            if write.by_operator_ui
+                && write.change == Change::Enter
+                && settings.operator_ui_suspensions == UiSuspensions::Admit =>
+        {
+            None
+        }
+        checked => checked.map_err(WriteRule::Reason)?,
+    };
     match annotation_only::check(write, settings) {
         Some(finding) => Err(WriteRule::Mode(finding)),
         None => Ok(expiry),
@@ -187,6 +202,7 @@ fn allowed<'a>(
             warnings.push(Warning::SpecStaged {
                 target: write.target.clone(),
                 kind: write.kind,
+                annotated: write.state.reason.is_some(),
             });
         }
     }
@@ -195,7 +211,12 @@ fn allowed<'a>(
     } else {
         audit::entry(write)
     };
-    if settings.record_suspender {
+    // The user the UI recorded in its fine-grained mode is the one who
+    // clicked, never the service account it writes as.
+    let ui_recorded = write.by_operator_ui
+        && operator_ui::as_its_service_account(write.user)
+        && settings.suspender_annotation == SUSPENDED_BY;
+    if settings.record_suspender && !ui_recorded {
         edits.extend(audit::record(
             write.change,
             &read.new_object,

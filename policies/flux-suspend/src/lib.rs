@@ -39,6 +39,7 @@ mod kinds;
 mod mirror;
 mod namespace;
 mod noop;
+mod operator_ui;
 mod prune;
 mod reason;
 mod reconciler;

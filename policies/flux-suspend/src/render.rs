@@ -136,15 +136,20 @@ fn list_identities(ids: &Identities) -> String {
 /// How `user` resumes: the command, or, when `resumers` are listed and they
 /// are not one, whom to ask (a command they would be refused is no help).
 /// Follows "to resume" or "to resume it".
+/// `annotated`: the object the command acts on carries the annotation.
 fn resume_hint(
     target: &ObjectName<'_>,
     kind: &Kind,
     settings: &Settings,
     user: &UserInfo,
+    annotated: bool,
 ) -> String {
     let resumers = &settings.resumers;
     if resumers.is_empty() || resumers.matches(user) {
-        return format!("run `{}`", commands::resume(target, kind, settings));
+        return format!(
+            "run `{}`",
+            commands::resume(target, kind, settings, annotated)
+        );
     }
     format!(
         "ask one of the flux-suspend policy's resumers ({})",

@@ -40,6 +40,23 @@ impl Mode {
     }
 }
 
+/// What the Flux Operator Web UI's Suspend button, which has no field for a
+/// reason, gets (`operatorUiSuspensions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UiSuspensions {
+    /// Refused like any suspension without a reason, saying what works.
+    #[default]
+    Deny,
+    /// Admitted without a reason; the background audit reports the missing
+    /// reason afterwards.
+    Admit,
+}
+
+guard_core::one_of!(UiSuspensions {
+    "deny" => UiSuspensions::Deny,
+    "admit" => UiSuspensions::Admit,
+});
+
 /// `reasonPattern`: its source as written, and its program, compiled once
 /// with the settings (bounded by `maxReasonLength`, so after it is known).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -102,6 +119,8 @@ pub struct Settings {
     /// Write the suspender's username into `suspenderAnnotation` (mirror mode).
     pub record_suspender: bool,
     pub suspender_annotation: String,
+    /// Admit the Flux Operator Web UI's suspensions without a reason.
+    pub operator_ui_suspensions: UiSuspensions,
 }
 
 /// The default placeholders: what people type when a tool insists on a value.
@@ -161,6 +180,7 @@ impl Default for Settings {
             },
             record_suspender: false,
             suspender_annotation: DEFAULT_SUSPENDER_ANNOTATION.to_string(),
+            operator_ui_suspensions: UiSuspensions::Deny,
         }
     }
 }

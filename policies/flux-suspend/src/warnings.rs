@@ -64,6 +64,9 @@ pub(crate) enum Warning {
     SpecStaged {
         target: Target,
         kind: Kind,
+        /// The stored object carries the annotation (the resume command
+        /// differs when it does not).
+        annotated: bool,
     },
     /// A suspended Kustomization deleted: its inventory stays, unmanaged.
     InventoryKept {

@@ -83,6 +83,8 @@ pub(crate) struct Write<'a> {
     /// The state the request would store, after mirroring.
     pub(crate) state: State,
     pub(crate) change: Change,
+    /// Sent by the Flux Operator Web UI ([`crate::operator_ui::wrote`]).
+    pub(crate) by_operator_ui: bool,
 }
 
 impl Write<'_> {

@@ -1,5 +1,6 @@
 //! Refusal messages: what was refused and the command that does it right.
 
+use guard_core::object::ObjectName;
 use guard_core::{duration, identity, names, rfc3339, AdmissionRequest, Verdict};
 
 use super::warnings::unreadable_expiry;
@@ -26,6 +27,11 @@ pub(super) fn verdict(
         Refusal::Unreadable(e) => Verdict::deny(unreadable(e, request)),
         Refusal::Write { write, rule } => match rule {
             WriteRule::NotAllowed(act) => not_allowed(*act, &write.target, request, settings),
+            WriteRule::Reason(reason::Finding::Missing)
+                if write.by_operator_ui && write.change == Change::Enter =>
+            {
+                Verdict::deny(operator_ui_without_reason(write, settings))
+            }
             WriteRule::Reason(reason::Finding::Missing) => {
                 Verdict::deny(missing_reason(write, settings))
             }
@@ -102,7 +108,7 @@ fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
              with:\n  {}",
             target.describe(),
             commands::suspend(&target, kind, settings, None),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         );
     }
     if write.origin == Origin::Create {
@@ -134,7 +140,23 @@ fn missing_reason(write: &Write<'_>, settings: &Settings) -> String {
         "Annotation {SUSPEND_ANNOTATION} was removed from {}, which stays suspended ({mechanisms}) \
          without {without}. Keep the annotation, or resume it with:\n  {}",
         target.describe(),
-        commands::resume(&target, kind, settings)
+        resume(write, &target, settings)
+    )
+}
+
+/// The Flux Operator Web UI's Suspend button, which has no field for a
+/// reason: what works instead, and the setting that keeps the button working.
+fn operator_ui_without_reason(write: &Write<'_>, settings: &Settings) -> String {
+    let (kind, target) = (&write.kind, write.target.object());
+    format!(
+        "{} is being suspended by the Flux Operator Web UI ({}), which has no field for a \
+         reason. This cluster requires one in annotation {SUSPEND_ANNOTATION}. Suspend it with:\n  \
+         {}\nAn administrator may instead set the flux-suspend policy's setting \
+         operatorUiSuspensions to admit: the UI's suspensions are then admitted and the \
+         background audit reports each one without a reason until it is given.",
+        target.describe(),
+        mechanisms(&write.state, kind),
+        commands::suspend(&target, kind, settings, None)
     )
 }
 
@@ -200,7 +222,7 @@ fn refused_reason(write: &Write<'_>, value: &str, why: &str, settings: &Settings
         format!(
             "Suspend it with a reason such as:\n  {}\nor resume it:\n  {}",
             commands::suspend(&target, kind, settings, None),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         )
     };
     format!(
@@ -237,7 +259,7 @@ fn annotation_only(
             if write.resuming() {
                 message.push_str(&format!(
                     "\nor, to resume it, remove the annotation in the same request:\n  {}",
-                    commands::resume(&target, kind, settings)
+                    resume(write, &target, settings)
                 ));
             }
             message
@@ -246,7 +268,7 @@ fn annotation_only(
             "Resuming {} leaves annotation {SUSPEND_ANNOTATION} behind: it would still read as \
              suspended while Flux reconciles it. Remove the annotation in the same request:\n  {}",
             target.describe(),
-            commands::resume(&target, kind, settings)
+            resume(write, &target, settings)
         ),
         annotation_only::Finding::Unhonoured => format!(
             "{} would be suspended only by annotation {SUSPEND_ANNOTATION}, which no Flux release \
@@ -326,6 +348,21 @@ fn namespace(
                 .join("\n")
         ),
     }
+}
+
+/// The resume a refusal offers, for the object it stays as (the stored one
+/// when an UPDATE is refused): the command, when the person may resume, or
+/// whom to ask (a command they would be refused is no help).
+fn resume(write: &Write<'_>, target: &ObjectName<'_>, settings: &Settings) -> String {
+    let stays = write.old.as_ref().unwrap_or(&write.state);
+    let resumers = &settings.resumers;
+    if resumers.is_empty() || resumers.matches(write.user) {
+        return commands::resume(target, &write.kind, settings, stays.reason.is_some());
+    }
+    format!(
+        "(only the flux-suspend policy's resumers ({}) may resume it: ask one of them)",
+        list_identities(resumers)
+    )
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             target.object().describe(),
             mechanisms(state, kind)
         ),
-        Warning::Expired { target, kind, at } => expired_note(target, kind, *at, settings),
+        Warning::Expired { target, kind, at } => expired_note(target, kind, *at, settings, user),
         Warning::UnreadableExpiry { target, problem } => format!(
             "The suspension reason of {} has an unreadable expiry: {}",
             target.object().describe(),
@@ -67,13 +67,17 @@ pub(super) fn text(warning: &Warning, settings: &Settings, user: &UserInfo) -> S
             kind,
             collects,
         } => annotation_only_note(target, kind, *collects),
-        Warning::SpecStaged { target, kind } => {
+        Warning::SpecStaged {
+            target,
+            kind,
+            annotated,
+        } => {
             let target = target.object();
             format!(
                 "{} is suspended: the spec changes in this request are stored but not applied \
-                 until it is resumed (`{}`)",
+                 until it is resumed; to resume it {}",
                 target.describe(),
-                commands::resume(&target, kind, settings)
+                resume_hint(&target, kind, settings, user, *annotated)
             )
         }
         Warning::InventoryKept {
@@ -102,14 +106,21 @@ fn kept_note(target: &Target, kind: &Kind, objects: usize, collects: Collects) -
 }
 
 /// An expiry passed while the suspension stays.
-fn expired_note(target: &Target, kind: &Kind, at: Timestamp, settings: &Settings) -> String {
+/// An expiry is written in the annotation, so the object carries it.
+fn expired_note(
+    target: &Target,
+    kind: &Kind,
+    at: Timestamp,
+    settings: &Settings,
+    user: &UserInfo,
+) -> String {
     let target = target.object();
     format!(
-        "The suspension of {} expired at {}; resume it with `{}` or renew the until= time in \
-         annotation {SUSPEND_ANNOTATION}",
+        "The suspension of {} expired at {}; renew the until= time in annotation \
+         {SUSPEND_ANNOTATION}, or, to resume it, {}",
         target.describe(),
         guard_core::rfc3339::format(at),
-        commands::resume(&target, kind, settings)
+        resume_hint(&target, kind, settings, user, true)
     )
 }
 
@@ -121,7 +132,7 @@ fn noop_note(target: &Target, kind: &Kind, settings: &Settings, user: &UserInfo)
          and named no field manager, as `flux resume` sends when spec.suspend is not set (and \
          as `flux migrate` and Flux Operator's storage migration do); to resume it {}",
         target.describe(),
-        resume_hint(&target, kind, settings, user)
+        resume_hint(&target, kind, settings, user, true)
     )
 }
 
@@ -189,7 +200,7 @@ fn mirror_note(
                 } else {
                     format!(" (field manager {})", managers.join(", "))
                 },
-                resume_hint(&target, kind, settings, user)
+                resume_hint(&target, kind, settings, user, true)
             ),
         },
         Mirrored::ResumedByAnnotation => format!(
