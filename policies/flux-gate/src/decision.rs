@@ -73,7 +73,9 @@ pub(crate) enum GateWrite {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Passing {
     MetadataOnly,
-    SuspendOnly,
+    /// Only a stop field changed (`spec.suspend`, a Deployment's
+    /// `spec.paused`): names it.
+    SuspendOnly(&'static str),
 }
 
 /// The closed gates a passing write is told about.
@@ -104,8 +106,9 @@ pub(crate) enum Change {
         field: String,
         manager: String,
     },
-    /// Sets `spec.suspend` from true to something else.
-    Resumes,
+    /// Sets a stop field (`spec.suspend`, a Deployment's `spec.paused`)
+    /// from true to something else.
+    Resumes(&'static str),
     /// Drops the gates with these labels from the object's bindings.
     RemovesGates(Vec<String>),
 }

@@ -137,7 +137,7 @@ fn change(change: &Change) -> String {
         Change::FromGit { field, manager } => {
             format!("changes {field}, applied from Git by {manager}")
         }
-        Change::Resumes => "resumes it: spec.suspend is no longer true".into(),
+        Change::Resumes(field) => format!("resumes it: spec.{field} is no longer true"),
         Change::RemovesGates(labels) => format!("removes gate '{}' from it", labels.join("', '")),
     }
 }
@@ -150,8 +150,8 @@ fn passes_closed(kind: Passing, closed: &ClosedGates<'_>, who: &str) -> String {
         _ => "until the gates are opened".into(),
     };
     let kind = match kind {
-        Passing::MetadataOnly => "metadata-only",
-        Passing::SuspendOnly => "spec.suspend-only",
+        Passing::MetadataOnly => "metadata-only".to_string(),
+        Passing::SuspendOnly(field) => format!("spec.{field}-only"),
     };
     let gates = match closed.labels.as_slice() {
         [one] => format!("gate '{one}' is"),
