@@ -248,7 +248,7 @@ fn held_message(h: &Held<'_>, request: &AdmissionRequest) -> String {
     // A dry run is judged like the real request: kustomize-controller's
     // server-side apply dry-run is what reports the gate in Ready.
     text.push_str(&format!(
-        " Held: {}{} of {} ({}); suspending passes, and so do labels and annotations \
+        " Held: {}{} of {} ({}); suspending or pausing passes, and so do labels and annotations \
          written by anyone but the Flux controller applying it from Git.",
         if request.dry_run { "dry-run " } else { "" },
         request.operation.as_str(),
