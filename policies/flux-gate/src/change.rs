@@ -212,10 +212,16 @@ mod tests {
     #[test]
     fn suspend_metadata_status_and_no_ops_pass() {
         let suspended = BASE.replace(r#""prune":true"#, r#""prune":true,"suspend":true"#);
-        assert_eq!(classify(BASE, &suspended), Ok(Change::SuspendOnly("suspend")));
+        assert_eq!(
+            classify(BASE, &suspended),
+            Ok(Change::SuspendOnly("suspend"))
+        );
         assert_eq!(classify(&suspended, BASE), Ok(Change::Resume("suspend")));
         let resumed = suspended.replace(r#""suspend":true"#, r#""suspend":false"#);
-        assert_eq!(classify(&suspended, &resumed), Ok(Change::Resume("suspend")));
+        assert_eq!(
+            classify(&suspended, &resumed),
+            Ok(Change::Resume("suspend"))
+        );
         assert_eq!(classify(BASE, &resumed), Ok(Change::SuspendOnly("suspend")));
         // Whatever is left in place of `true` resumes: null, a string.
         for other in [
@@ -247,7 +253,9 @@ mod tests {
     #[test]
     fn a_deployment_pause_passes_and_its_resume_is_held() {
         let deployment = |spec: &str| {
-            format!(r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"a"}},"spec":{{"replicas":3{spec}}}}}"#)
+            format!(
+                r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"a"}},"spec":{{"replicas":3{spec}}}}}"#
+            )
         };
         let classify = |old: &str, new: &str| {
             let (o, n) = (
@@ -265,7 +273,10 @@ mod tests {
         };
         let (running, paused) = (deployment(""), deployment(r#","paused":true"#));
         let resumed = deployment(r#","paused":false"#);
-        assert_eq!(classify(&running, &paused), Ok(Change::SuspendOnly("paused")));
+        assert_eq!(
+            classify(&running, &paused),
+            Ok(Change::SuspendOnly("paused"))
+        );
         assert_eq!(classify(&paused, &resumed), Ok(Change::Resume("paused")));
         assert_eq!(classify(&paused, &running), Ok(Change::Resume("paused")));
         // Pausing with another change is that change.

@@ -44,6 +44,10 @@ pub(crate) enum Decision<'a> {
     Exempt(Exemption),
     /// A change held by closed gates.
     Held(Box<Held<'a>>),
+    /// A dry run that previews a Flux apply from someone else's identity
+    /// (`flux diff kustomization`, [`crate::preview`]): passes, and says
+    /// the apply would be held.
+    Preview(Box<Held<'a>>),
 }
 
 /// An object as decisions name it (owned: the request's metadata is read

@@ -68,7 +68,29 @@ pub(crate) fn verdict(decision: &Decision<'_>, request: &AdmissionRequest) -> Ve
         })),
         Decision::Exempt(exemption) => exempt(exemption),
         Decision::Held(held) => Verdict::deny(held_message(held, request)),
+        Decision::Preview(held) => Verdict::allow().warn(preview(held, request)),
     }
+}
+
+/// A preview passes; the warning says what the apply it previews would meet,
+/// and where the pipeline asks that as a verdict.
+fn preview(h: &Held<'_>, request: &AdmissionRequest) -> String {
+    let gates = quoted(&h.closed.iter().map(Gate::label).collect::<Vec<_>>());
+    let mut text = format!(
+        "preview passes: dry-run {} of {} by {} under field manager '{}' changes nothing; \
+         the apply it previews would be held ({}) while gate {gates} is closed",
+        request.operation.as_str(),
+        h.object.object().describe(),
+        guard_core::identity::describe(&request.user_info),
+        request.field_manager().unwrap_or_default(),
+        change(&h.change),
+    );
+    if let Some(opening) = h.opening {
+        text.push_str("; ");
+        text.push_str(&words::opening(opening, &h.zones, h.closed.len() > 1));
+    }
+    text.push_str(" (`host-test check` on the pull request gives admission's verdict)");
+    text
 }
 
 fn gate_write(write: &GateWrite) -> Verdict {
