@@ -102,7 +102,7 @@ pub fn classify_update(
                 };
                 // Setting any stop field back from true starts things again.
                 if let Some(field) = stops.iter().find(|f| stopped(o, f) && !stopped(n, f)) {
-                    return Ok(Change::Resume(*field));
+                    return Ok(Change::Resume(field));
                 }
                 let changed = stops
                     .iter()
