@@ -75,10 +75,16 @@ pub(crate) fn verdict(decision: &Decision<'_>, request: &AdmissionRequest) -> Ve
 /// A preview passes; the warning says what the apply it previews would meet,
 /// and where the pipeline asks that as a verdict.
 fn preview(h: &Held<'_>, request: &AdmissionRequest) -> String {
-    let gates = quoted(&h.closed.iter().map(Gate::label).collect::<Vec<_>>());
+    let gates = match h.closed.as_slice() {
+        [one] => format!("gate '{}' is", one.label()),
+        all => format!(
+            "gates {} are",
+            quoted(&all.iter().map(Gate::label).collect::<Vec<_>>())
+        ),
+    };
     let mut text = format!(
-        "preview passes: dry-run {} of {} by {} under field manager '{}' changes nothing; \
-         the apply it previews would be held ({}) while gate {gates} is closed",
+        "preview passes: dry-run {} of {} by {} under field manager '{}' stores nothing. \
+         The apply it previews would be held ({}): {gates} closed.",
         request.operation.as_str(),
         h.object.object().describe(),
         guard_core::identity::describe(&request.user_info),
@@ -86,10 +92,12 @@ fn preview(h: &Held<'_>, request: &AdmissionRequest) -> String {
         change(&h.change),
     );
     if let Some(opening) = h.opening {
-        text.push_str("; ");
+        text.push(' ');
         text.push_str(&words::opening(opening, &h.zones, h.closed.len() > 1));
     }
-    text.push_str(" (`host-test check` on the pull request gives admission's verdict)");
+    text.push_str(
+        " `host-test check` on the pull request gives admission's verdict for each change.",
+    );
     text
 }
 
