@@ -2,12 +2,13 @@
 //!
 //! Gates hold changes to the desired state: everything outside `metadata` and
 //! `status`, owner references (the garbage collector acts on them), and
-//! resuming (`spec.suspend` from true to false: a resumed Job or CronJob
-//! runs its pods at once). Metadata-only writes (labels,
+//! resuming (`spec.suspend`, or a Deployment's `spec.paused`, from true to
+//! false: a resumed Job or CronJob runs its pods at once, a resumed
+//! Deployment rolls out its template). Metadata-only writes (labels,
 //! annotations, `flux reconcile`'s `reconcile.fluxcd.io/requestedAt`), no-op
 //! writes (kustomize-controller re-applying an unchanged object) and
-//! suspending (`spec.suspend` alone, so incident responders can always
-//! suspend) are told apart here; [`crate::decide`] decides which of those
+//! stopping (`spec.suspend` or a Deployment's `spec.paused` alone, the
+//! model's `stops`, so incident responders can always suspend or pause) are told apart here; [`crate::decide`] decides which of those
 //! pass, by who sent them.
 //!
 //! Only the top level and `spec` are split, borrowing the raw JSON, in the
@@ -27,13 +28,15 @@ use crate::split_object::{members, Members, Spec, Top};
 pub enum Change {
     /// Changes the desired state: held by closed gates. Says what changed.
     Held(String),
-    /// Only `spec.suspend` (and perhaps metadata) changed, and nothing
-    /// starts: suspended, or `false` written for an absent value ([`crate::decide`]
-    /// files a resumed Flux object here too).
-    SuspendOnly,
-    /// Only `spec.suspend` (and perhaps metadata) changed, from `true` to
-    /// anything else.
-    Resume,
+    /// Only a stop field (`spec.suspend`, a Deployment's `spec.paused`:
+    /// the model's [`guard_core::model::stops`]) and perhaps metadata
+    /// changed, and nothing starts: stopped, or `false` written for an
+    /// absent value ([`crate::decide`] files a resumed Flux object here too).
+    /// Names the field.
+    SuspendOnly(&'static str),
+    /// Only a stop field (and perhaps metadata) changed, from `true` to
+    /// anything else. Names the field.
+    Resume(&'static str),
     /// Only labels, annotations or finalizers changed.
     MetadataOnly,
     /// Nothing a person wrote changed.
@@ -72,6 +75,7 @@ pub fn classify_update(
     new: &Top<'_>,
     old_meta: &Metadata,
     new_meta: &Metadata,
+    stops: &[&'static str],
 ) -> Result<Change, String> {
     let skip = ["metadata", "status", "spec"];
     if let Some(key) = first_difference(&old.members, &new.members, &skip) {
@@ -84,21 +88,26 @@ pub fn classify_update(
     if !same(old.owner_references, new.owner_references) {
         return Ok(Change::Held(format!("metadata.{OWNER_REFERENCES}")));
     }
-    let mut suspend_changed = false;
+    let mut stop_changed = None;
     match (&old.spec, &new.spec) {
         (Some(Spec::Members(o)), Some(Spec::Members(n))) => {
             // Equal specs have equal members, so a member that differs
             // settles it without comparing the specs whole.
-            if let Some(key) = first_difference(o, n, &["suspend"]) {
+            if let Some(key) = first_difference(o, n, stops) {
                 return Ok(Change::Held(format!("spec.{key}")));
             }
             if specs_differ(old, new)? {
-                let suspended =
-                    |m: &Members<'_>| m.get("suspend").is_some_and(|v| v.get().trim() == "true");
-                if suspended(o) && !suspended(n) {
-                    return Ok(Change::Resume);
+                let stopped = |m: &Members<'_>, field: &str| {
+                    m.get(field).is_some_and(|v| v.get().trim() == "true")
+                };
+                // Setting any stop field back from true starts things again.
+                if let Some(field) = stops.iter().find(|f| stopped(o, f) && !stopped(n, f)) {
+                    return Ok(Change::Resume(field));
                 }
-                suspend_changed = true;
+                let changed = stops
+                    .iter()
+                    .find(|f| !same(o.get(**f).copied(), n.get(**f).copied()));
+                stop_changed = Some(changed.or(stops.first()).copied().unwrap_or_default());
             }
         }
         (None, None) => {}
@@ -106,8 +115,8 @@ pub fn classify_update(
         (Some(Spec::Other(o)), Some(Spec::Other(n))) if same(Some(o), Some(n)) => {}
         _ => return Ok(Change::Held("spec".into())),
     }
-    Ok(if suspend_changed {
-        Change::SuspendOnly
+    Ok(if let Some(field) = stop_changed {
+        Change::SuspendOnly(field)
     } else if old_meta.labels != new_meta.labels
         || old_meta.annotations != new_meta.annotations
         || old_meta.finalizers != new_meta.finalizers
@@ -151,6 +160,7 @@ pub fn metadata_difference(old: &Metadata, new: &Metadata) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::model::stops;
 
     fn classify(old: &str, new: &str) -> Result<Change, String> {
         let (o, n) = (
@@ -171,7 +181,7 @@ mod tests {
             Top::read(&o, "oldObject", None)?,
             Top::read(&n, "object", None)?,
         );
-        classify_update(&old_top, &new_top, &meta(&o), &meta(&n))
+        classify_update(&old_top, &new_top, &meta(&o), &meta(&n), stops::ANY_KIND)
     }
 
     const BASE: &str = r#"{"apiVersion":"v1","kind":"K","metadata":{"name":"a","resourceVersion":"1"},"spec":{"path":"./a","prune":true}}"#;
@@ -202,11 +212,17 @@ mod tests {
     #[test]
     fn suspend_metadata_status_and_no_ops_pass() {
         let suspended = BASE.replace(r#""prune":true"#, r#""prune":true,"suspend":true"#);
-        assert_eq!(classify(BASE, &suspended), Ok(Change::SuspendOnly));
-        assert_eq!(classify(&suspended, BASE), Ok(Change::Resume));
+        assert_eq!(
+            classify(BASE, &suspended),
+            Ok(Change::SuspendOnly("suspend"))
+        );
+        assert_eq!(classify(&suspended, BASE), Ok(Change::Resume("suspend")));
         let resumed = suspended.replace(r#""suspend":true"#, r#""suspend":false"#);
-        assert_eq!(classify(&suspended, &resumed), Ok(Change::Resume));
-        assert_eq!(classify(BASE, &resumed), Ok(Change::SuspendOnly));
+        assert_eq!(
+            classify(&suspended, &resumed),
+            Ok(Change::Resume("suspend"))
+        );
+        assert_eq!(classify(BASE, &resumed), Ok(Change::SuspendOnly("suspend")));
         // Whatever is left in place of `true` resumes: null, a string.
         for other in [
             r#""suspend":null"#,
@@ -216,7 +232,7 @@ mod tests {
             let written = suspended.replace(r#""suspend":true"#, other);
             assert_eq!(
                 classify(&suspended, &written),
-                Ok(Change::Resume),
+                Ok(Change::Resume("suspend")),
                 "{other}"
             );
         }
@@ -232,6 +248,59 @@ mod tests {
         // Same JSON, other spacing and member order.
         let reordered = r#"{"kind":"K", "apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"},"spec":{"prune":true, "path":"./a"}}"#;
         assert_eq!(classify(BASE, reordered), Ok(Change::NoOp));
+    }
+
+    #[test]
+    fn a_deployment_pause_passes_and_its_resume_is_held() {
+        let deployment = |spec: &str| {
+            format!(
+                r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"a"}},"spec":{{"replicas":3{spec}}}}}"#
+            )
+        };
+        let classify = |old: &str, new: &str| {
+            let (o, n) = (
+                RawValue::from_string(old.into()).unwrap(),
+                RawValue::from_string(new.into()).unwrap(),
+            );
+            let meta = Metadata::default();
+            classify_update(
+                &Top::read(&o, "oldObject", None).unwrap(),
+                &Top::read(&n, "object", None).unwrap(),
+                &meta,
+                &meta,
+                stops::stop_fields("apps", "Deployment"),
+            )
+        };
+        let (running, paused) = (deployment(""), deployment(r#","paused":true"#));
+        let resumed = deployment(r#","paused":false"#);
+        assert_eq!(
+            classify(&running, &paused),
+            Ok(Change::SuspendOnly("paused"))
+        );
+        assert_eq!(classify(&paused, &resumed), Ok(Change::Resume("paused")));
+        assert_eq!(classify(&paused, &running), Ok(Change::Resume("paused")));
+        // Pausing with another change is that change.
+        let scaled = deployment(r#","paused":true,"replicas":1"#).replace(r#""replicas":3,"#, "");
+        assert_eq!(
+            classify(&running, &scaled),
+            Ok(Change::Held("spec.replicas".into()))
+        );
+        // `paused` is a stop field of Deployments only.
+        let (o, n) = (
+            RawValue::from_string(running.clone()).unwrap(),
+            RawValue::from_string(paused.clone()).unwrap(),
+        );
+        let meta = Metadata::default();
+        assert_eq!(
+            classify_update(
+                &Top::read(&o, "oldObject", None).unwrap(),
+                &Top::read(&n, "object", None).unwrap(),
+                &meta,
+                &meta,
+                stops::ANY_KIND,
+            ),
+            Ok(Change::Held("spec.paused".into()))
+        );
     }
 
     #[test]
@@ -334,12 +403,14 @@ mod tests {
                     &Top::read(&n, "object", None).unwrap(),
                     &meta,
                     &meta,
+                    stops::ANY_KIND,
                 );
                 let split = classify_update(
                     &Top::split(&o, "oldObject").unwrap(),
                     &Top::split(&n, "object").unwrap(),
                     &meta,
                     &meta,
+                    stops::ANY_KIND,
                 );
                 assert_eq!(read, split, "{old} -> {new}");
             }

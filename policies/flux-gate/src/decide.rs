@@ -9,6 +9,7 @@
 use guard_core::identity;
 use guard_core::model::controllers;
 use guard_core::model::kinds::{self, Honours};
+use guard_core::model::stops;
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 
@@ -370,7 +371,17 @@ fn judge_gates<'a>(
         unchecked_overrides: Vec::new(),
         override_problem: None,
     };
+    // A preview changes nothing: it passes, told what the apply would meet.
+    if !closed_only_by_failures(&held) && crate::preview::is_preview(request, meta, c, ctx) {
+        return Decision::Preview(Box::new(held));
+    }
     exempt_or_hold(request, c, ctx, meta, held, blocked)
+}
+
+/// Held only because a Gate object could not be read: not a preview's to
+/// pass either way.
+fn closed_only_by_failures(held: &Held<'_>) -> bool {
+    held.closed.is_empty()
 }
 
 /// Exemptions: break-glass identities, then the emergency override, on the
@@ -472,21 +483,23 @@ fn classify(
         old.as_ref().map_err(String::clone)?,
         new.as_ref().map_err(String::clone)?,
     );
-    let effect = match change::classify_update(old, new, om, nm)? {
+    let stops = stops::stop_fields(&request.kind.group, &request.kind.kind);
+    let effect = match change::classify_update(old, new, om, nm, stops)? {
         Update::Held(field) => Effect::Held(Change::Field(field)),
         // A resumed Flux object's next applies are writes the gates judge;
         // anything else resumed (a Job, a CronJob) runs at once
         // (kubernetes/kubernetes `pkg/controller/cronjob/cronjob_controllerv2.go`
         // `syncCronJob` stops only while suspended).
-        Update::Resume
+        Update::Resume(_)
             if kinds::find(&request.kind.group, &request.kind.kind)
                 .is_some_and(|k| k.honours == Some(Honours::SpecSuspend)) =>
         {
-            from_git(request, c, om, nm, Passing::SuspendOnly)?
+            from_git(request, c, om, nm, Passing::SuspendOnly(stops::SUSPEND))?
         }
-        Update::Resume => Effect::Held(Change::Resumes),
+        Update::Resume(field) => Effect::Held(Change::Resumes(field)),
         // A suspend from Git may carry metadata from Git along.
-        Update::SuspendOnly => from_git(request, c, om, nm, Passing::SuspendOnly)?,
+        // Stopping (suspend, a Deployment's pause) passes: incident response.
+        Update::SuspendOnly(field) => from_git(request, c, om, nm, Passing::SuspendOnly(field))?,
         Update::MetadataOnly => from_git(request, c, om, nm, Passing::MetadataOnly)?,
         Update::NoOp => return Ok(Classified::NoOp),
     };
@@ -584,7 +597,7 @@ mod tests {
         let suspend = update("./a", true, json!({}), "bob", &[]);
         assert_eq!(
             decision(&suspend, &c, &NoCluster),
-            passes(Passing::SuspendOnly)
+            passes(Passing::SuspendOnly("suspend"))
         );
         let labelled = update("./a", false, json!({"x": "y"}), "bob", &[]);
         assert_eq!(

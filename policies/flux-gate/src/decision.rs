@@ -44,6 +44,10 @@ pub(crate) enum Decision<'a> {
     Exempt(Exemption),
     /// A change held by closed gates.
     Held(Box<Held<'a>>),
+    /// A dry run that previews a Flux apply from someone else's identity
+    /// (`flux diff kustomization`, [`crate::preview`]): passes, and says
+    /// the apply would be held.
+    Preview(Box<Held<'a>>),
 }
 
 /// An object as decisions name it (owned: the request's metadata is read
@@ -73,7 +77,9 @@ pub(crate) enum GateWrite {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Passing {
     MetadataOnly,
-    SuspendOnly,
+    /// Only a stop field changed (`spec.suspend`, a Deployment's
+    /// `spec.paused`): names it.
+    SuspendOnly(&'static str),
 }
 
 /// The closed gates a passing write is told about.
@@ -104,8 +110,9 @@ pub(crate) enum Change {
         field: String,
         manager: String,
     },
-    /// Sets `spec.suspend` from true to something else.
-    Resumes,
+    /// Sets a stop field (`spec.suspend`, a Deployment's `spec.paused`)
+    /// from true to something else.
+    Resumes(&'static str),
     /// Drops the gates with these labels from the object's bindings.
     RemovesGates(Vec<String>),
 }

@@ -137,6 +137,33 @@ pub(crate) fn owner_override<'m>(
     found
 }
 
+/// The usernames the Flux objects named by this object's owner labels apply
+/// it as ([`writer::applier`]), read from each owner. `Err`: an owner could
+/// not be read, so its applier is unknown.
+pub(crate) fn owner_appliers(
+    meta: &Metadata,
+    c: &Compiled,
+    ctx: &Context<'_>,
+) -> Result<Vec<String>, String> {
+    let mut appliers = Vec::new();
+    for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
+        let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
+            continue;
+        };
+        let api_version = kind.api_version();
+        let object = context::ObjectRef {
+            api_version: &api_version,
+            kind: kind.kind(),
+            namespace,
+            name,
+        };
+        if let Some(view) = read_owner(ctx, &object)? {
+            appliers.push(writer::applier(kind, namespace, &view.service_account, c));
+        }
+    }
+    Ok(appliers)
+}
+
 /// What a Flux object says about overrides: the annotation's value and the
 /// service account its applies impersonate.
 struct OwnerView {

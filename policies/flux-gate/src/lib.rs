@@ -38,6 +38,7 @@ mod gate;
 mod gate_object;
 mod gating;
 mod opening;
+mod preview;
 mod render;
 mod settings;
 mod split_object;

@@ -68,7 +68,37 @@ pub(crate) fn verdict(decision: &Decision<'_>, request: &AdmissionRequest) -> Ve
         })),
         Decision::Exempt(exemption) => exempt(exemption),
         Decision::Held(held) => Verdict::deny(held_message(held, request)),
+        Decision::Preview(held) => Verdict::allow().warn(preview(held, request)),
     }
+}
+
+/// A preview passes; the warning says what the apply it previews would meet,
+/// and where the pipeline asks that as a verdict.
+fn preview(h: &Held<'_>, request: &AdmissionRequest) -> String {
+    let gates = match h.closed.as_slice() {
+        [one] => format!("gate '{}' is", one.label()),
+        all => format!(
+            "gates {} are",
+            quoted(&all.iter().map(Gate::label).collect::<Vec<_>>())
+        ),
+    };
+    let mut text = format!(
+        "preview passes: dry-run {} of {} by {} under field manager '{}' stores nothing. \
+         The apply it previews would be held ({}): {gates} closed.",
+        request.operation.as_str(),
+        h.object.object().describe(),
+        guard_core::identity::describe(&request.user_info),
+        request.field_manager().unwrap_or_default(),
+        change(&h.change),
+    );
+    if let Some(opening) = h.opening {
+        text.push(' ');
+        text.push_str(&words::opening(opening, &h.zones, h.closed.len() > 1));
+    }
+    text.push_str(
+        " `host-test check` on the pull request gives admission's verdict for each change.",
+    );
+    text
 }
 
 fn gate_write(write: &GateWrite) -> Verdict {
@@ -137,7 +167,7 @@ fn change(change: &Change) -> String {
         Change::FromGit { field, manager } => {
             format!("changes {field}, applied from Git by {manager}")
         }
-        Change::Resumes => "resumes it: spec.suspend is no longer true".into(),
+        Change::Resumes(field) => format!("resumes it: spec.{field} is no longer true"),
         Change::RemovesGates(labels) => format!("removes gate '{}' from it", labels.join("', '")),
     }
 }
@@ -150,8 +180,8 @@ fn passes_closed(kind: Passing, closed: &ClosedGates<'_>, who: &str) -> String {
         _ => "until the gates are opened".into(),
     };
     let kind = match kind {
-        Passing::MetadataOnly => "metadata-only",
-        Passing::SuspendOnly => "spec.suspend-only",
+        Passing::MetadataOnly => "metadata-only".to_string(),
+        Passing::SuspendOnly(field) => format!("spec.{field}-only"),
     };
     let gates = match closed.labels.as_slice() {
         [one] => format!("gate '{one}' is"),
@@ -248,7 +278,7 @@ fn held_message(h: &Held<'_>, request: &AdmissionRequest) -> String {
     // A dry run is judged like the real request: kustomize-controller's
     // server-side apply dry-run is what reports the gate in Ready.
     text.push_str(&format!(
-        " Held: {}{} of {} ({}); suspending passes, and so do labels and annotations \
+        " Held: {}{} of {} ({}); suspending or pausing passes, and so do labels and annotations \
          written by anyone but the Flux controller applying it from Git.",
         if request.dry_run { "dry-run " } else { "" },
         request.operation.as_str(),

@@ -214,6 +214,17 @@ pub const CLIENTS: &[Client] = &[
     ),
     client(
         "flux",
+        "flux diff kustomization",
+        Some("kustomize-controller"),
+        Person,
+        "CREATE or UPDATE with `dryRun`, a server-side apply dry run of each built object, \
+         carrying the Kustomization's owner labels; nothing is stored",
+        "fluxcd/flux2 `internal/build/diff.go` `Manager` (`ssa.Owner{Field: \"kustomize-controller\"}`), \
+         `internal/build/build.go` `setOwnerLabels`; fluxcd/pkg `ssa/manager_diff.go` `dryRunApply`, \
+         commit da2d22d3",
+    ),
+    client(
+        "flux",
         "flux create",
         None,
         Person,

@@ -16,6 +16,8 @@
 //! - [`events`]: who sends the events about each kind, with which keys.
 //! - [`keys`]: the annotations and labels whose meaning a controller defines.
 //! - [`aso`]: Azure Service Operator's groups and annotations.
+//! - [`stops`]: the `spec` fields that stop a kind's controller (suspend,
+//!   a Deployment's pause).
 //!
 //! Completeness is tested against upstream lists recorded under
 //! `policies/guard-core/upstream/` (each file names its repository, commit
@@ -29,6 +31,7 @@ pub mod controllers;
 pub mod events;
 pub mod keys;
 pub mod kinds;
+pub mod stops;
 #[cfg(test)]
 mod upstream;
 
