@@ -145,7 +145,7 @@ fn a_git_revision_is_the_same_base_as_its_files() {
         "{markdown}"
     );
     assert!(
-        markdown.contains("1 warnings, 0 changed (1 on objects this change leaves as they were, not repeated) (failed)"),
+        markdown.contains("2 warnings, 0 changed (2 on objects this change leaves as they were, not repeated) (failed)"),
         "{markdown}"
     );
 }
