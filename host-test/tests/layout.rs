@@ -464,6 +464,14 @@ fn model_words() -> (Vec<&'static str>, BTreeSet<String>) {
         words.insert(c.service_account.username());
         words.extend(c.field_managers.iter().map(|m| m.name.to_string()));
     }
+    // Flux Operator's own clients (Web UI, CLI, MCP server) are its writers too.
+    words.extend(
+        guard_core::model::clients::CLIENTS
+            .iter()
+            .filter(|c| c.program.starts_with("flux-operator"))
+            .filter_map(|c| c.field_manager)
+            .map(str::to_string),
+    );
     words.extend(controllers::KUBE_CONTROLLERS.iter().map(|c| c.to_string()));
     words.insert(controllers::KUBE_CONTROLLER_MANAGER.to_string());
     words.insert(controllers::ASO.username());

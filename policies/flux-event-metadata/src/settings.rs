@@ -92,7 +92,7 @@ fn flux_generators() -> Vec<String> {
     guard_core::model::controllers::FLUX
         .iter()
         .filter(|c| !c.generates.is_empty())
-        .map(|c| format!("{}:{}", c.service_account.namespace, c.service_account.name))
+        .map(|c| c.service_account.short())
         .collect()
 }
 

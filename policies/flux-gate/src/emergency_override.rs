@@ -90,19 +90,15 @@ pub(crate) fn owner_override<'m>(
     ctx: &Context<'_>,
 ) -> OwnerOverrides<'m> {
     let mut found = OwnerOverrides::default();
-    for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
-        let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
-            continue;
-        };
+    for Owner {
+        kind,
+        namespace,
+        name,
+        read,
+    } in owners(meta, ctx)
+    {
         let owner = kind.object(namespace, name);
-        let api_version = kind.api_version();
-        let object = context::ObjectRef {
-            api_version: &api_version,
-            kind: kind.kind(),
-            namespace,
-            name,
-        };
-        let view = match read_owner(ctx, &object) {
+        let view = match read {
             Ok(Some(view)) => view,
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
@@ -146,22 +142,54 @@ pub(crate) fn owner_appliers(
     ctx: &Context<'_>,
 ) -> Result<Vec<String>, String> {
     let mut appliers = Vec::new();
-    for kind in [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease] {
-        let Some((namespace, name)) = kind.owner_of(&meta.labels) else {
-            continue;
-        };
-        let api_version = kind.api_version();
-        let object = context::ObjectRef {
-            api_version: &api_version,
-            kind: kind.kind(),
-            namespace,
-            name,
-        };
-        if let Some(view) = read_owner(ctx, &object)? {
+    for Owner {
+        kind,
+        namespace,
+        read,
+        ..
+    } in owners(meta, ctx)
+    {
+        if let Some(view) = read? {
             appliers.push(writer::applier(kind, namespace, &view.service_account, c));
         }
     }
     Ok(appliers)
+}
+
+/// A Flux object this object's owner labels name, read from the cluster
+/// (`Ok(None)`: it is gone).
+struct Owner<'m> {
+    kind: FluxOwnerKind,
+    namespace: &'m str,
+    name: &'m str,
+    read: Result<Option<OwnerView>, String>,
+}
+
+/// Each owner in turn, read only when it is reached (the override stops at
+/// the first one that honours it).
+fn owners<'m, 'c>(
+    meta: &'m Metadata,
+    ctx: &'c Context<'_>,
+) -> impl Iterator<Item = Owner<'m>> + use<'m, 'c> {
+    [FluxOwnerKind::Kustomization, FluxOwnerKind::HelmRelease]
+        .into_iter()
+        .filter_map(move |kind| {
+            let (namespace, name) = kind.owner_of(&meta.labels)?;
+            let api_version = kind.api_version();
+            let object = context::ObjectRef {
+                api_version: &api_version,
+                kind: kind.kind(),
+                namespace,
+                name,
+            };
+            let read = read_owner(ctx, &object);
+            Some(Owner {
+                kind,
+                namespace,
+                name,
+                read,
+            })
+        })
 }
 
 /// What a Flux object says about overrides: the annotation's value and the

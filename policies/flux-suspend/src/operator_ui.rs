@@ -5,14 +5,11 @@
 //! impersonates, under its own field manager, or, in its `FineGrained`
 //! access mode, the operator's service account with no field manager.
 
-use guard_core::model::clients::{self, SentAs};
+use guard_core::model::clients::{self, SentAs, WEB_UI};
 use guard_core::model::keys::SUSPENDED_BY;
 use guard_core::UserInfo;
 
 use crate::view::Object;
-
-/// The program the model names the Web UI's clients by.
-const WEB_UI: &str = "flux-operator-web";
 
 /// Is this write the Web UI's? Under its field manager; or, with none, as
 /// the service account its fine-grained mode writes as, recording a user

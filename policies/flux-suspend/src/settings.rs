@@ -157,7 +157,7 @@ fn default_reconcilers() -> Vec<String> {
     guard_core::model::controllers::FLUX
         .iter()
         .filter(|c| c.apply_manager().is_some())
-        .map(|c| format!("{}:{}", c.service_account.namespace, c.service_account.name))
+        .map(|c| c.service_account.short())
         .collect()
 }
 

@@ -51,6 +51,12 @@ const fn client(
 
 use SentAs::{Nobody, Person};
 
+/// Flux Operator's Web UI: the program its clients below belong to, and the
+/// field manager it writes with as the logged-in user
+/// (controlplaneio-fluxcd/flux-operator `internal/web/kubeclient/client.go`
+/// `FieldOwner`, commit 17c6aead).
+pub const WEB_UI: &str = "flux-operator-web";
+
 const FLUX_CLIENT: &str = "fluxcd/flux2 `internal/utils/utils.go` `KubeClient` (no field owner)";
 
 /// Every client the model knows.
@@ -232,9 +238,9 @@ pub const CLIENTS: &[Client] = &[
         "fluxcd/flux2 `cmd/flux/create.go`, commit da2d22d3",
     ),
     client(
-        "flux-operator-web",
+        WEB_UI,
         "Flux Operator Web UI",
-        Some("flux-operator-web"),
+        Some(WEB_UI),
         Person,
         "UPDATE, merge patches: suspend sets `fluxcd.controlplane.io/reconcile: disabled` \
          (Flux Operator kinds) or `spec.suspend: true` (Flux kinds) with \
@@ -245,7 +251,7 @@ pub const CLIENTS: &[Client] = &[
          (`FieldOwner`, `newUserClient`), `internal/web/resource_actions.go`, commit 17c6aead",
     ),
     client(
-        "flux-operator-web",
+        WEB_UI,
         "Flux Operator Web UI, fine-grained access",
         None,
         SentAs::ServiceAccount(super::controllers::FLUX_OPERATOR.service_account),

@@ -78,6 +78,11 @@ impl ServiceAccount {
         format!("{SERVICE_ACCOUNT_PREFIX}{}:{}", self.namespace, self.name)
     }
 
+    /// `namespace:name`, as the `serviceAccounts` of a settings block write it.
+    pub fn short(&self) -> String {
+        format!("{}:{}", self.namespace, self.name)
+    }
+
     /// Is `username` this service account, in `namespace` (the namespace
     /// its controller was installed in, which settings may change)?
     pub fn is(&self, username: &str, namespace: &str) -> bool {
