@@ -11,6 +11,7 @@ use crate::explicit_default::Unwritable;
 use crate::failure::Failure;
 use crate::matrix::Outcome;
 use crate::owners::Child;
+use crate::repoint::Repoint;
 use crate::values::{Annotation, ReconcilePolicy};
 
 /// The request's verdict: refused or not, what the requester should know,
@@ -93,6 +94,9 @@ pub(crate) enum Refusal {
         protected: Box<Protected>,
         switch: Option<Box<Switch>>,
     },
+    /// `resource-id` re-pointed while the object keeps the confirmation it
+    /// carried for the old id.
+    ConfirmationCarried(Repoint),
     /// A Namespace's DELETE while it holds protected resources under `manage`.
     NamespaceHolds { held: Vec<Child> },
     /// A Namespace switched to `manage` from `before` while protected
@@ -108,10 +112,9 @@ pub(crate) enum Refusal {
 pub(crate) struct Switch {
     /// The effective policy before the change.
     pub before: Resolved,
-    /// The policy stays `manage` and `resource-id` changes.
-    pub repointed: bool,
-    /// The id the object's confirmation was given for, when it no longer counts.
-    pub stale: Option<String>,
+    /// The policy stays `manage` and `resource-id` changes to this id
+    /// (empty when removed).
+    pub repointed: Option<String>,
 }
 
 /// What the requester should know, in the order it is told.

@@ -41,6 +41,7 @@ mod namespace;
 mod namespace_deletion;
 mod owners;
 mod render;
+mod repoint;
 pub mod settings;
 mod stored;
 mod takeover;

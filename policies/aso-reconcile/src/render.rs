@@ -13,6 +13,7 @@ use crate::effective::{Note, Resolved, Source};
 use crate::failure::{Failure, NamespaceError, Search};
 use crate::matrix::{By, Outcome};
 use crate::owners::{Child, More};
+use crate::repoint::Repoint;
 use crate::settings::Settings;
 use crate::values::{
     AdoptionPolicy, Annotation, ReconcilePolicy, Vocabulary, ADOPTION_POLICY, FIELD_MANAGER,
@@ -123,6 +124,7 @@ impl Words<'_> {
             Refusal::Protected { protected, switch } => {
                 self.protected(protected, switch.as_deref())
             }
+            Refusal::ConfirmationCarried(r) => self.confirmation_carried(r),
             Refusal::NamespaceHolds { held } => self.namespace_holds(held),
             Refusal::NamespaceSwitchDeletes { before, held } => format!(
                 "{who}: changing {RECONCILE_POLICY} from {} to manage makes ASO delete in Azure \
@@ -232,23 +234,47 @@ impl Words<'_> {
     /// `"{what}: ASO would delete ..."`, with both ways out.
     fn protected(&self, p: &Protected, switch: Option<&Switch>) -> String {
         let who = &self.who;
-        let (what, then) = match switch {
+        let key = self.key();
+        let confirm = annotate(self.object, key, &p.name);
+        let (what, confirm) = match switch {
             None => (
                 format!("{who} is protected from deletion"),
-                "Then delete again.",
+                format!("confirm with the object's name: `{confirm}`. Then delete again."),
             ),
             Some(s) => {
-                let change = if s.repointed {
-                    format!("its {RESOURCE_ID}, the Azure resource ASO deletes, changes,")
-                } else {
-                    format!("its effective {RECONCILE_POLICY} becomes manage")
+                let (change, confirm) = match &s.repointed {
+                    // The confirmation must be given with the new id in
+                    // view: in the change itself.
+                    Some(id) => (
+                        format!("its {RESOURCE_ID}, the Azure resource ASO deletes, changes,"),
+                        format!(
+                            "make this change with the confirmation, the object's name, written \
+                             in it: `{}`.",
+                            self.object.kubectl(
+                                "annotate",
+                                &[
+                                    &resource_id(id),
+                                    &shell_word(&format!("{key}={}", p.name)),
+                                    "--overwrite",
+                                    &format!("--field-manager={FIELD_MANAGER}"),
+                                ],
+                            )
+                        ),
+                    ),
+                    None => (
+                        format!("its effective {RECONCILE_POLICY} becomes manage"),
+                        format!(
+                            "confirm with the object's name: `{confirm}`. Then make this change \
+                             again."
+                        ),
+                    ),
                 };
                 let what = format!(
                     "{who} is being deleted and waits for ASO's finalizer, under {}; with this \
                      change {change} and it is protected from deletion",
                     describe(&s.before)
                 );
-                (what, "Then make this change again.")
+                (what, confirm)
             }
         };
         let inside = if p.children.is_empty() {
@@ -260,16 +286,6 @@ impl Words<'_> {
                 children(&p.children, self.object.namespace)
             )
         };
-        let key = self.key();
-        let stale = match switch.and_then(|s| s.stale.as_deref()) {
-            Some(id) => format!(
-                " Its {key} was given while it named {}, and does not reach the id it now names: \
-                 remove it, then make this change together with {key} set to the object's name \
-                 again.",
-                quote(id)
-            ),
-            None => String::new(),
-        };
         let mismatch = match &p.confirmation {
             Some(v) => format!(
                 " Annotation {key} is {}, not the object's name {}.",
@@ -280,11 +296,36 @@ impl Words<'_> {
         };
         format!(
             "{what}: ASO would delete the Azure resource as well, because its effective \
-             {RECONCILE_POLICY} is {}{inside}.{mismatch}{stale} To keep the Azure resource, {}. To \
-             delete it in Azure too, confirm with the object's name: `{}`. {then}",
+             {RECONCILE_POLICY} is {}{inside}.{mismatch} To keep the Azure resource, {}. To \
+             delete it in Azure too, {confirm}",
             describe(&p.effective),
             self.detach(p.stated_by.as_deref()),
-            annotate(self.object, key, &p.name),
+        )
+    }
+
+    /// A re-point that would carry a confirmation to another Azure resource.
+    fn confirmation_carried(&self, r: &Repoint) -> String {
+        let key = self.key();
+        let to = if r.to.is_empty() {
+            "removes it".to_string()
+        } else {
+            format!("points it at {}", quote(&r.to))
+        };
+        let remove = self.object.kubectl(
+            "annotate",
+            &[
+                &shell_word(&format!("{key}-")),
+                &format!("--field-manager={FIELD_MANAGER}"),
+            ],
+        );
+        format!(
+            "{}: annotation {key} was given while {RESOURCE_ID} named {}, and this change {to}; \
+             ASO's delete removes the Azure resource {RESOURCE_ID} names when it runs, so the \
+             confirmation would reach a resource nobody confirmed. Remove it first: `{remove}`. \
+             Then make this change again, and confirm once more when you mean ASO to delete what \
+             the object names then.",
+            self.who,
+            quote(&r.from)
         )
     }
 
@@ -580,6 +621,16 @@ fn annotate(object: &ObjectName<'_>, key: &str, value: &str) -> String {
             &format!("--field-manager={FIELD_MANAGER}"),
         ],
     )
+}
+
+/// The `kubectl annotate` argument that sets `resource-id` to `id`, or
+/// removes it when `id` is empty.
+fn resource_id(id: &str) -> String {
+    if id.is_empty() {
+        format!("{RESOURCE_ID}-")
+    } else {
+        shell_word(&format!("{RESOURCE_ID}={id}")).into_owned()
+    }
 }
 
 /// `a, b or c`.

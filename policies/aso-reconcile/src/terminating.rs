@@ -22,11 +22,9 @@ use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 pub(crate) struct Turn {
     /// The effective policy before the change.
     pub before: Resolved,
-    /// The policy stays `manage` and `resource-id` changes.
-    pub repointed: bool,
-    /// The old `resource-id`, when the object's confirmation was given
-    /// while it named that one (it does not count for the new id).
-    pub stale: Option<String>,
+    /// The policy stays `manage` and `resource-id` changes to this id
+    /// (empty when removed).
+    pub repointed: Option<String>,
     /// The deletion as a DELETE would be judged now.
     pub assessment: Assessment,
 }
@@ -72,39 +70,14 @@ pub(crate) fn turn(
     {
         return Ok(None);
     }
-    let repointed = before.policy == ReconcilePolicy::Manage;
-    // A confirmation belongs to the Azure resource it was given for: one the
-    // stored object carried named the old id, so it does not reach the new
-    // one. Written by this very change, it is given with the new id in view.
-    let key = settings
-        .deletion_protection
-        .confirmation_annotation
-        .as_str();
-    let name = if new.name.is_empty() {
-        target.name.as_ref()
-    } else {
-        new.name.as_str()
-    };
-    let stale = repointed && old.annotation(key) == Some(name) && new.annotation(key) == Some(name);
-    let assessment = if stale {
-        let mut unconfirmed = new.clone();
-        unconfirmed.annotations.remove(key);
-        assess(
-            request,
-            settings,
-            ctx,
-            target,
-            &unconfirmed,
-            Some(after),
-            None,
-        )
-    } else {
-        assess(request, settings, ctx, target, new, Some(after), None)
-    };
+    let repointed = (before.policy == ReconcilePolicy::Manage)
+        .then(|| new.annotation(RESOURCE_ID).unwrap_or_default().to_string());
+    // A confirmation carried over from another id was refused before this
+    // (`repoint`): one the object carries here was given with this id in view.
+    let assessment = assess(request, settings, ctx, target, new, Some(after), None);
     Ok(Some(Turn {
         before: before.resolved(),
         repointed,
-        stale: stale.then(|| old.annotation(RESOURCE_ID).unwrap_or_default().to_string()),
         assessment,
     }))
 }
@@ -157,8 +130,7 @@ mod tests {
                 policy: ReconcilePolicy::Skip,
                 source: Source::Namespace("shop".into()),
             },
-            repointed: false,
-            stale: None,
+            repointed: None,
         };
         let refusal = Refusal::Protected {
             protected: Box::new(protected),

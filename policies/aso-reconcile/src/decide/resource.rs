@@ -21,7 +21,7 @@ use crate::values::{
     POLLER_RESUME_ID, POLLER_RESUME_TOKEN, RECONCILE_POLICY, RECONCILE_POLICY_IF_EXISTS,
     RESOURCE_ID,
 };
-use crate::{explicit_default, owners, takeover, terminating};
+use crate::{explicit_default, owners, repoint, takeover, terminating};
 
 /// DELETE of an ASO resource: deletion protection.
 pub(super) fn deletion(
@@ -164,8 +164,15 @@ impl Change<'_> {
             }
         }
         // What a deletion under way now does in Azure, when this changes it.
-        let mut deleting = Vec::new();
+        let (mut deleting, mut deleting_audit) = (Vec::new(), None);
         if let Some(old) = self.old {
+            let key = &self.settings.deletion_protection.confirmation_annotation;
+            let carried = repoint::carried(old, self.new, key, &self.target.name);
+            if let Some(r) =
+                carried.filter(|_| self.settings.deletion_protection.is_enabled() && !operator)
+            {
+                return Err(Refusal::ConfirmationCarried(r));
+            }
             let turn = terminating::turn(
                 self.request,
                 self.settings,
@@ -179,13 +186,13 @@ impl Change<'_> {
                 let switch = Switch {
                     before: t.before,
                     repointed: t.repointed,
-                    stale: t.stale,
                 };
                 let decision = assessed(subject.clone(), t.assessment, Some(switch));
                 if decision.refusal.is_some() {
                     return Ok(decision);
                 }
                 deleting = decision.warnings;
+                deleting_audit = decision.audit;
             }
         }
         let stored_invalid =
@@ -200,7 +207,9 @@ impl Change<'_> {
             .any(|key| self.changed(key))
             || stored_invalid;
         if !announce {
-            return Ok(Decision::pass(subject.clone()).warned(warnings));
+            let mut decision = Decision::pass(subject.clone()).warned(warnings);
+            decision.audit = deleting_audit;
+            return Ok(decision.warned(deleting));
         }
         let decision = self.announced(subject, &values, finalized, warnings)?;
         Ok(decision.warned(deleting))
