@@ -5,7 +5,10 @@
 //! in a case's response, applies it to the stored object exactly as the
 //! client would, builds the request kube-apiserver then sends, judges it with
 //! the same policy and settings, and reports it unless it is admitted
-//! without suggesting the same command again.
+//! without suggesting the same command again, does what it says (a suspend
+//! leaves the object stopped and a resume leaves it reconciled, as its
+//! controller reads the stored object: the model's `Honours`) and survives
+//! the owner's next apply.
 //!
 //! What the clients send, read in their source:
 //! - `kubectl annotate` sets and removes keys on its copy of the object and
@@ -42,7 +45,7 @@ use serde_json::{json, Value};
 
 use crate::case::{load_cases, Case};
 use crate::response::PolicyMode;
-use crate::story::cli::{self, Command};
+use crate::story::cli::{self, Action, Command};
 use crate::story::managed_fields::record_manager;
 use crate::story::owner_apply::{self, applier, applier_user};
 use crate::story::request::{options, with_patch, Sent};
@@ -299,6 +302,7 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
         return Ok(());
     }
     let stored = with_patch(patched, &answer)?;
+    does_what_it_says(case, &command.action, &stored)?;
     // The values the owners set: the case's object as its writer sent it,
     // before the policy's patch, which belongs to no manager.
     let sent = request.get("object").filter(|o| o.is_object());
@@ -307,6 +311,87 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
         _ => &object,
     };
     survives(entry, case, &write, &object, owners_values, stored)
+}
+
+/// What a command says it does to reconciliation, read from the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    Suspend,
+    Resume,
+}
+
+/// A suspend or resume: `flux suspend|resume`; `kubectl annotate` setting
+/// RFC-0006's `reconcile.fluxcd.io/suspended` to a reason (or a
+/// `<group>/reconcile` annotation to `disabled`), or removing it; a merge
+/// patch of `spec.suspend`.
+fn claim(action: &Action) -> Option<Claim> {
+    use guard_core::model::keys::SUSPENDED;
+    let reconcile = |key: &str| key == SUSPENDED || key.ends_with("/reconcile");
+    match action {
+        Action::FluxSuspend => Some(Claim::Suspend),
+        Action::FluxResume => Some(Claim::Resume),
+        Action::Annotate { set, remove, .. } => {
+            if let Some((key, value)) = set.iter().find(|(k, _)| reconcile(k)) {
+                // RFC-0006: the annotation's value is the reason; set, it suspends.
+                let stops = if key == SUSPENDED {
+                    !value.is_empty()
+                } else {
+                    guard_core::model::kinds::is_disabled(value)
+                };
+                Some(if stops { Claim::Suspend } else { Claim::Resume })
+            } else {
+                remove.iter().any(|k| reconcile(k)).then_some(Claim::Resume)
+            }
+        }
+        Action::MergePatch(patch) => match patch.pointer("/spec/suspend") {
+            Some(Value::Bool(true)) => Some(Claim::Suspend),
+            Some(Value::Bool(false) | Value::Null) => Some(Claim::Resume),
+            _ => None,
+        },
+        Action::Delete { .. } => None,
+    }
+}
+
+/// Is `object` stopped, as its controller reads it (the model's
+/// `Honours`), or, where the case's flux-suspend settings say the
+/// controllers honour RFC-0006 (`mode: annotation-only`), by the annotation?
+fn stopped(case: &Case, object: &Value) -> Option<bool> {
+    use guard_core::model::keys::SUSPENDED;
+    use guard_core::model::kinds::{find, is_disabled, Honours};
+    let api_version = object.get("apiVersion").and_then(Value::as_str)?;
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = find(group, object.get("kind").and_then(Value::as_str)?)?;
+    let annotation =
+        |key: &str| object.pointer(&format!("/metadata/annotations/{}", key.replace('/', "~1")));
+    let honoured = match kind.honours? {
+        Honours::SpecSuspend => object.pointer("/spec/suspend") == Some(&Value::Bool(true)),
+        Honours::DisableAnnotation(key) => annotation(key)
+            .and_then(Value::as_str)
+            .is_some_and(is_disabled),
+    };
+    let by_annotation = case.settings.get("mode").and_then(Value::as_str)
+        == Some("annotation-only")
+        && annotation(SUSPENDED)
+            .and_then(Value::as_str)
+            .is_some_and(|reason| !reason.is_empty());
+    Some(honoured || by_annotation)
+}
+
+/// A suspend must leave the object stopped and a resume must leave it
+/// reconciled, as the controller reads the stored object after the policy's
+/// own patch: a resume that removes an annotation nothing honours while
+/// `spec.suspend` stays true resumes nothing.
+fn does_what_it_says(case: &Case, action: &Action, stored: &Value) -> Result<(), String> {
+    let (Some(claim), Some(stopped)) = (claim(action), stopped(case, stored)) else {
+        return Ok(());
+    };
+    match (claim, stopped) {
+        (Claim::Suspend, false) => {
+            Err("it says it suspends, but the object is still reconciled".into())
+        }
+        (Claim::Resume, true) => Err("it says it resumes, but the object stays suspended".into()),
+        _ => Ok(()),
+    }
 }
 
 /// One write to judge: who sends it, for which object, under which manager.
@@ -357,6 +442,18 @@ fn judge_write(
     crate::evaluate_native(entry, &next)
 }
 
+/// `Err` with the refusal's message, naming `what`, unless `answer` admits.
+fn refused(answer: &Value, what: &str) -> Result<(), String> {
+    if answer.get("allowed") == Some(&Value::Bool(true)) {
+        return Ok(());
+    }
+    let message = answer
+        .pointer("/status/message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Err(format!("{what} is refused: {message}"))
+}
+
 /// The next apply of the Kustomization that owns an object, simulated on the
 /// object a suggested command left: the command's effect must survive it.
 ///
@@ -379,22 +476,7 @@ fn judge_write(
 ///
 /// The manifest in Git is taken to be what the owner's `Apply` entry owned
 /// before the command, with the values they had then.
-/// The next apply of the Kustomization that owns an object, simulated on the
-/// object a suggested command left: the command's effect must survive it
-/// (kustomize-controller's cleanup and apply: [`owner_apply`]). The manifest
-/// in Git is taken to be what the owner's `Apply` entry owned before the
-/// command, with the values they had then.
-fn refused(answer: &Value, what: &str) -> Result<(), String> {
-    if answer.get("allowed") == Some(&Value::Bool(true)) {
-        return Ok(());
-    }
-    let message = answer
-        .pointer("/status/message")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    Err(format!("{what} is refused: {message}"))
-}
-
+///
 /// Runs the owner's next reconcile over `stored` (what the command left
 /// of `before`; `git` holds the values the owners last set) through the
 /// policy; `Err` says what it undoes or refuses.
@@ -549,5 +631,52 @@ mod tests {
             o.pointer("/metadata/managedFields/1/manager").unwrap(),
             "flux"
         );
+    }
+
+    fn case(settings: Value) -> Case {
+        serde_json::from_value(json!({
+            "description": "d", "now": "2026-11-20T10:00:00Z", "settings": settings,
+            "request": {}, "expect": {"allowed": true}
+        }))
+        .unwrap()
+    }
+
+    fn release(suspend: bool, reason: Option<&str>) -> Value {
+        let mut o = json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "podinfo", "annotations": {}}, "spec": {"suspend": suspend}});
+        if let Some(r) = reason {
+            o["metadata"]["annotations"]["reconcile.fluxcd.io/suspended"] = json!(r);
+        }
+        o
+    }
+
+    #[test]
+    fn a_suggested_resume_or_suspend_must_do_what_it_says() {
+        let words = |c: &str| parse(c, now()).unwrap().action;
+        let remove = words("kubectl annotate hr podinfo reconcile.fluxcd.io/suspended-");
+        let reason = words(
+            "kubectl annotate hr podinfo reconcile.fluxcd.io/suspended='INC-1 why' --overwrite",
+        );
+        let mirror = case(json!({}));
+        // spec.suspend stays true: removing the annotation resumes nothing.
+        assert!(does_what_it_says(&mirror, &remove, &release(true, None)).is_err());
+        assert!(does_what_it_says(&mirror, &remove, &release(false, None)).is_ok());
+        assert!(does_what_it_says(
+            &mirror,
+            &words("flux resume hr podinfo"),
+            &release(false, None)
+        )
+        .is_ok());
+        // The annotation alone stops nothing on today's Flux, unless the
+        // settings say the controllers honour it.
+        assert!(does_what_it_says(&mirror, &reason, &release(false, Some("INC-1 why"))).is_err());
+        assert!(does_what_it_says(&mirror, &reason, &release(true, Some("INC-1 why"))).is_ok());
+        let honoured = case(json!({"mode": "annotation-only"}));
+        assert!(does_what_it_says(&honoured, &reason, &release(false, Some("INC-1 why"))).is_ok());
+        // Flux Operator's kinds stop on `fluxcd.controlplane.io/reconcile: disabled`.
+        let rset = json!({"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSet",
+            "metadata": {"name": "t", "annotations": {"fluxcd.controlplane.io/reconcile": "Disabled"}}});
+        let enable = words("kubectl annotate resourcesets t fluxcd.controlplane.io/reconcile-");
+        assert!(does_what_it_says(&mirror, &enable, &rset).is_err());
     }
 }
