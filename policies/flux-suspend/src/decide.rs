@@ -132,7 +132,7 @@ fn write<'a>(
         change: Change::of(read.old.as_ref(), &state),
         old: read.old.clone(),
         state,
-        by_operator_ui: operator_ui::wrote(&read.field_manager, user, &read.new_object),
+        by_operator_ui: operator_ui::wrote(settings, &read.field_manager, user, &read.new_object),
     };
     match refused(&write, settings, now) {
         Ok(expiry) => allowed(request, &read, &write, mirrored, expiry, settings, now),
@@ -214,7 +214,7 @@ fn allowed<'a>(
     // The user the UI recorded in its fine-grained mode is the one who
     // clicked, never the service account it writes as.
     let ui_recorded = write.by_operator_ui
-        && operator_ui::as_its_service_account(write.user)
+        && operator_ui::as_its_service_account(settings, write.user)
         && settings.suspender_annotation == SUSPENDED_BY;
     if settings.record_suspender && !ui_recorded {
         edits.extend(audit::record(

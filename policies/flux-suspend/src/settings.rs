@@ -121,6 +121,10 @@ pub struct Settings {
     pub suspender_annotation: String,
     /// Admit the Flux Operator Web UI's suspensions without a reason.
     pub operator_ui_suspensions: UiSuspensions,
+    /// Flux Operator's service account, `namespace:name`: what the Web UI
+    /// writes as in its `FineGrained` mode. Its chart installs it in the
+    /// release's namespace, so it is not always `flux-system`.
+    pub operator_service_account: String,
 }
 
 /// The default placeholders: what people type when a tool insists on a value.
@@ -181,11 +185,20 @@ impl Default for Settings {
             record_suspender: false,
             suspender_annotation: DEFAULT_SUSPENDER_ANNOTATION.to_string(),
             operator_ui_suspensions: UiSuspensions::Deny,
+            operator_service_account: guard_core::model::controllers::FLUX_OPERATOR
+                .service_account
+                .short(),
         }
     }
 }
 
 impl Settings {
+    /// Is `user` Flux Operator's service account (`operatorServiceAccount`)?
+    pub fn is_operator(&self, username: &str) -> bool {
+        username.strip_prefix(guard_core::model::SERVICE_ACCOUNT_PREFIX)
+            == Some(self.operator_service_account.as_str())
+    }
+
     /// Is an `until=` expiry required on every reason?
     pub fn expiry_required(&self) -> bool {
         self.require_expiry || self.max_duration.is_some()
@@ -209,6 +222,16 @@ impl Settings {
         self.suspenders.validate("suspenders")?;
         self.resumers.validate("resumers")?;
         self.reconcilers.validate("reconcilers")?;
+        let account = &self.operator_service_account;
+        if !matches!(account.split_once(':'), Some((ns, name))
+            if names::check_dns1123_label(ns).is_ok() && !name.is_empty() && !name.contains(':'))
+        {
+            return Err(format!(
+                "operatorServiceAccount: {} is not a service account; write `namespace:name`, \
+                 e.g. flux-system:flux-operator",
+                names::quote(account)
+            ));
+        }
         self.check_suspender_annotation()?;
         let reason_pattern = self.compile_reason_pattern()?;
         if self.record_suspender && self.mode != Mode::Mirror {
@@ -441,6 +464,10 @@ mod tests {
         assert!(err(r#"{"resumers":{"users":[""]}}"#).contains("resumers.users"));
         assert!(err(r#"{"reconcilers":{"groups":[" "]}}"#).contains("reconcilers.groups"));
         assert!(err(r#"{"suspenders":{"user":["a"]}}"#).contains("unknown field `user`"));
+        for account in ["flux-operator", "Flux:flux-operator", "cd-system:", "a:b:c"] {
+            let e = err(&format!(r#"{{"operatorServiceAccount":"{account}"}}"#));
+            assert!(e.contains("operatorServiceAccount: "), "{e}");
+        }
     }
 
     #[test]
