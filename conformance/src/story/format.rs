@@ -169,6 +169,10 @@ pub enum Write {
     Delete(DeleteWrite),
     Collect(CollectWrite),
     DeleteNamespace(NamespaceRef),
+    /// Kubewarden's audit scanner evaluating the stored object: a CREATE of
+    /// it with no userInfo, options or oldObject, to policy-server only;
+    /// nothing is stored (the model's `audit-scanner` client).
+    Audit(Target),
 }
 
 /// What one request of a step that sends several must get.
@@ -228,6 +232,8 @@ struct StepForm {
     #[serde(default)]
     delete_namespace: Option<NamespaceRef>,
     #[serde(default)]
+    audit: Option<Target>,
+    #[serde(default)]
     expect: Option<Expect>,
     #[serde(default)]
     each: Option<Expect>,
@@ -249,9 +255,10 @@ impl TryFrom<StepForm> for Step {
         writes.extend(f.delete.map(Write::Delete));
         writes.extend(f.collect.map(Write::Collect));
         writes.extend(f.delete_namespace.map(Write::DeleteNamespace));
+        writes.extend(f.audit.map(Write::Audit));
         let write = match writes.len() {
             1 => writes.remove(0),
-            0 => return Err(format!("step {:?} has no write (kubectl, flux, patch, apply, create, update, delete, collect or deleteNamespace)", f.name)),
+            0 => return Err(format!("step {:?} has no write (kubectl, flux, patch, apply, create, update, delete, collect, deleteNamespace or audit)", f.name)),
             _ => return Err(format!("step {:?} has more than one write", f.name)),
         };
         let expect = match (f.expect, f.each, f.requests) {

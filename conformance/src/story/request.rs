@@ -101,6 +101,10 @@ impl Sent {
             "dryRun": self.dry_run,
             "options": self.options,
         });
+        // The audit scanner sends no options.
+        if let (true, Some(map)) = (self.options.is_null(), request.as_object_mut()) {
+            map.remove("options");
+        }
         if let (Some(sub), Some(map)) = (&self.sub_resource, request.as_object_mut()) {
             map.insert("subResource".into(), json!(sub));
             map.insert("requestSubResource".into(), json!(sub));

@@ -189,7 +189,7 @@ fn run_step(
         sent.user = user.clone();
         let expect = expectation(step, index, &sent)?;
         index += 1;
-        if !mutating {
+        if !mutating && !matches!(effect, Effect::Report) {
             prepare(&mut sent.object, &sent.old, &sent.uid, now);
         }
         let before = state.objects.clone();
@@ -233,6 +233,7 @@ fn run_step(
                     }
                     memory.dry_run = Some(object);
                 }
+                Effect::Report => {}
                 Effect::Delete { propagation } => {
                     let target = super::state::target_of(&sent.old);
                     state.delete(&target, propagation.as_deref(), now);

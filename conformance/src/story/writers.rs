@@ -93,6 +93,8 @@ pub fn default_user(write: &Write) -> Value {
             controllers::NAMESPACE_CONTROLLER.namespace,
             controllers::NAMESPACE_CONTROLLER.name,
         ),
+        // The audit scanner's requests carry an empty userInfo.
+        Write::Audit(_) => json!({}),
         _ => default_person(),
     }
 }
@@ -140,6 +142,8 @@ pub enum Move {
         /// The collection's empty name (the namespace controller).
         collection: bool,
     },
+    /// The audit scanner's evaluation of the stored object.
+    Audit(Target),
 }
 
 /// What the registry does with an admitted request.
@@ -154,6 +158,8 @@ pub enum Effect {
     },
     /// Nothing is stored; the admitted object is what the writer compares.
     DryRun,
+    /// Nothing is stored or compared: a policy report is all it makes.
+    Report,
 }
 
 /// What a writer remembers between the requests of one step.
@@ -305,6 +311,7 @@ pub fn plan(step: &Step, state: &State) -> Result<(Vec<Move>, bool), String> {
                 .collect();
             (moves, false)
         }
+        Write::Audit(target) => (vec![Move::Audit(target.clone())], true),
         Write::DeleteNamespace(ns) => {
             let namespace = state.get(&Target {
                 api_version: "v1".into(),
@@ -484,6 +491,15 @@ pub fn build(
             } else {
                 store(applied(state, manifest, field_manager, now))
             }
+        }
+        Move::Audit(target) => {
+            let object = stored(state, target)?.clone();
+            let mut sent = create(target, object, None);
+            sent.options = Value::Null;
+            Some(Built {
+                sent,
+                effect: Effect::Report,
+            })
         }
         Move::Create {
             object,
