@@ -1,4 +1,4 @@
-//! The policy's stories (`tests/stories/aso-reconcile`, none yet), judged by the
+//! The policy's stories (`tests/stories/aso-reconcile`), judged by the
 //! native evaluator as policy-server would, each write shaped as its writer
 //! sends it.
 
