@@ -17,7 +17,8 @@ mod common;
 use std::path::Path;
 
 use host_test::distribution::{
-    artifacthub_package, cluster_admission_policy, policies_yml, Sources,
+    artifacthub_package, cluster_admission_policy, kustomization, plural, policies_yml,
+    policy_server_rbac, Sources,
 };
 use serde_json::Value;
 
@@ -118,13 +119,68 @@ fn deploy_manifests_match_the_generator() {
             format!("registry://{}", s.image())
         );
     }
-    let path = root().join("deploy/policies.yml");
-    assert_eq!(
-        read(&path),
-        policies_yml(&all).unwrap(),
-        "{} drifted: run `make scaffold`",
-        path.display()
-    );
+    for (file, generated) in [
+        ("policies.yml", policies_yml(&all).unwrap()),
+        ("policy-server-rbac.yaml", policy_server_rbac(&all).unwrap()),
+        ("kustomization.yaml", kustomization(&all).unwrap()),
+    ] {
+        let path = root().join("deploy").join(file);
+        assert_eq!(
+            read(&path),
+            generated,
+            "{} drifted: run `make scaffold`",
+            path.display()
+        );
+    }
+}
+
+/// The policy-server may read every kind a policy looks up, by the resource
+/// name the policies' own webhook rules use for it.
+#[test]
+fn the_lookups_are_granted_by_their_resource_names() {
+    let all = sources();
+    let rbac = read(&root().join("deploy/policy-server-rbac.yaml"));
+    let role: Value = serde_norway::from_str(rbac.split("---\n").next().unwrap()).unwrap();
+    let granted: Vec<(String, String)> = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            let group = r["apiGroups"][0].as_str().unwrap().to_string();
+            assert_eq!(r["verbs"], serde_json::json!(["get", "list", "watch"]));
+            r["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |res| (group.clone(), res.as_str().unwrap().to_string()))
+        })
+        .collect();
+    let in_rules = |group: &str, resource: &str| {
+        all.iter().any(|s| {
+            s.metadata.rules.iter().any(|r| {
+                r.api_groups.iter().any(|g| g == group) && r.resources.iter().any(|x| x == resource)
+            })
+        })
+    };
+    for (group, resource) in &granted {
+        assert!(
+            in_rules(group, resource),
+            "{group}/{resource}: no such resource"
+        );
+    }
+    for s in &all {
+        for r in host_test::distribution::lookups(s).unwrap().0 {
+            let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            let wanted = (group.to_string(), plural(&r.kind));
+            assert!(
+                granted.contains(&wanted),
+                "{}: {wanted:?} not granted",
+                s.name
+            );
+        }
+    }
+    assert_eq!(plural("GitRepository"), "gitrepositories");
+    assert_eq!(plural("Kustomization"), "kustomizations");
 }
 
 #[test]
