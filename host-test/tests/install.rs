@@ -341,8 +341,14 @@ fn check_runs_the_installed_policies() {
 fn the_readme_points_flux_at_the_overlays() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let paths: Vec<&str> = readme
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("path: ./"))
+        .split("path: ./")
+        .skip(1)
+        .map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '/' || c == '-'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
         .collect();
     assert!(paths.contains(&"install/monitor"), "{paths:?}");
     assert!(paths.contains(&"install/protect"), "{paths:?}");

@@ -87,17 +87,6 @@ fn policies_round_trip_through_a_real_registry() {
     }
 }
 
-fn insecure_sources(dir: &std::path::Path, uri: &str) -> PathBuf {
-    let sources = dir.join("sources.yml");
-    let registry = uri
-        .trim_start_matches("registry://")
-        .split('/')
-        .next()
-        .unwrap();
-    std::fs::write(&sources, format!("insecure_sources: [\"{registry}\"]\n")).unwrap();
-    sources
-}
-
 /// Boots the real policy-server on `uri` requiring `verification`: Ok once
 /// it is ready, Err with its log when it exits first.
 fn policy_server_boots(
@@ -137,9 +126,9 @@ fn policy_server_boots(
         .arg("--verification-path")
         .arg(verification)
         .arg("--sources-path")
-        .arg(insecure_sources(dir, uri))
+        .arg(common::insecure_sources(dir, uri))
         .arg("--sigstore-trust-config")
-        .arg(offline_trust_config(dir))
+        .arg(common::offline_trust_config(dir))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
@@ -169,90 +158,6 @@ fn policy_server_boots(
     let _ = child.kill();
     let _ = child.wait();
     outcome
-}
-
-/// A Sigstore trust config for kwctl without the internet: no Rekor, no CT
-/// log, and a throwaway CA as the Fulcio root (kwctl's sigstore 0.13 refuses
-/// a trust root without one, "Fulcio certificates not found"). Key-based
-/// verification uses none of them.
-fn offline_trust_config(dir: &std::path::Path) -> PathBuf {
-    let der = dir.join("placeholder-ca.der");
-    let status = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-        ])
-        .arg("-keyout")
-        .arg(dir.join("placeholder-ca.key"))
-        .args([
-            "-subj",
-            "/CN=placeholder",
-            "-days",
-            "3650",
-            "-outform",
-            "DER",
-            "-out",
-        ])
-        .arg(&der)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl is not installed: `make test-setup` installs it");
-    assert!(status.success());
-    use base64::Engine as _;
-    let raw = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&der).unwrap());
-    let config = serde_json::json!({
-        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
-        "trustedRoot": {
-            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-            "tlogs": [], "ctlogs": [], "timestampAuthorities": [],
-            "certificateAuthorities": [{
-                "subject": {"organization": "placeholder", "commonName": "placeholder"},
-                "uri": "https://fulcio.invalid",
-                "certChain": {"certificates": [{"rawBytes": raw}]},
-                "validFor": {"start": "2020-01-01T00:00:00Z"},
-            }],
-        },
-    });
-    let path = dir.join("trust-config.json");
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
-}
-
-/// `kwctl verify -k KEY -a K=V URI` against the local registry: (success, output).
-fn kwctl_verify(
-    kwctl: &std::path::Path,
-    dir: &std::path::Path,
-    key: &std::path::Path,
-    uri: &str,
-) -> (bool, String) {
-    let sources = insecure_sources(dir, uri);
-    let out = Command::new(kwctl)
-        .env("HOME", dir.join("home"))
-        .env("RUST_BACKTRACE", "0")
-        .env("NO_COLOR", "1")
-        .arg("verify")
-        .arg("--sources-path")
-        .arg(&sources)
-        .arg("--sigstore-trust-config")
-        .arg(offline_trust_config(dir))
-        .arg("-k")
-        .arg(key)
-        .args(["-a", "release=v0.1.0", uri])
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 #[test]
@@ -362,10 +267,10 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
 
     let kwctl = common::engine("kwctl", "KWCTL", "kwctl verify on the signed module");
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &["release=v0.1.0"], &uri);
         assert!(ok, "the real kwctl refuses our signature: {out}");
         assert!(out.contains("Policy successfully verified"), "{out}");
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &["release=v0.1.0"], &uri);
         assert!(
             !ok && out.contains("Image verification failed: missing signatures"),
             "{out}"
@@ -383,7 +288,7 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
     // The signed digest still verifies: the signature names it, not the tag.
     signing::verify(&pushed, &config, false).unwrap();
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &["release=v0.1.0"], &uri);
         assert!(!ok, "the real kwctl accepts a tampered module: {out}");
     }
     if let Some(server) = &server {
