@@ -26,6 +26,9 @@ use host_test::oci::{self, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 
 use common::Registry;
 
+/// The annotation every signature here carries, as `kwctl verify -a` requires it.
+const RELEASE: &[&str] = &["release=v0.1.0"];
+
 #[test]
 fn policies_round_trip_through_a_real_registry() {
     let registry = Registry::start("round-trip", None);
@@ -267,10 +270,10 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
 
     let kwctl = common::engine("kwctl", "KWCTL", "kwctl verify on the signed module");
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &["release=v0.1.0"], &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), RELEASE, &uri);
         assert!(ok, "the real kwctl refuses our signature: {out}");
         assert!(out.contains("Policy successfully verified"), "{out}");
-        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &["release=v0.1.0"], &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), RELEASE, &uri);
         assert!(
             !ok && out.contains("Image verification failed: missing signatures"),
             "{out}"
@@ -288,7 +291,7 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
     // The signed digest still verifies: the signature names it, not the tag.
     signing::verify(&pushed, &config, false).unwrap();
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &["release=v0.1.0"], &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), RELEASE, &uri);
         assert!(!ok, "the real kwctl accepts a tampered module: {out}");
     }
     if let Some(server) = &server {

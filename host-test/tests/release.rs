@@ -73,7 +73,10 @@ fn release_dry_run() {
         let uri = format!("registry://{repository}/{name}:v{version}");
         let wasm = std::fs::read(root().join("dist").join(format!("{name}.wasm"))).unwrap();
         let pulled = oci::pull(&uri).unwrap();
-        assert_eq!(pulled.wasm, wasm, "{name}: the registry holds another module");
+        assert_eq!(
+            pulled.wasm, wasm,
+            "{name}: the registry holds another module"
+        );
         assert!(
             published.contains(&format!("{name} {}", pulled.immutable)),
             "{name}: {published}"
