@@ -183,10 +183,10 @@ conformance: build
 # then every module pulled back, its signature verified by host-test and by
 # the real `kwctl verify` where it is installed (KWCTL, then PATH), another
 # key refused, and the assets' SHA256SUMS checked
-# (host-test/tests/release.rs). The assets are left in
-# target/release-dry-run/work/assets.
+# (host-test/tests/registry.rs, `release_dry_run`, ignored by `make test`).
+# The assets are left in target/release-dry-run/work/assets.
 release-dry-run: build test-setup
-	cargo test --profile host -p host-test --test release -- --ignored --nocapture
+	cargo test --profile host -p host-test --test registry -- --ignored --nocapture release_dry_run
 
 ## Fuzzing ---------------------------------------------------------------
 # guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads

@@ -13,7 +13,7 @@
 # One script, two callers:
 #   .github/workflows/release.yml   SIGNING=keyless, REGISTRY=ghcr.io/<owner>/...
 #   make release-dry-run            SIGNING=key, a local docker-registry
-#                                   (host-test/tests/release.rs, which then
+#                                   (host-test/tests/registry.rs, `release_dry_run`, which then
 #                                   verifies what this published)
 #
 # Usage: publish.sh POLICY...

@@ -1,7 +1,10 @@
 //! A round trip through a real OCI registry (Debian's docker-registry, on
 //! 127.0.0.1 and a free port, storage in a temporary folder): push every
 //! policy in dist/, pull it back byte-identical, check the manifest as kwctl
-//! writes it, and evaluate a corpus case with each pulled module.
+//! writes it, and evaluate a corpus case with each pulled module. Signed
+//! modules and SBOMs checked by our verify, the real kwctl and policy-server.
+//! And, ignored unless `make release-dry-run` asks for it, the release
+//! workflow's publishing steps against the same registry.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,6 +16,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -20,11 +24,13 @@ use std::time::{Duration, Instant};
 
 use conformance::expect;
 use host_test::capabilities::{Grants, Source};
+use host_test::distribution::Sources;
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::oci::{self, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+use host_test::signing::{self, VerificationConfig};
 
-use common::Registry;
+use common::{root, Registry};
 
 /// The annotation every signature here carries, as `kwctl verify -a` requires it.
 const RELEASE: &[&str] = &["release=v0.1.0"];
@@ -311,5 +317,112 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
         out.status.success(),
         "invalid SPDX: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The throwaway key's password in the release dry run.
+const PASSWORD: &str = "release-dry-run";
+
+/// `make release-dry-run`: the release workflow's publishing steps
+/// (`.github/release/publish.sh`, the script `.github/workflows/release.yml`
+/// runs) against a local docker-registry, signing with a cosign key instead
+/// of keylessly; then what was published is checked as a user checks it:
+/// each module pulled back byte-identical, its signature verified by
+/// `host-test verify` and, where installed, the real `kwctl verify`, and a
+/// signature by another key refused. Ignored by `cargo test` (it pushes
+/// every module and writes the release assets under target/); the make
+/// target runs it.
+#[test]
+#[ignore = "`make release-dry-run` runs it"]
+fn release_dry_run() {
+    let registry = Registry::start("release-dry-run", None);
+    let dir = common::scratch("release-dry-run", "work");
+    let assets = dir.join("assets");
+    for (prefix, password) in [("cosign", PASSWORD), ("other", "other")] {
+        let (private, public) = signing::generate_key_pair(password.as_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{prefix}.key")), private.as_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{prefix}.pub")), public).unwrap();
+    }
+    let names: Vec<&str> = catalog::names().collect();
+    let version = Sources::load(&root(), names[0]).unwrap().version;
+    let repository = format!("{}/reconcile-guard/policies", registry.addr);
+
+    let status = Command::new("bash")
+        .current_dir(root())
+        .arg(".github/release/publish.sh")
+        .args(&names)
+        .env("REGISTRY", &repository)
+        .env("VERSION", &version)
+        .env("ASSETS", &assets)
+        .env("SIGNING", "key")
+        .env("COSIGN_KEY", dir.join("cosign.key"))
+        .env("COSIGN_PASSWORD", PASSWORD)
+        .env("HOST_TEST", env!("CARGO_BIN_EXE_host-test"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "publish.sh failed");
+
+    let published = std::fs::read_to_string(assets.join("modules.txt")).unwrap();
+    assert_eq!(published.lines().count(), names.len(), "{published}");
+    let annotation = format!("release=v{version}");
+    let required: BTreeMap<String, String> =
+        [("release".to_string(), format!("v{version}"))].into();
+    let config = |key: &str| {
+        let public = std::fs::read_to_string(dir.join(key)).unwrap();
+        VerificationConfig::from_keys(vec![public], &required).unwrap()
+    };
+    let kwctl = common::engine("kwctl", "KWCTL", "kwctl verify on the released modules");
+    for name in &names {
+        let uri = format!("registry://{repository}/{name}:v{version}");
+        let wasm = std::fs::read(root().join("dist").join(format!("{name}.wasm"))).unwrap();
+        let pulled = oci::pull(&uri).unwrap();
+        assert_eq!(
+            pulled.wasm, wasm,
+            "{name}: the registry holds another module"
+        );
+        assert!(
+            published.contains(&format!("{name} {}", pulled.immutable)),
+            "{name}: {published}"
+        );
+        let verified = signing::verify(&uri, &config("cosign.pub"), false).unwrap();
+        assert_eq!(verified.module, pulled.immutable);
+        assert!(
+            signing::verify(&uri, &config("other.pub"), false).is_err(),
+            "{name}: accepted for a key that did not sign it"
+        );
+        if let Some(kwctl) = &kwctl {
+            let (ok, out) =
+                common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &[&annotation], &uri);
+            assert!(ok, "{name}: the real kwctl refuses the release: {out}");
+            let (ok, out) =
+                common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &[&annotation], &uri);
+            assert!(!ok, "{name}: the real kwctl accepts another key: {out}");
+        }
+        for asset in [format!("{name}.wasm"), format!("{name}.spdx.json")] {
+            assert_eq!(
+                std::fs::read(assets.join(&asset)).unwrap(),
+                std::fs::read(root().join("dist").join(&asset)).unwrap(),
+                "{asset}"
+            );
+        }
+    }
+
+    // Every asset is in SHA256SUMS, with the digest sha256sum checks.
+    let sums = std::fs::read_to_string(assets.join("SHA256SUMS")).unwrap();
+    let listed = sums.lines().count();
+    let files = std::fs::read_dir(&assets).unwrap().count() - 1;
+    assert_eq!(listed, files, "{sums}");
+    assert!(sums.contains("host-test-linux-"), "{sums}");
+    let check = Command::new("sha256sum")
+        .current_dir(&assets)
+        .args(["--check", "--quiet", "SHA256SUMS"])
+        .status()
+        .unwrap();
+    assert!(check.success());
+    eprintln!(
+        "release v{version}: {} modules published, signed and verified on {}; assets in {}",
+        names.len(),
+        registry.addr,
+        assets.display()
     );
 }
