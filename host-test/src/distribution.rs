@@ -84,6 +84,23 @@ pub fn cargo_version(manifest: &str) -> Option<String> {
     })
 }
 
+/// A release asset: one release (tag `v<version>`) carries every policy,
+/// as `.github/workflows/release.yml` publishes them (the policies are
+/// versioned together; the workflow refuses a tag another version).
+fn release_asset(source: &str, version: &str, file: &str) -> String {
+    format!("{source}/releases/download/v{version}/{file}")
+}
+
+/// `https://github.com/OWNER/REPO` as (OWNER, REPO): the identity keyless
+/// signatures from that repository's workflows carry.
+fn github_owner_repo(source: &str) -> (&str, &str) {
+    let path = source
+        .strip_prefix("https://github.com/")
+        .unwrap_or(source)
+        .trim_end_matches('/');
+    path.split_once('/').unwrap_or((path, ""))
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Package {
@@ -180,13 +197,18 @@ pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
         links: vec![
             Link {
                 name: "policy".into(),
-                url: format!("{source}/releases/download/{}-v{}/{}.wasm", s.name, s.version, s.name),
+                url: release_asset(&source, &s.version, &format!("{}.wasm", s.name)),
             },
             Link {
                 name: "SBOM (SPDX)".into(),
-                url: format!(
-                    "{source}/releases/download/{}-v{}/{}.spdx.json",
-                    s.name, s.version, s.name
+                url: release_asset(&source, &s.version, &format!("{}.spdx.json", s.name)),
+            },
+            Link {
+                name: "SBOM signature (Sigstore bundle)".into(),
+                url: release_asset(
+                    &source,
+                    &s.version,
+                    &format!("{}.spdx.jsonl.bundle.sigstore", s.name),
                 ),
             },
             Link {
@@ -197,11 +219,16 @@ pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
         install: format!(
             "The policy can be obtained using [`kwctl`](https://github.com/kubewarden/kwctl):\n\
              ```console\nkwctl pull {image}\n```\n\
-             Its signature can be checked against the release's public key, and its SBOM \
-             (SPDX) is attached beside it as `cosign attach sbom` attaches one:\n\
-             ```console\nkwctl verify -k cosign.pub registry://{image}\n```\n\
-             Then, generate the policy manifest and tune it to your liking. For example:\n\
-             ```console\nkwctl scaffold manifest -t ClusterAdmissionPolicy registry://{image}\n```\n"
+             Release modules are signed keylessly by the release workflow; check the signature \
+             with:\n\
+             ```console\nkwctl verify --github-owner {owner} --github-repo {repo} registry://{image}\n```\n\
+             Its SPDX SBOM is a release asset, signed with a Sigstore bundle beside it \
+             (`cosign verify-blob --bundle`).\n\
+             The repository's `install/` folder installs it with Flux (a kustomize base, \
+             monitor mode first); or generate the policy manifest and tune it to your liking:\n\
+             ```console\nkwctl scaffold manifest -t ClusterAdmissionPolicy registry://{image}\n```\n",
+            owner = github_owner_repo(&source).0,
+            repo = github_owner_repo(&source).1,
         ),
         readme: s.readme.clone(),
         maintainers: vec![Maintainer {
@@ -212,7 +239,9 @@ pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
             name: "kubewarden".into(),
         },
         recommendations: vec![Recommendation {
-            url: "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller".into(),
+            url: // Kubewarden 1.37 installs with one chart, `admission-controller`
+            // (kubewarden/helm-charts 148b1a90, charts/README.md).
+            "https://artifacthub.io/packages/helm/kubewarden/admission-controller".into(),
         }],
         annotations,
     };
@@ -336,6 +365,95 @@ pub fn policies_yml(all: &[Sources]) -> Result<String> {
     yaml(&map)
 }
 
+/// The policy-server the chart deploys and the account it runs as:
+/// `admission-controller` chart values `policyServer.serviceAccountName:
+/// policy-server`, installed in `kubewarden` as Kubewarden's 1.37 quick start
+/// does (kubewarden/helm-charts 148b1a90, charts/admission-controller/values.yaml;
+/// kubewarden/docs beb867dc, shared/modules/en/partials/kubewarden-variables-1.36-forward.adoc).
+pub const POLICY_SERVER_ACCOUNT: (&str, &str) = ("kubewarden", "policy-server");
+
+/// The name of the ClusterRole (and its binding) granting the lookups.
+pub const CONTEXT_ROLE: &str = "reconcile-guard-context-watcher";
+
+/// A kind's resource name as the API serves it: lower case, `y` to `ies`,
+/// else an `s` (true of every kind the policies read; the distribution test
+/// checks each against the policies' webhook rules).
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    match lower.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{lower}s"),
+    }
+}
+
+/// `deploy/policy-server-rbac.yaml`: what the policies' lookups read
+/// (`contextAwareResources`), granted to the chart's policy-server as its
+/// own `kubewarden-context-watcher` ClusterRole grants (get, list, watch;
+/// charts/admission-controller/templates/defaults/policy-server-rbac.yaml at
+/// kubewarden/helm-charts 148b1a90), which covers only core and
+/// networking kinds.
+pub fn policy_server_rbac(all: &[Sources]) -> Result<String> {
+    let mut groups: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for s in all {
+        for r in lookups(s)?.0 {
+            let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            groups
+                .entry(group.to_string())
+                .or_default()
+                .insert(plural(&r.kind));
+        }
+    }
+    let rules: Vec<Value> = groups
+        .into_iter()
+        .map(|(group, resources)| {
+            serde_json::json!({
+                "apiGroups": [group],
+                "resources": resources,
+                "verbs": ["get", "list", "watch"],
+            })
+        })
+        .collect();
+    let labels = serde_json::json!({"app.kubernetes.io/part-of": "reconcile-guard"});
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": CONTEXT_ROLE, "labels": labels},
+        "rules": rules,
+    });
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": CONTEXT_ROLE, "labels": labels},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": CONTEXT_ROLE,
+        },
+        "subjects": [{
+            "kind": "ServiceAccount",
+            "namespace": POLICY_SERVER_ACCOUNT.0,
+            "name": POLICY_SERVER_ACCOUNT.1,
+        }],
+    });
+    Ok(format!("{}---\n{}", yaml(&role)?, yaml(&binding)?))
+}
+
+/// `deploy/kustomization.yaml`: `deploy/` as a kustomize base, the one
+/// `install/`'s overlays and Flux Kustomizations build on.
+pub fn kustomization(all: &[Sources]) -> Result<String> {
+    let mut resources: Vec<String> = all.iter().map(|s| format!("{}.yaml", s.name)).collect();
+    resources.push("policy-server-rbac.yaml".into());
+    let body = yaml(&serde_json::json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+    }))?;
+    Ok(format!(
+        "# Generated by `make scaffold` (host-test/src/distribution.rs): the policies as a\n\
+         # kustomize base; install/ holds the overlays (monitor, then protect).\n{body}"
+    ))
+}
+
 /// Writes every generated file under `root`; `created_at` only for new packages.
 pub fn write_all(root: &Path, policies: &[&str], created_at: &str) -> Result<()> {
     let mut all = Vec::new();
@@ -362,6 +480,11 @@ pub fn write_all(root: &Path, policies: &[&str], created_at: &str) -> Result<()>
         all.push(s);
     }
     std::fs::write(root.join("deploy/policies.yml"), policies_yml(&all)?)?;
+    std::fs::write(
+        root.join("deploy/policy-server-rbac.yaml"),
+        policy_server_rbac(&all)?,
+    )?;
+    std::fs::write(root.join("deploy/kustomization.yaml"), kustomization(&all)?)?;
     Ok(())
 }
 

@@ -1,7 +1,10 @@
 //! A round trip through a real OCI registry (Debian's docker-registry, on
 //! 127.0.0.1 and a free port, storage in a temporary folder): push every
 //! policy in dist/, pull it back byte-identical, check the manifest as kwctl
-//! writes it, and evaluate a corpus case with each pulled module.
+//! writes it, and evaluate a corpus case with each pulled module. Signed
+//! modules and SBOMs checked by our verify, the real kwctl and policy-server.
+//! And, ignored unless `make release-dry-run` asks for it, the release
+//! workflow's publishing steps against the same registry.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,6 +16,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -20,11 +24,16 @@ use std::time::{Duration, Instant};
 
 use conformance::expect;
 use host_test::capabilities::{Grants, Source};
+use host_test::distribution::Sources;
 use host_test::harness::{Evaluation, Policy};
 use host_test::host::Limits;
 use host_test::oci::{self, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+use host_test::signing::{self, VerificationConfig};
 
-use common::Registry;
+use common::{root, Registry};
+
+/// The annotation every signature here carries, as `kwctl verify -a` requires it.
+const RELEASE: &[&str] = &["release=v0.1.0"];
 
 #[test]
 fn policies_round_trip_through_a_real_registry() {
@@ -87,17 +96,6 @@ fn policies_round_trip_through_a_real_registry() {
     }
 }
 
-fn insecure_sources(dir: &std::path::Path, uri: &str) -> PathBuf {
-    let sources = dir.join("sources.yml");
-    let registry = uri
-        .trim_start_matches("registry://")
-        .split('/')
-        .next()
-        .unwrap();
-    std::fs::write(&sources, format!("insecure_sources: [\"{registry}\"]\n")).unwrap();
-    sources
-}
-
 /// Boots the real policy-server on `uri` requiring `verification`: Ok once
 /// it is ready, Err with its log when it exits first.
 fn policy_server_boots(
@@ -137,9 +135,9 @@ fn policy_server_boots(
         .arg("--verification-path")
         .arg(verification)
         .arg("--sources-path")
-        .arg(insecure_sources(dir, uri))
+        .arg(common::insecure_sources(dir, uri))
         .arg("--sigstore-trust-config")
-        .arg(offline_trust_config(dir))
+        .arg(common::offline_trust_config(dir))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
@@ -169,90 +167,6 @@ fn policy_server_boots(
     let _ = child.kill();
     let _ = child.wait();
     outcome
-}
-
-/// A Sigstore trust config for kwctl without the internet: no Rekor, no CT
-/// log, and a throwaway CA as the Fulcio root (kwctl's sigstore 0.13 refuses
-/// a trust root without one, "Fulcio certificates not found"). Key-based
-/// verification uses none of them.
-fn offline_trust_config(dir: &std::path::Path) -> PathBuf {
-    let der = dir.join("placeholder-ca.der");
-    let status = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-        ])
-        .arg("-keyout")
-        .arg(dir.join("placeholder-ca.key"))
-        .args([
-            "-subj",
-            "/CN=placeholder",
-            "-days",
-            "3650",
-            "-outform",
-            "DER",
-            "-out",
-        ])
-        .arg(&der)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl is not installed: `make test-setup` installs it");
-    assert!(status.success());
-    use base64::Engine as _;
-    let raw = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&der).unwrap());
-    let config = serde_json::json!({
-        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
-        "trustedRoot": {
-            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-            "tlogs": [], "ctlogs": [], "timestampAuthorities": [],
-            "certificateAuthorities": [{
-                "subject": {"organization": "placeholder", "commonName": "placeholder"},
-                "uri": "https://fulcio.invalid",
-                "certChain": {"certificates": [{"rawBytes": raw}]},
-                "validFor": {"start": "2020-01-01T00:00:00Z"},
-            }],
-        },
-    });
-    let path = dir.join("trust-config.json");
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
-}
-
-/// `kwctl verify -k KEY -a K=V URI` against the local registry: (success, output).
-fn kwctl_verify(
-    kwctl: &std::path::Path,
-    dir: &std::path::Path,
-    key: &std::path::Path,
-    uri: &str,
-) -> (bool, String) {
-    let sources = insecure_sources(dir, uri);
-    let out = Command::new(kwctl)
-        .env("HOME", dir.join("home"))
-        .env("RUST_BACKTRACE", "0")
-        .env("NO_COLOR", "1")
-        .arg("verify")
-        .arg("--sources-path")
-        .arg(&sources)
-        .arg("--sigstore-trust-config")
-        .arg(offline_trust_config(dir))
-        .arg("-k")
-        .arg(key)
-        .args(["-a", "release=v0.1.0", uri])
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 #[test]
@@ -362,10 +276,10 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
 
     let kwctl = common::engine("kwctl", "KWCTL", "kwctl verify on the signed module");
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), RELEASE, &uri);
         assert!(ok, "the real kwctl refuses our signature: {out}");
         assert!(out.contains("Policy successfully verified"), "{out}");
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), RELEASE, &uri);
         assert!(
             !ok && out.contains("Image verification failed: missing signatures"),
             "{out}"
@@ -383,7 +297,7 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
     // The signed digest still verifies: the signature names it, not the tag.
     signing::verify(&pushed, &config, false).unwrap();
     if let Some(kwctl) = &kwctl {
-        let (ok, out) = kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &uri);
+        let (ok, out) = common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), RELEASE, &uri);
         assert!(!ok, "the real kwctl accepts a tampered module: {out}");
     }
     if let Some(server) = &server {
@@ -403,5 +317,112 @@ fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
         out.status.success(),
         "invalid SPDX: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The throwaway key's password in the release dry run.
+const PASSWORD: &str = "release-dry-run";
+
+/// `make release-dry-run`: the release workflow's publishing steps
+/// (`.github/release/publish.sh`, the script `.github/workflows/release.yml`
+/// runs) against a local docker-registry, signing with a cosign key instead
+/// of keylessly; then what was published is checked as a user checks it:
+/// each module pulled back byte-identical, its signature verified by
+/// `host-test verify` and, where installed, the real `kwctl verify`, and a
+/// signature by another key refused. Ignored by `cargo test` (it pushes
+/// every module and writes the release assets under target/); the make
+/// target runs it.
+#[test]
+#[ignore = "`make release-dry-run` runs it"]
+fn release_dry_run() {
+    let registry = Registry::start("release-dry-run", None);
+    let dir = common::scratch("release-dry-run", "work");
+    let assets = dir.join("assets");
+    for (prefix, password) in [("cosign", PASSWORD), ("other", "other")] {
+        let (private, public) = signing::generate_key_pair(password.as_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{prefix}.key")), private.as_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{prefix}.pub")), public).unwrap();
+    }
+    let names: Vec<&str> = catalog::names().collect();
+    let version = Sources::load(&root(), names[0]).unwrap().version;
+    let repository = format!("{}/reconcile-guard/policies", registry.addr);
+
+    let status = Command::new("bash")
+        .current_dir(root())
+        .arg(".github/release/publish.sh")
+        .args(&names)
+        .env("REGISTRY", &repository)
+        .env("VERSION", &version)
+        .env("ASSETS", &assets)
+        .env("SIGNING", "key")
+        .env("COSIGN_KEY", dir.join("cosign.key"))
+        .env("COSIGN_PASSWORD", PASSWORD)
+        .env("HOST_TEST", env!("CARGO_BIN_EXE_host-test"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "publish.sh failed");
+
+    let published = std::fs::read_to_string(assets.join("modules.txt")).unwrap();
+    assert_eq!(published.lines().count(), names.len(), "{published}");
+    let annotation = format!("release=v{version}");
+    let required: BTreeMap<String, String> =
+        [("release".to_string(), format!("v{version}"))].into();
+    let config = |key: &str| {
+        let public = std::fs::read_to_string(dir.join(key)).unwrap();
+        VerificationConfig::from_keys(vec![public], &required).unwrap()
+    };
+    let kwctl = common::engine("kwctl", "KWCTL", "kwctl verify on the released modules");
+    for name in &names {
+        let uri = format!("registry://{repository}/{name}:v{version}");
+        let wasm = std::fs::read(root().join("dist").join(format!("{name}.wasm"))).unwrap();
+        let pulled = oci::pull(&uri).unwrap();
+        assert_eq!(
+            pulled.wasm, wasm,
+            "{name}: the registry holds another module"
+        );
+        assert!(
+            published.contains(&format!("{name} {}", pulled.immutable)),
+            "{name}: {published}"
+        );
+        let verified = signing::verify(&uri, &config("cosign.pub"), false).unwrap();
+        assert_eq!(verified.module, pulled.immutable);
+        assert!(
+            signing::verify(&uri, &config("other.pub"), false).is_err(),
+            "{name}: accepted for a key that did not sign it"
+        );
+        if let Some(kwctl) = &kwctl {
+            let (ok, out) =
+                common::kwctl_verify(kwctl, &dir, &dir.join("cosign.pub"), &[&annotation], &uri);
+            assert!(ok, "{name}: the real kwctl refuses the release: {out}");
+            let (ok, out) =
+                common::kwctl_verify(kwctl, &dir, &dir.join("other.pub"), &[&annotation], &uri);
+            assert!(!ok, "{name}: the real kwctl accepts another key: {out}");
+        }
+        for asset in [format!("{name}.wasm"), format!("{name}.spdx.json")] {
+            assert_eq!(
+                std::fs::read(assets.join(&asset)).unwrap(),
+                std::fs::read(root().join("dist").join(&asset)).unwrap(),
+                "{asset}"
+            );
+        }
+    }
+
+    // Every asset is in SHA256SUMS, with the digest sha256sum checks.
+    let sums = std::fs::read_to_string(assets.join("SHA256SUMS")).unwrap();
+    let listed = sums.lines().count();
+    let files = std::fs::read_dir(&assets).unwrap().count() - 1;
+    assert_eq!(listed, files, "{sums}");
+    assert!(sums.contains("host-test-linux-"), "{sums}");
+    let check = Command::new("sha256sum")
+        .current_dir(&assets)
+        .args(["--check", "--quiet", "SHA256SUMS"])
+        .status()
+        .unwrap();
+    assert!(check.success());
+    eprintln!(
+        "release v{version}: {} modules published, signed and verified on {}; assets in {}",
+        names.len(),
+        registry.addr,
+        assets.display()
     );
 }

@@ -198,3 +198,101 @@ impl Drop for Registry {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A kwctl sources file that lets it reach `uri`'s registry over plain HTTP.
+pub fn insecure_sources(dir: &std::path::Path, uri: &str) -> PathBuf {
+    let sources = dir.join("sources.yml");
+    let registry = uri
+        .trim_start_matches("registry://")
+        .split('/')
+        .next()
+        .unwrap();
+    std::fs::write(&sources, format!("insecure_sources: [\"{registry}\"]\n")).unwrap();
+    sources
+}
+
+/// A Sigstore trust config for kwctl without the internet: no Rekor, no CT
+/// log, and a throwaway CA as the Fulcio root (kwctl's sigstore 0.13 refuses
+/// a trust root without one, "Fulcio certificates not found"). Key-based
+/// verification uses none of them.
+pub fn offline_trust_config(dir: &std::path::Path) -> PathBuf {
+    let der = dir.join("placeholder-ca.der");
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("placeholder-ca.key"))
+        .args([
+            "-subj",
+            "/CN=placeholder",
+            "-days",
+            "3650",
+            "-outform",
+            "DER",
+            "-out",
+        ])
+        .arg(&der)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl is not installed: `make test-setup` installs it");
+    assert!(status.success());
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&der).unwrap());
+    let config = serde_json::json!({
+        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
+        "trustedRoot": {
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "tlogs": [], "ctlogs": [], "timestampAuthorities": [],
+            "certificateAuthorities": [{
+                "subject": {"organization": "placeholder", "commonName": "placeholder"},
+                "uri": "https://fulcio.invalid",
+                "certChain": {"certificates": [{"rawBytes": raw}]},
+                "validFor": {"start": "2020-01-01T00:00:00Z"},
+            }],
+        },
+    });
+    let path = dir.join("trust-config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// `kwctl verify -k KEY [-a K=V].. URI` against a local registry: (success, output).
+pub fn kwctl_verify(
+    kwctl: &std::path::Path,
+    dir: &std::path::Path,
+    key: &std::path::Path,
+    annotations: &[&str],
+    uri: &str,
+) -> (bool, String) {
+    let sources = insecure_sources(dir, uri);
+    let out = Command::new(kwctl)
+        .env("HOME", dir.join("home"))
+        .env("RUST_BACKTRACE", "0")
+        .env("NO_COLOR", "1")
+        .arg("verify")
+        .arg("--sources-path")
+        .arg(&sources)
+        .arg("--sigstore-trust-config")
+        .arg(offline_trust_config(dir))
+        .arg("-k")
+        .arg(key)
+        .args(annotations.iter().flat_map(|a| ["-a", a]))
+        .arg(uri)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
