@@ -28,7 +28,7 @@
 
 mod binding;
 mod change;
-pub mod cron;
+mod cron;
 mod decide;
 mod decision;
 mod emergency_override;
@@ -36,10 +36,13 @@ mod firing;
 mod flux_owner;
 mod gate;
 mod gate_object;
+mod go_time;
 mod gating;
 mod opening;
 mod preview;
 mod render;
+#[cfg(test)]
+mod robfig_reference;
 mod settings;
 mod split_object;
 #[cfg(test)]

@@ -23,6 +23,21 @@ impl Rng {
         self.next() % n
     }
 
+    /// A value in `lo..=hi`.
+    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.below(u64::from(hi - lo) + 1) as u32
+    }
+
+    /// True with probability `percent`/100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `items`.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
     /// An instant between the starts of two years (UTC), to the second.
     pub fn timestamp(&mut self, from_year: i16, to_year: i16) -> Timestamp {
         let lo = Timestamp::from_second(year_start(from_year)).unwrap();

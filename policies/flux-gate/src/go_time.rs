@@ -1,0 +1,210 @@
+//! Go's `time` arithmetic in a zone, to the second, as robfig/cron's `Next`
+//! relies on it: which wall time an instant shows, `time.Date` (a wall time
+//! to an instant, gaps and folds included) and `Time.AddDate`.
+//!
+//! golang/go `src/time/time.go` `Date`: the wall time is read as if it were
+//! UTC (`w`), the zone's offset `o` at that instant is tried, and if `w - o`
+//! lies outside the zone period `o` came from, the offset at `w - o` is used
+//! instead. In a spring-forward gap this gives the wall time read with the
+//! offset before the gap east of Greenwich (02:30 in Berlin is 03:30 CEST)
+//! and with the offset after it west of Greenwich (02:30 in New York is
+//! 01:30 EST); in a fall-back fold, the occurrence whose offset holds at
+//! `w`. Both cases reduce to `w - offset(w - offset(w))`. `AddDate` is `Date`
+//! of the wall time with the years, months and days added (Go normalizes
+//! January 32 to February 1, month 13 to January).
+
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+
+const DAY: i64 = 86_400;
+
+/// An instant's wall time in a zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wall {
+    pub year: i64,
+    pub month: u8,
+    pub day: u8,
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    /// Sunday = 0.
+    pub weekday: u8,
+}
+
+/// The zone's offset in seconds at a Unix second; `None` outside jiff's range.
+fn offset(tz: &TimeZone, unix: i64) -> Option<i64> {
+    let t = Timestamp::from_second(unix).ok()?;
+    Some(i64::from(tz.to_offset(t).seconds()))
+}
+
+/// The wall time `unix` shows in `tz`.
+pub(crate) fn wall(tz: &TimeZone, unix: i64) -> Option<Wall> {
+    let local = unix.checked_add(offset(tz, unix)?)?;
+    let (days, secs) = (local.div_euclid(DAY), local.rem_euclid(DAY));
+    let (year, month, day) = civil_from_days(days);
+    Some(Wall {
+        year,
+        month,
+        day,
+        hour: u8::try_from(secs / 3600).ok()?,
+        minute: u8::try_from(secs % 3600 / 60).ok()?,
+        second: u8::try_from(secs % 60).ok()?,
+        // 1970-01-01 was a Thursday.
+        weekday: u8::try_from(days.checked_add(4)?.rem_euclid(7)).ok()?,
+    })
+}
+
+/// Go's `time.Date(year, month, day, hour, min, sec, 0, tz)` as a Unix second;
+/// out-of-range fields carry over as in Go.
+pub(crate) fn date(
+    tz: &TimeZone,
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+) -> Option<i64> {
+    // Only instants jiff can represent have offsets; this keeps the sums small.
+    if !(-9999..=9999).contains(&year) {
+        return None;
+    }
+    let m0 = month.checked_sub(1)?;
+    let year = year.checked_add(m0.div_euclid(12))?;
+    let month = m0.rem_euclid(12) + 1;
+    let days = days_from_civil(year, month, 1).checked_add(day.checked_sub(1)?)?;
+    let w = days
+        .checked_mul(DAY)?
+        .checked_add(hour.checked_mul(3600)?)?
+        .checked_add(minute.checked_mul(60)?)?
+        .checked_add(second)?;
+    let first = offset(tz, w)?;
+    w.checked_sub(offset(tz, w.checked_sub(first)?)?)
+}
+
+/// Go's `t.AddDate(0, months, days)` for `t` at `unix` in `tz`.
+pub(crate) fn add_date(tz: &TimeZone, unix: i64, months: i64, days: i64) -> Option<i64> {
+    let w = wall(tz, unix)?;
+    date(
+        tz,
+        w.year,
+        i64::from(w.month).checked_add(months)?,
+        i64::from(w.day).checked_add(days)?,
+        i64::from(w.hour),
+        i64::from(w.minute),
+        i64::from(w.second),
+    )
+}
+
+/// Whether `tz` keeps one offset through `(from, to]`.
+pub(crate) fn steady(tz: &TimeZone, from: i64, to: i64) -> bool {
+    Timestamp::from_second(from).is_ok_and(|t| {
+        tz.following(t)
+            .next()
+            .is_none_or(|tr| tr.timestamp().as_second() > to)
+    })
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (month 1-12).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The inverse of [`days_from_civil`].
+fn civil_from_days(days: i64) -> (i64, u8, u8) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // Both are in range by construction (1-12, 1-31).
+    (
+        year,
+        u8::try_from(month).unwrap_or(1),
+        u8::try_from(day).unwrap_or(1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tz(name: &str) -> TimeZone {
+        TimeZone::get(name).unwrap()
+    }
+
+    fn at(unix: i64) -> String {
+        Timestamp::from_second(unix).unwrap().to_string()
+    }
+
+    #[test]
+    fn civil_days_round_trip() {
+        for days in (-800_000..800_000).step_by(97) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, i64::from(m), i64::from(d)), days);
+        }
+        assert_eq!(days_from_civil(2026, 12, 4), 20_791);
+    }
+
+    #[test]
+    fn date_in_gaps_and_folds_as_go() {
+        let berlin = tz("Europe/Berlin");
+        let new_york = tz("America/New_York");
+        // Gap: east of Greenwich forward (03:30 CEST), west of it back (01:30 EST).
+        assert_eq!(
+            at(date(&berlin, 2026, 3, 29, 2, 30, 0).unwrap()),
+            "2026-03-29T01:30:00Z"
+        );
+        assert_eq!(
+            at(date(&new_york, 2026, 3, 8, 2, 30, 0).unwrap()),
+            "2026-03-08T06:30:00Z"
+        );
+        // Fold: Berlin's second occurrence (CET), New York's first (EDT).
+        assert_eq!(
+            at(date(&berlin, 2026, 10, 25, 2, 30, 0).unwrap()),
+            "2026-10-25T01:30:00Z"
+        );
+        assert_eq!(
+            at(date(&new_york, 2026, 11, 1, 1, 30, 0).unwrap()),
+            "2026-11-01T05:30:00Z"
+        );
+        // Carries: January 32 is February 1; month 13 is next January.
+        assert_eq!(
+            date(&berlin, 2026, 1, 32, 0, 0, 0),
+            date(&berlin, 2026, 2, 1, 0, 0, 0)
+        );
+        assert_eq!(
+            date(&berlin, 2026, 13, 1, 0, 0, 0),
+            date(&berlin, 2027, 1, 1, 0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn wall_fields() {
+        let w = wall(&tz("Australia/Lord_Howe"), 1_790_000_000).unwrap();
+        let civil = tz("Australia/Lord_Howe")
+            .to_datetime(Timestamp::from_second(1_790_000_000).unwrap());
+        assert_eq!(
+            (w.year, w.month, w.day, w.hour, w.minute, w.second),
+            (
+                i64::from(civil.year()),
+                civil.month() as u8,
+                civil.day() as u8,
+                civil.hour() as u8,
+                civil.minute() as u8,
+                civil.second() as u8
+            )
+        );
+        assert_eq!(i32::from(w.weekday), civil.weekday().to_sunday_zero_offset() as i32);
+    }
+}
