@@ -423,7 +423,10 @@ impl fmt::Display for Problem<'_> {
                 write!(f, "{v} is out of range; use {accepted}")
             }
             ItemError::Backwards(i) => {
-                write!(f, "range {i:?} runs backwards; write the smaller value first")
+                write!(
+                    f,
+                    "range {i:?} runs backwards; write the smaller value first"
+                )
             }
             ItemError::ZeroStep(i) => write!(f, "{i:?}: a step must be 1 or more"),
         }

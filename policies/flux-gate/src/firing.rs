@@ -351,7 +351,11 @@ mod tests {
     fn the_memo_answers_like_the_search() {
         for (zone, expr, from) in [
             ("Europe/Berlin", "*/20 1-3 * * *", "2026-10-20T00:00:00Z"),
-            ("Australia/Lord_Howe", "15 0-4 * * *", "2026-09-30T00:00:00Z"),
+            (
+                "Australia/Lord_Howe",
+                "15 0-4 * * *",
+                "2026-09-30T00:00:00Z",
+            ),
             ("UTC", "0 9 * * MON-FRI", "2026-10-20T00:00:00Z"),
         ] {
             let tz = TimeZone::get(zone).unwrap();

@@ -192,8 +192,8 @@ mod tests {
     #[test]
     fn wall_fields() {
         let w = wall(&tz("Australia/Lord_Howe"), 1_790_000_000).unwrap();
-        let civil = tz("Australia/Lord_Howe")
-            .to_datetime(Timestamp::from_second(1_790_000_000).unwrap());
+        let civil =
+            tz("Australia/Lord_Howe").to_datetime(Timestamp::from_second(1_790_000_000).unwrap());
         assert_eq!(
             (w.year, w.month, w.day, w.hour, w.minute, w.second),
             (
@@ -205,6 +205,9 @@ mod tests {
                 civil.second() as u8
             )
         );
-        assert_eq!(i32::from(w.weekday), civil.weekday().to_sunday_zero_offset() as i32);
+        assert_eq!(
+            i32::from(w.weekday),
+            civil.weekday().to_sunday_zero_offset() as i32
+        );
     }
 }

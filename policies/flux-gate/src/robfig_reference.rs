@@ -24,22 +24,56 @@ struct Bounds {
     names: &'static [(&'static str, u64)],
 }
 
-const SECONDS: Bounds = Bounds { min: 0, max: 59, names: &[] };
-const MINUTES: Bounds = Bounds { min: 0, max: 59, names: &[] };
-const HOURS: Bounds = Bounds { min: 0, max: 23, names: &[] };
-const DOM: Bounds = Bounds { min: 1, max: 31, names: &[] };
+const SECONDS: Bounds = Bounds {
+    min: 0,
+    max: 59,
+    names: &[],
+};
+const MINUTES: Bounds = Bounds {
+    min: 0,
+    max: 59,
+    names: &[],
+};
+const HOURS: Bounds = Bounds {
+    min: 0,
+    max: 23,
+    names: &[],
+};
+const DOM: Bounds = Bounds {
+    min: 1,
+    max: 31,
+    names: &[],
+};
 const MONTHS: Bounds = Bounds {
     min: 1,
     max: 12,
     names: &[
-        ("jan", 1), ("feb", 2), ("mar", 3), ("apr", 4), ("may", 5), ("jun", 6),
-        ("jul", 7), ("aug", 8), ("sep", 9), ("oct", 10), ("nov", 11), ("dec", 12),
+        ("jan", 1),
+        ("feb", 2),
+        ("mar", 3),
+        ("apr", 4),
+        ("may", 5),
+        ("jun", 6),
+        ("jul", 7),
+        ("aug", 8),
+        ("sep", 9),
+        ("oct", 10),
+        ("nov", 11),
+        ("dec", 12),
     ],
 };
 const DOW: Bounds = Bounds {
     min: 0,
     max: 6,
-    names: &[("sun", 0), ("mon", 1), ("tue", 2), ("wed", 3), ("thu", 4), ("fri", 5), ("sat", 6)],
+    names: &[
+        ("sun", 0),
+        ("mon", 1),
+        ("tue", 2),
+        ("wed", 3),
+        ("thu", 4),
+        ("fri", 5),
+        ("sat", 6),
+    ],
 };
 
 /// `SpecSchedule`: six bit sets, the star bit on top.
@@ -223,13 +257,25 @@ impl<'a> GoTime<'a> {
 }
 
 /// `time.Date`: normalize, read the wall time as UTC, then `lookup` twice.
-fn date(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64, loc: &TimeZone) -> GoTime<'_> {
+fn date(
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    min: i64,
+    sec: i64,
+    loc: &TimeZone,
+) -> GoTime<'_> {
     let first = jiff::civil::date(year as i16, 1, 1)
         .checked_add(Span::new().months(month - 1))
         .unwrap()
         .checked_add(Span::new().days(day - 1))
         .unwrap();
-    let unix = first.to_datetime(jiff::civil::time(0, 0, 0, 0)).to_zoned(TimeZone::UTC).unwrap().timestamp()
+    let unix = first
+        .to_datetime(jiff::civil::time(0, 0, 0, 0))
+        .to_zoned(TimeZone::UTC)
+        .unwrap()
+        .timestamp()
         + SignedDuration::from_secs(hour * 3600 + min * 60 + sec);
     let (offset, start, end) = lookup(loc, unix);
     let mut offset = offset;
@@ -307,7 +353,15 @@ pub fn next(s: &Spec, loc: &TimeZone, after: Timestamp) -> Option<Timestamp> {
         while 1 << t.hour() & s.hour == 0 {
             if !added {
                 added = true;
-                t = date(t.year(), t.month().into(), t.day().into(), t.hour().into(), 0, 0, loc);
+                t = date(
+                    t.year(),
+                    t.month().into(),
+                    t.day().into(),
+                    t.hour().into(),
+                    0,
+                    0,
+                    loc,
+                );
             }
             t = t.add(SignedDuration::from_hours(1));
             if t.hour() == 0 {
@@ -487,7 +541,15 @@ mod tests {
     fn expression(rng: &mut Rng, hour: Option<String>) -> String {
         if rng.chance(2) {
             return rng
-                .pick(&["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"])
+                .pick(&[
+                    "@yearly",
+                    "@annually",
+                    "@monthly",
+                    "@weekly",
+                    "@daily",
+                    "@midnight",
+                    "@hourly",
+                ])
                 .to_string();
         }
         let minute = field(rng, Kind::Minute);
@@ -501,12 +563,20 @@ mod tests {
 
     /// An hour field near the small hours, where the transitions are.
     fn night_hours(rng: &mut Rng) -> String {
-        rng.pick(&["0", "1", "2", "3", "1-3", "2,3", "*/2", "1/2", "0-4", "*", "23,0-2", "2-2"])
-            .to_string()
+        rng.pick(&[
+            "0", "1", "2", "3", "1-3", "2,3", "*/2", "1/2", "0-4", "*", "23,0-2", "2-2",
+        ])
+        .to_string()
     }
 
     /// Compares a chain of firings from `start`; `None` ends it on both sides.
-    fn compare(expr: &str, cron: &Cron, spec: &Spec, zone: &str, start: Timestamp) -> Result<(), String> {
+    fn compare(
+        expr: &str,
+        cron: &Cron,
+        spec: &Spec,
+        zone: &str,
+        start: Timestamp,
+    ) -> Result<(), String> {
         let ours_tz = crate::zones::get(zone).unwrap();
         let theirs_tz = TimeZone::get(zone).unwrap();
         let (mut a, mut b) = (Some(start), Some(start));
@@ -532,7 +602,12 @@ mod tests {
 
     impl Tally {
         fn new() -> Self {
-            Tally { compared: 0, refused_by_both: 0, never: 0, failures: Vec::new() }
+            Tally {
+                compared: 0,
+                refused_by_both: 0,
+                never: 0,
+                failures: Vec::new(),
+            }
         }
 
         /// Parses with both; `Some` when both accept and the firings are to be compared.
@@ -551,11 +626,13 @@ mod tests {
                     None
                 }
                 (Err(e), Ok(_)) => {
-                    self.failures.push(format!("{expr:?}: robfig accepts it, refused: {e}"));
+                    self.failures
+                        .push(format!("{expr:?}: robfig accepts it, refused: {e}"));
                     None
                 }
                 (Ok(_), Err(())) => {
-                    self.failures.push(format!("{expr:?}: robfig refuses it, accepted"));
+                    self.failures
+                        .push(format!("{expr:?}: robfig refuses it, accepted"));
                     None
                 }
             }
@@ -566,12 +643,21 @@ mod tests {
                 "{what}: {} compared, {} refused by both, {} never fire",
                 self.compared, self.refused_by_both, self.never
             );
-            assert!(self.compared >= min_compared, "only {} compared", self.compared);
+            assert!(
+                self.compared >= min_compared,
+                "only {} compared",
+                self.compared
+            );
             assert!(
                 self.failures.is_empty(),
                 "{} disagreements, the first ones:\n{}",
                 self.failures.len(),
-                self.failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n")
+                self.failures
+                    .iter()
+                    .take(15)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n")
             );
         }
     }
@@ -582,7 +668,9 @@ mod tests {
         let mut tally = Tally::new();
         for _ in 0..3000 {
             let expr = expression(&mut rng, None);
-            let Some((cron, spec)) = tally.parse(&expr) else { continue };
+            let Some((cron, spec)) = tally.parse(&expr) else {
+                continue;
+            };
             for _ in 0..2 {
                 let zone = *rng.pick(&ZONES);
                 let start = rng.timestamp(2026, 2036);
@@ -604,10 +692,14 @@ mod tests {
         for _ in 0..2000 {
             let hours = night_hours(&mut rng);
             let expr = expression(&mut rng, Some(hours));
-            let Some((cron, spec)) = tally.parse(&expr) else { continue };
+            let Some((cron, spec)) = tally.parse(&expr) else {
+                continue;
+            };
             let zone = *rng.pick(&ZONES[1..ZONES.len() - 1]);
             let tz = TimeZone::get(zone).unwrap();
-            let Some(transition) = tz.following(rng.timestamp(2026, 2036)).next() else { continue };
+            let Some(transition) = tz.following(rng.timestamp(2026, 2036)).next() else {
+                continue;
+            };
             transitions += 1;
             let before = i64::try_from(rng.below(30 * 3600)).unwrap() - 4 * 3600;
             let start = transition.timestamp() - SignedDuration::from_secs(before);

@@ -49,9 +49,15 @@ fn refusals_name_the_field_and_the_accepted_values() {
         ("0 0 * *", "has 4 fields"),
         ("0 0 * * * *", "has 6 fields"),
         ("", "has 0 fields"),
-        ("60 0 * * *", "minute field \"60\": 60 is out of range; use 0-59"),
+        (
+            "60 0 * * *",
+            "minute field \"60\": 60 is out of range; use 0-59",
+        ),
         ("0 24 * * *", "hour field"),
-        ("0 0 0 * *", "day of month field \"0\": 0 is out of range; use 1-31"),
+        (
+            "0 0 0 * *",
+            "day of month field \"0\": 0 is out of range; use 1-31",
+        ),
         ("0 0 * 13 *", "use 1-12 or JAN-DEC"),
         ("0 0 * * FRY", "\"FRY\" is not a value; use 0-7 or SUN-SAT"),
         ("0 0 * * 8", "8 is out of range; use 0-7 or SUN-SAT"),
@@ -68,7 +74,10 @@ fn refusals_name_the_field_and_the_accepted_values() {
     for (expr, want) in cases {
         let err = Cron::parse(expr).unwrap_err().to_string();
         assert!(err.contains(want), "{expr}: {err}");
-        assert!(robfig_reference::parse(expr).is_err(), "robfig accepts {expr}");
+        assert!(
+            robfig_reference::parse(expr).is_err(),
+            "robfig accepts {expr}"
+        );
     }
 }
 
@@ -130,7 +139,13 @@ fn refused_zone_prefix() {
 /// answers with no time at all.
 #[test]
 fn refused_never_fires() {
-    for never in ["0 0 31 2 *", "0 0 30,31 2 *", "0 0 31 4,6,9,11 *", ", 0 * * *", "0 0 , * *"] {
+    for never in [
+        "0 0 31 2 *",
+        "0 0 30,31 2 *",
+        "0 0 31 4,6,9,11 *",
+        ", 0 * * *",
+        "0 0 , * *",
+    ] {
         assert_eq!(Cron::parse(never), Err(CronError::NeverFires), "{never}");
         assert!(robfig_reference::parse(never).is_ok(), "{never}");
     }
