@@ -576,10 +576,11 @@ mod tests {
         spec: &Spec,
         zone: &str,
         start: Timestamp,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Timestamp>, String> {
         let ours_tz = crate::zones::get(zone).unwrap();
         let theirs_tz = TimeZone::get(zone).unwrap();
         let (mut a, mut b) = (Some(start), Some(start));
+        let mut fired = Vec::new();
         for _ in 0..CHAIN {
             let (Some(qa), Some(qb)) = (a, b) else { break };
             a = next_after(cron, &ours_tz, qa);
@@ -589,8 +590,9 @@ mod tests {
                     "{expr:?} in {zone} after {qa}: firing {a:?}, robfig {b:?} (chain from {start})"
                 ));
             }
+            fired.extend(a);
         }
-        Ok(())
+        Ok(fired)
     }
 
     struct Tally {
@@ -688,10 +690,15 @@ mod tests {
     fn daylight_saving_nights_fire_as_in_robfig() {
         let mut rng = Rng::new(0xd57);
         let mut tally = Tally::new();
-        let mut transitions = 0;
+        let (mut transitions, mut near_transition) = (0, 0);
         for _ in 0..2000 {
             let hours = night_hours(&mut rng);
-            let expr = expression(&mut rng, Some(hours));
+            // Mostly every day, so that the transition's night is one of them.
+            let expr = if rng.chance(60) {
+                format!("{} {hours} * * *", field(&mut rng, Kind::Minute))
+            } else {
+                expression(&mut rng, Some(hours))
+            };
             let Some((cron, spec)) = tally.parse(&expr) else {
                 continue;
             };
@@ -701,13 +708,22 @@ mod tests {
                 continue;
             };
             transitions += 1;
-            let before = i64::try_from(rng.below(30 * 3600)).unwrap() - 4 * 3600;
-            let start = transition.timestamp() - SignedDuration::from_secs(before);
-            if let Err(e) = compare(&expr, &cron, &spec, zone, start) {
-                tally.failures.push(e);
+            let span = if rng.chance(50) { 10 } else { 30 };
+            let before = i64::try_from(rng.below(span * 3600)).unwrap() - 2 * 3600;
+            let at = transition.timestamp();
+            let start = at - SignedDuration::from_secs(before);
+            match compare(&expr, &cron, &spec, zone, start) {
+                Ok(fired) => {
+                    let near =
+                        |t: &Timestamp| t.duration_since(at).abs() <= SignedDuration::from_hours(3);
+                    near_transition += usize::from(fired.iter().any(near));
+                }
+                Err(e) => tally.failures.push(e),
             }
         }
+        eprintln!("{near_transition} chains fired within 3h of the transition");
         assert!(transitions >= 1200, "{transitions}");
+        assert!(near_transition >= 800, "{near_transition}");
         tally.check("DST nights", 1200);
     }
 }
