@@ -369,10 +369,14 @@ fn parse_number(text: &str) -> Result<u64, ItemError> {
     let magnitude: i128 = digits
         .parse()
         .map_err(|_| ItemError::NotAValue(text.into()))?;
-    let value = if negative { -magnitude } else { magnitude };
-    if i64::try_from(value).is_err() {
+    let value = if negative {
+        magnitude.checked_neg()
+    } else {
+        Some(magnitude)
+    };
+    let Some(value) = value.filter(|v| i64::try_from(*v).is_ok()) else {
         return Err(ItemError::NotAValue(text.into()));
-    }
+    };
     u64::try_from(value).map_err(|_| ItemError::Negative(text.into()))
 }
 

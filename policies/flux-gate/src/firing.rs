@@ -40,7 +40,9 @@ const MAX_RESTARTS: usize = 10_000;
 /// within robfig's five years.
 pub fn next_after(cron: &Cron, tz: &TimeZone, after: Timestamp) -> Option<Timestamp> {
     // `t.Add(1*time.Second - t.Nanosecond())`: the next whole second.
-    let second = after.as_second() - i64::from(after.subsec_nanosecond() < 0);
+    let second = after
+        .as_second()
+        .checked_sub(i64::from(after.subsec_nanosecond() < 0))?;
     let mut search = Search {
         cron,
         tz,
@@ -105,11 +107,11 @@ impl Search<'_> {
             }
             self.t = add_date(self.tz, self.t, 0, 1)?;
             // Midnight moved by a transition: back (or on) to the hour.
-            let hour = i64::from(wall(self.tz, self.t)?.hour);
+            let hour = wall(self.tz, self.t)?.hour;
             if hour > 12 {
-                self.t = self.t.checked_add((24 - hour) * 3600)?;
+                self.t = self.t.checked_add(hours(24u8.saturating_sub(hour)))?;
             } else {
-                self.t = self.t.checked_sub(hour * 3600)?;
+                self.t = self.t.checked_sub(hours(hour))?;
             }
             if wall(self.tz, self.t)?.day == 1 {
                 return Some(false);
@@ -129,7 +131,11 @@ impl Search<'_> {
                 self.t = date(self.tz, y, m, d, w.hour.into(), 0, 0)?;
             }
             let hour = wall(self.tz, self.t)?.hour;
-            let run = self.cron.hour_after(hour).unwrap_or(24) - hour;
+            let run = self
+                .cron
+                .hour_after(hour)
+                .unwrap_or(24)
+                .saturating_sub(hour);
             self.t = self.advance(i64::from(run), 3600)?;
             if wall(self.tz, self.t)?.hour == 0 {
                 return Some(false);
@@ -146,10 +152,14 @@ impl Search<'_> {
             if !self.added {
                 self.added = true;
                 // `Truncate(time.Minute)`: Go's zero time is a whole minute.
-                self.t -= self.t.rem_euclid(60);
+                self.t = self.t.checked_sub(self.t.rem_euclid(60))?;
             }
             let minute = wall(self.tz, self.t)?.minute;
-            let run = self.cron.minute_after(minute).unwrap_or(60) - minute;
+            let run = self
+                .cron
+                .minute_after(minute)
+                .unwrap_or(60)
+                .saturating_sub(minute);
             self.t = self.advance(i64::from(run), 60)?;
             if wall(self.tz, self.t)?.minute == 0 {
                 return Some(false);
@@ -167,7 +177,7 @@ impl Search<'_> {
             }
             // `Truncate(time.Second)` is a no-op: the search is in whole seconds.
             self.added = true;
-            self.t = self.advance(i64::from(60 - second), 1)?;
+            self.t = self.advance(i64::from(60u8.saturating_sub(second)), 1)?;
             if wall(self.tz, self.t)?.second == 0 {
                 return Some(false);
             }
@@ -185,6 +195,11 @@ impl Search<'_> {
             self.t.checked_add(unit)
         }
     }
+}
+
+/// `n` hours in seconds.
+fn hours(n: u8) -> i64 {
+    i64::from(n).saturating_mul(3600)
 }
 
 /// The last answer of [`next_after`] for one schedule, reused while it still

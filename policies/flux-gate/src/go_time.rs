@@ -13,10 +13,8 @@
 //! of the wall time with the years, months and days added (Go normalizes
 //! January 32 to February 1, month 13 to January).
 
-use jiff::tz::TimeZone;
-use jiff::Timestamp;
-
-const DAY: i64 = 86_400;
+use jiff::tz::{Offset, TimeZone};
+use jiff::{Span, Timestamp};
 
 /// An instant's wall time in a zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,23 +37,20 @@ fn offset(tz: &TimeZone, unix: i64) -> Option<i64> {
 
 /// The wall time `unix` shows in `tz`.
 pub(crate) fn wall(tz: &TimeZone, unix: i64) -> Option<Wall> {
-    let local = unix.checked_add(offset(tz, unix)?)?;
-    let (days, secs) = (local.div_euclid(DAY), local.rem_euclid(DAY));
-    let (year, month, day) = civil_from_days(days);
+    let c = tz.to_datetime(Timestamp::from_second(unix).ok()?);
     Some(Wall {
-        year,
-        month,
-        day,
-        hour: u8::try_from(secs / 3600).ok()?,
-        minute: u8::try_from(secs % 3600 / 60).ok()?,
-        second: u8::try_from(secs % 60).ok()?,
-        // 1970-01-01 was a Thursday.
-        weekday: u8::try_from(days.checked_add(4)?.rem_euclid(7)).ok()?,
+        year: c.year().into(),
+        month: u8::try_from(c.month()).ok()?,
+        day: u8::try_from(c.day()).ok()?,
+        hour: u8::try_from(c.hour()).ok()?,
+        minute: u8::try_from(c.minute()).ok()?,
+        second: u8::try_from(c.second()).ok()?,
+        weekday: u8::try_from(c.weekday().to_sunday_zero_offset()).ok()?,
     })
 }
 
 /// Go's `time.Date(year, month, day, hour, min, sec, 0, tz)` as a Unix second;
-/// out-of-range fields carry over as in Go.
+/// out-of-range fields carry over as in Go. `None` outside jiff's years.
 pub(crate) fn date(
     tz: &TimeZone,
     year: i64,
@@ -65,16 +60,19 @@ pub(crate) fn date(
     minute: i64,
     second: i64,
 ) -> Option<i64> {
-    // Only instants jiff can represent have offsets; this keeps the sums small.
-    if !(-9999..=9999).contains(&year) {
-        return None;
-    }
     let m0 = month.checked_sub(1)?;
-    let year = year.checked_add(m0.div_euclid(12))?;
-    let month = m0.rem_euclid(12) + 1;
-    let days = days_from_civil(year, month, 1).checked_add(day.checked_sub(1)?)?;
-    let w = days
-        .checked_mul(DAY)?
+    let year = i16::try_from(year.checked_add(m0.div_euclid(12))?).ok()?;
+    let month = i8::try_from(m0.rem_euclid(12).checked_add(1)?).ok()?;
+    let first = jiff::civil::Date::new(year, month, 1).ok()?;
+    let midnight = first
+        .checked_add(Span::new().try_days(day.checked_sub(1)?).ok()?)
+        .ok()?
+        .to_datetime(jiff::civil::Time::midnight());
+    // The wall time read as if it were UTC.
+    let w = Offset::UTC
+        .to_timestamp(midnight)
+        .ok()?
+        .as_second()
         .checked_add(hour.checked_mul(3600)?)?
         .checked_add(minute.checked_mul(60)?)?
         .checked_add(second)?;
@@ -105,36 +103,6 @@ pub(crate) fn steady(tz: &TimeZone, from: i64, to: i64) -> bool {
     })
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (month 1-12).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The inverse of [`days_from_civil`].
-fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    // Both are in range by construction (1-12, 1-31).
-    (
-        year,
-        u8::try_from(month).unwrap_or(1),
-        u8::try_from(day).unwrap_or(1),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,15 +113,6 @@ mod tests {
 
     fn at(unix: i64) -> String {
         Timestamp::from_second(unix).unwrap().to_string()
-    }
-
-    #[test]
-    fn civil_days_round_trip() {
-        for days in (-800_000..800_000).step_by(97) {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, i64::from(m), i64::from(d)), days);
-        }
-        assert_eq!(days_from_civil(2026, 12, 4), 20_791);
     }
 
     #[test]

@@ -666,7 +666,7 @@ mod tests {
 
     #[test]
     fn generated_expressions_fire_as_in_robfig() {
-        let mut rng = Rng::new(0x52_0b_f1c);
+        let mut rng = Rng::new(0x0520_bf1c);
         let mut tally = Tally::new();
         for _ in 0..3000 {
             let expr = expression(&mut rng, None);

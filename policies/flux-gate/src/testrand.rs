@@ -1,7 +1,6 @@
 //! A tiny deterministic generator for the property tests (no dependency,
 //! same sequence on every run).
 
-use jiff::civil::DateTime;
 use jiff::Timestamp;
 
 pub struct Rng(u64);
@@ -44,10 +43,6 @@ impl Rng {
         let hi = Timestamp::from_second(year_start(to_year)).unwrap();
         let span = (hi.as_second() - lo.as_second()) as u64;
         Timestamp::from_second(lo.as_second() + self.below(span) as i64).unwrap()
-    }
-
-    pub fn datetime(&mut self, from_year: i16, to_year: i16) -> DateTime {
-        jiff::tz::TimeZone::UTC.to_datetime(self.timestamp(from_year, to_year))
     }
 }
 
