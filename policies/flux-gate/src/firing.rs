@@ -30,7 +30,7 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::cron::Cron;
-use crate::go_time::{add_date, date, steady, wall};
+use crate::go_time::{add_date, date, steady, wall, Wall};
 
 /// A guard on the search's restarts; a search that fires at all restarts a
 /// few times per day it passes, about 2,000 times in five years.
@@ -56,8 +56,8 @@ pub fn next_after(cron: &Cron, tz: &TimeZone, after: Timestamp) -> Option<Timest
         }
         let fires = search.month()?
             && search.day()?
-            && search.hour()?
-            && search.minute()?
+            && search.clock(Clock::Hour)?
+            && search.clock(Clock::Minute)?
             && search.second()?;
         if fires {
             return Timestamp::from_second(search.t).ok();
@@ -119,49 +119,31 @@ impl Search<'_> {
         }
     }
 
-    fn hour(&mut self) -> Option<bool> {
+    /// Hours or minutes: counted up in elapsed time (`Add`).
+    fn clock(&mut self, field: Clock) -> Option<bool> {
         loop {
             let w = wall(self.tz, self.t)?;
-            if self.cron.hour(w.hour) {
+            if field.allowed(self.cron, field.read(&w)) {
                 return Some(true);
             }
             if !self.added {
                 self.added = true;
-                let (y, m, d) = (w.year, w.month.into(), w.day.into());
-                self.t = date(self.tz, y, m, d, w.hour.into(), 0, 0)?;
+                self.t = match field {
+                    Clock::Hour => {
+                        let (y, m, d) = (w.year, w.month.into(), w.day.into());
+                        date(self.tz, y, m, d, w.hour.into(), 0, 0)?
+                    }
+                    // `Truncate(time.Minute)`: Go's zero time is a whole minute.
+                    Clock::Minute => self.t.checked_sub(self.t.rem_euclid(60))?,
+                };
             }
-            let hour = wall(self.tz, self.t)?.hour;
-            let run = self
-                .cron
-                .hour_after(hour)
-                .unwrap_or(24)
-                .saturating_sub(hour);
-            self.t = self.advance(i64::from(run), 3600)?;
-            if wall(self.tz, self.t)?.hour == 0 {
-                return Some(false);
-            }
-        }
-    }
-
-    fn minute(&mut self) -> Option<bool> {
-        loop {
-            let w = wall(self.tz, self.t)?;
-            if self.cron.minute(w.minute) {
-                return Some(true);
-            }
-            if !self.added {
-                self.added = true;
-                // `Truncate(time.Minute)`: Go's zero time is a whole minute.
-                self.t = self.t.checked_sub(self.t.rem_euclid(60))?;
-            }
-            let minute = wall(self.tz, self.t)?.minute;
-            let run = self
-                .cron
-                .minute_after(minute)
-                .unwrap_or(60)
-                .saturating_sub(minute);
-            self.t = self.advance(i64::from(run), 60)?;
-            if wall(self.tz, self.t)?.minute == 0 {
+            let value = field.read(&wall(self.tz, self.t)?);
+            let run = field
+                .after(self.cron, value)
+                .unwrap_or(field.end())
+                .saturating_sub(value);
+            self.t = self.advance(i64::from(run), field.unit())?;
+            if field.read(&wall(self.tz, self.t)?) == 0 {
                 return Some(false);
             }
         }
@@ -193,6 +175,52 @@ impl Search<'_> {
             Some(end)
         } else {
             self.t.checked_add(unit)
+        }
+    }
+}
+
+/// The fields `Next` counts up in elapsed time.
+#[derive(Clone, Copy)]
+enum Clock {
+    Hour,
+    Minute,
+}
+
+impl Clock {
+    fn read(self, w: &Wall) -> u8 {
+        match self {
+            Clock::Hour => w.hour,
+            Clock::Minute => w.minute,
+        }
+    }
+
+    fn allowed(self, cron: &Cron, value: u8) -> bool {
+        match self {
+            Clock::Hour => cron.hour(value),
+            Clock::Minute => cron.minute(value),
+        }
+    }
+
+    fn after(self, cron: &Cron, value: u8) -> Option<u8> {
+        match self {
+            Clock::Hour => cron.hour_after(value),
+            Clock::Minute => cron.minute_after(value),
+        }
+    }
+
+    /// Where the field wraps to 0.
+    fn end(self) -> u8 {
+        match self {
+            Clock::Hour => 24,
+            Clock::Minute => 60,
+        }
+    }
+
+    /// One step, in seconds.
+    fn unit(self) -> i64 {
+        match self {
+            Clock::Hour => 3600,
+            Clock::Minute => 60,
         }
     }
 }

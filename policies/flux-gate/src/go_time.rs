@@ -119,24 +119,21 @@ mod tests {
     fn date_in_gaps_and_folds_as_go() {
         let berlin = tz("Europe/Berlin");
         let new_york = tz("America/New_York");
-        // Gap: east of Greenwich forward (03:30 CEST), west of it back (01:30 EST).
-        assert_eq!(
-            at(date(&berlin, 2026, 3, 29, 2, 30, 0).unwrap()),
-            "2026-03-29T01:30:00Z"
-        );
-        assert_eq!(
-            at(date(&new_york, 2026, 3, 8, 2, 30, 0).unwrap()),
-            "2026-03-08T06:30:00Z"
-        );
-        // Fold: Berlin's second occurrence (CET), New York's first (EDT).
-        assert_eq!(
-            at(date(&berlin, 2026, 10, 25, 2, 30, 0).unwrap()),
-            "2026-10-25T01:30:00Z"
-        );
-        assert_eq!(
-            at(date(&new_york, 2026, 11, 1, 1, 30, 0).unwrap()),
-            "2026-11-01T05:30:00Z"
-        );
+        for (zone, wall, instant) in [
+            // Gap: east of Greenwich forward (03:30 CEST), west of it back (01:30 EST).
+            (&berlin, (2026, 3, 29, 2), "2026-03-29T01:30:00Z"),
+            (&new_york, (2026, 3, 8, 2), "2026-03-08T06:30:00Z"),
+            // Fold: Berlin's second occurrence (CET), New York's first (EDT).
+            (&berlin, (2026, 10, 25, 2), "2026-10-25T01:30:00Z"),
+            (&new_york, (2026, 11, 1, 1), "2026-11-01T05:30:00Z"),
+        ] {
+            let (y, m, d, h) = wall;
+            assert_eq!(
+                at(date(zone, y, m, d, h, 30, 0).unwrap()),
+                instant,
+                "{wall:?}"
+            );
+        }
         // Carries: January 32 is February 1; month 13 is next January.
         assert_eq!(
             date(&berlin, 2026, 1, 32, 0, 0, 0),
