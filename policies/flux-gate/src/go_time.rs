@@ -14,7 +14,7 @@
 //! January 32 to February 1, month 13 to January).
 
 use jiff::tz::{Offset, TimeZone};
-use jiff::{Span, Timestamp};
+use jiff::Timestamp;
 
 /// An instant's wall time in a zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,16 +63,16 @@ pub(crate) fn date(
     let m0 = month.checked_sub(1)?;
     let year = i16::try_from(year.checked_add(m0.div_euclid(12))?).ok()?;
     let month = i8::try_from(m0.rem_euclid(12).checked_add(1)?).ok()?;
-    let first = jiff::civil::Date::new(year, month, 1).ok()?;
-    let midnight = first
-        .checked_add(Span::new().try_days(day.checked_sub(1)?).ok()?)
+    let first = jiff::civil::Date::new(year, month, 1)
         .ok()?
         .to_datetime(jiff::civil::Time::midnight());
-    // The wall time read as if it were UTC.
+    // The wall time read as if it were UTC; days past the month's first
+    // carry over as 24 hours each.
     let w = Offset::UTC
-        .to_timestamp(midnight)
+        .to_timestamp(first)
         .ok()?
         .as_second()
+        .checked_add(day.checked_sub(1)?.checked_mul(86_400)?)?
         .checked_add(hour.checked_mul(3600)?)?
         .checked_add(minute.checked_mul(60)?)?
         .checked_add(second)?;
