@@ -497,22 +497,23 @@ pub(crate) mod tests {
 
     #[test]
     fn windows_are_elapsed_time_across_dst() {
-        // Opens at 02:30 Berlin for 1h; on the spring-forward night 02:30 does
-        // not exist, it fires at 03:00 CEST (01:00Z) and holds until 02:00Z.
+        // Opens at 02:30 Berlin for 1h, as robfig/cron fires it: not on the
+        // spring-forward night (02:30 does not exist), at both 02:30s of the
+        // fall-back night, each for 1h of elapsed time.
         let g = DeclaredGate {
             name: "night".into(),
             default_open: false,
             schedules: vec![schedule("30 2 * * *", "Europe/Berlin", "1h", Action::Open)],
             freezes: vec![],
         };
-        assert!(!g.state_at(ts("2026-03-29T00:59:59Z")).open);
-        assert!(g.state_at(ts("2026-03-29T01:00:00Z")).open);
-        assert!(g.state_at(ts("2026-03-29T01:59:59Z")).open);
-        assert!(!g.state_at(ts("2026-03-29T02:00:00Z")).open);
-        // Fall back: 02:30 CEST (00:30Z) only, not again at 02:30 CET.
+        assert!(!g.state_at(ts("2026-03-29T01:00:00Z")).open);
+        assert!(!g.state_at(ts("2026-03-29T01:30:00Z")).open);
+        assert!(g.state_at(ts("2026-03-30T00:30:00Z")).open);
+        // Fall back: 02:30 CEST (00:30Z) and 02:30 CET (01:30Z).
         assert!(g.state_at(ts("2026-10-25T00:30:00Z")).open);
-        assert!(!g.state_at(ts("2026-10-25T01:30:00Z")).open);
-        assert!(!g.state_at(ts("2026-10-25T02:15:00Z")).open);
+        assert!(g.state_at(ts("2026-10-25T01:29:59Z")).open);
+        assert!(g.state_at(ts("2026-10-25T02:29:59Z")).open);
+        assert!(!g.state_at(ts("2026-10-25T02:30:00Z")).open);
     }
 
     #[test]

@@ -28,7 +28,7 @@
 
 mod binding;
 mod change;
-pub mod cron;
+mod cron;
 mod decide;
 mod decision;
 mod emergency_override;
@@ -37,9 +37,12 @@ mod flux_owner;
 mod gate;
 mod gate_object;
 mod gating;
+mod go_time;
 mod opening;
 mod preview;
 mod render;
+#[cfg(test)]
+mod robfig_reference;
 mod settings;
 mod split_object;
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! A tiny deterministic generator for the property tests (no dependency,
 //! same sequence on every run).
 
-use jiff::civil::DateTime;
 use jiff::Timestamp;
 
 pub struct Rng(u64);
@@ -23,16 +22,27 @@ impl Rng {
         self.next() % n
     }
 
+    /// A value in `lo..=hi`.
+    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.below(u64::from(hi - lo) + 1) as u32
+    }
+
+    /// True with probability `percent`/100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `items`.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
     /// An instant between the starts of two years (UTC), to the second.
     pub fn timestamp(&mut self, from_year: i16, to_year: i16) -> Timestamp {
         let lo = Timestamp::from_second(year_start(from_year)).unwrap();
         let hi = Timestamp::from_second(year_start(to_year)).unwrap();
         let span = (hi.as_second() - lo.as_second()) as u64;
         Timestamp::from_second(lo.as_second() + self.below(span) as i64).unwrap()
-    }
-
-    pub fn datetime(&mut self, from_year: i16, to_year: i16) -> DateTime {
-        jiff::tz::TimeZone::UTC.to_datetime(self.timestamp(from_year, to_year))
     }
 }
 
