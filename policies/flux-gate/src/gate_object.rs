@@ -121,6 +121,41 @@ pub enum WriteError {
         at: Timestamp,
         gate: Box<ObjectGate>,
     },
+    /// The applier of a Flux object (told by its field manager) writes a
+    /// Gate so that it is open at `at`, when the stored Gate would be
+    /// closed: a commit would open the gate it is held by.
+    OpenedFromGit {
+        at: Timestamp,
+        manager: String,
+        gate: Box<ObjectGate>,
+    },
+    /// A Gate closed now is deleted: what it holds would pass once the
+    /// references to it are dropped, or at once under
+    /// `onGateLookupError: allow`.
+    ClosedDeleted { gate: Box<ObjectGate> },
+}
+
+/// The first instant from `now` at which `new` is open while `old` (the
+/// stored Gate; `None` when it could not be read, which holds like a closed
+/// gate) is closed. Both are constant between the instants their requests
+/// take and lose effect, so those instants and `now` are all to compare.
+pub fn opens_at(old: Option<&ObjectGate>, new: &ObjectGate, now: Timestamp) -> Option<Timestamp> {
+    let edges = |g: &ObjectGate| {
+        [g.open_at, g.close_at]
+            .into_iter()
+            .flatten()
+            .flat_map(|at| [Some(g.takes_effect(at)), at.checked_add(g.window).ok()])
+            .flatten()
+            .collect::<Vec<_>>()
+    };
+    let mut instants: Vec<Timestamp> = edges(new);
+    instants.extend(old.map(edges).unwrap_or_default());
+    instants.retain(|t| *t > now);
+    instants.push(now);
+    instants.sort();
+    instants.into_iter().find(|t| {
+        new.state_at(*t).open && !old.is_some_and(|o| o.state_at(*t).open)
+    })
 }
 
 /// Checks a Gate being written: well formed, and no request from the future

@@ -36,6 +36,7 @@ mod firing;
 mod flux_owner;
 mod gate;
 mod gate_object;
+mod gate_openers;
 mod gating;
 mod opening;
 mod preview;
