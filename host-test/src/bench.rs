@@ -517,6 +517,70 @@ pub fn read_floor_us(
     Ok(time_fresh(floor, input, &payload, iterations, host))
 }
 
+/// The engine's no-op floor on an input (`host-test/noop-floor`, a module
+/// that reads nothing and allows): its fresh and warm medians, µs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct NoopFloor {
+    pub fresh_median_us: f64,
+    pub warm_median_us: f64,
+}
+
+/// Times the no-op floor on `input` as [`bench_policy`] times a policy.
+pub fn noop_floor_us(floor: &Policy, input: &Input, iterations: usize) -> Result<NoopFloor> {
+    let request = conformance::as_policy_server_sends(&input.request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
+    let payload = conformance::validate_payload(&request, &input.settings);
+    let limits = Limits::default();
+    let host = || recorded_host(input, &[]);
+    let (fresh, _) = time_fresh(floor, input, &payload, iterations, host);
+    let mut warm_instance = floor
+        .module()
+        .instantiate(input.now, &limits, host())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    warm_instance
+        .call("validate", &payload)
+        .map_err(|e| anyhow::anyhow!("the no-op floor on {}: {e}", input.label))?;
+    let warm = time(iterations, || {
+        let _ = warm_instance.call("validate", &payload);
+    });
+    Ok(NoopFloor {
+        fresh_median_us: median(&fresh),
+        warm_median_us: median(&warm),
+    })
+}
+
+/// Each policy's typical request beside the no-op floor on the same bytes.
+/// Printed, never asserted.
+pub fn print_noop_floor(floor: &NoopFloor, rows: &[Row], typical: &str) {
+    println!(
+        "\nThe engine's no-op floor (host-test/noop-floor: reads nothing, allows) on {typical}: \
+         fresh {:.1} µs, warm {:.1} µs. Each policy on the same request, settings {{}}:",
+        floor.fresh_median_us, floor.warm_median_us
+    );
+    println!(
+        "{:<20} {:>9} {:>9} {:>9} {:>9}",
+        "policy", "fresh µs", "÷ floor", "warm µs", "÷ floor"
+    );
+    for r in rows.iter().filter(|r| r.input == typical) {
+        let ratio = |ours: f64, floor: f64| {
+            if floor > 0.0 {
+                format!("{:.2}x", ours / floor)
+            } else {
+                "-".into()
+            }
+        };
+        println!(
+            "{:<20} {:>9.1} {:>9} {:>9} {:>9}",
+            r.policy,
+            r.fresh_median_us,
+            ratio(r.fresh_median_us, floor.fresh_median_us),
+            opt(r.warm_median_us, 1),
+            r.warm_median_us
+                .map_or("-".into(), |w| ratio(w, floor.warm_median_us)),
+        );
+    }
+}
+
 fn opt(value: Option<f64>, precision: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.precision$}"))
 }
