@@ -325,7 +325,10 @@ pub fn applied_from_git(object: &Value, patch: &Value) -> Value {
         let labels = meta.entry("labels").or_insert_with(|| json!({}));
         if let Some(labels) = labels.as_object_mut() {
             labels.insert(owner_apply::OWNER_LABEL.into(), json!("flux-system"));
-            labels.insert(owner_apply::OWNER_NAMESPACE_LABEL.into(), json!("flux-system"));
+            labels.insert(
+                owner_apply::OWNER_NAMESPACE_LABEL.into(),
+                json!("flux-system"),
+            );
         }
     }
     let mut stated = owned.clone();
@@ -349,7 +352,11 @@ fn removal_of(patch: &Value) -> Value {
         Some(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let inner = if v.is_object() { removal_of(v) } else { Value::Null };
+                    let inner = if v.is_object() {
+                        removal_of(v)
+                    } else {
+                        Value::Null
+                    };
                     (k.clone(), inner)
                 })
                 .collect(),

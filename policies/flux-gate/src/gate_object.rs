@@ -153,9 +153,9 @@ pub fn opens_at(old: Option<&ObjectGate>, new: &ObjectGate, now: Timestamp) -> O
     instants.retain(|t| *t > now);
     instants.push(now);
     instants.sort();
-    instants.into_iter().find(|t| {
-        new.state_at(*t).open && !old.is_some_and(|o| o.state_at(*t).open)
-    })
+    instants
+        .into_iter()
+        .find(|t| new.state_at(*t).open && !old.is_some_and(|o| o.state_at(*t).open))
 }
 
 /// Checks a Gate being written: well formed, and no request from the future

@@ -55,7 +55,7 @@ fn the_no_deploy_friday_cronjob_closes_the_gate_past_the_next_apply() {
     // kubectl's default field manager would not outlast it.
     let plain = command.replace(" --field-manager=flux-gate", "");
     let user = json!({"username": username, "groups": ["system:authenticated"]});
-    let err = conformance::commands::check_shipped(&flux_gate::ENTRY, &case, &plain, user)
-        .unwrap_err();
+    let err =
+        conformance::commands::check_shipped(&flux_gate::ENTRY, &case, &plain, user).unwrap_err();
     assert!(err.contains("the owner's next apply undoes it"), "{err}");
 }

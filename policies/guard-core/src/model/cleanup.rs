@@ -170,7 +170,11 @@ mod tests {
     #[test]
     fn every_cleanup_belongs_to_a_flux_applier() {
         for c in CLEANUPS {
-            assert!(controllers::flux_applier(c.applier).is_some(), "{}", c.applier);
+            assert!(
+                controllers::flux_applier(c.applier).is_some(),
+                "{}",
+                c.applier
+            );
             assert!(!c.source.text().is_empty());
         }
     }
