@@ -1,0 +1,134 @@
+//! The waPC `validate` payload read from its bytes before it is parsed: its
+//! settings, found from the end, so that a policy can tell that a request is
+//! nothing to it without reading the request ([`crate::Policy::unconcerned`]).
+//!
+//! policy-server serializes the payload as `{"request":…,"settings":…}`
+//! with serde_json (kubewarden policy-evaluator `runtimes/wapc/runtime.rs`
+//! `Runtime::validate`, commit 3460bb71 of kubewarden/kubewarden-controller),
+//! whose serializer escapes only `"`, `\` and control characters (serde_json
+//! `ser.rs` `ESCAPE`), so a key such as an annotation's name appears in the
+//! bytes as written. The settings are the last member: its value is matched
+//! backwards from the closing brace, skipping strings, which for valid JSON
+//! finds the top-level member; anything else is left to the full parse.
+
+const KEY: &[u8] = b"\"settings\"";
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The index of the last byte before `end` that is not whitespace.
+fn back_over_space(bytes: &[u8], end: usize) -> Option<usize> {
+    bytes.get(..end)?.iter().rposition(|b| !is_space(*b))
+}
+
+/// The opening quote of the string whose closing quote is at `close`: the
+/// previous quote not escaped by an odd run of backslashes.
+fn string_start(bytes: &[u8], close: usize) -> Option<usize> {
+    let mut at = close;
+    loop {
+        at = bytes.get(..at)?.iter().rposition(|b| *b == b'"')?;
+        let slashes = bytes
+            .get(..at)?
+            .iter()
+            .rev()
+            .take_while(|b| **b == b'\\')
+            .count();
+        if slashes % 2 == 0 {
+            return Some(at);
+        }
+    }
+}
+
+/// The first byte of the JSON value whose last byte is at `last`.
+fn value_start(bytes: &[u8], last: usize) -> Option<usize> {
+    match bytes.get(last)? {
+        b'"' => string_start(bytes, last),
+        b'}' | b']' => {
+            let mut depth = 0usize;
+            let mut at = last;
+            loop {
+                match bytes.get(at)? {
+                    b'"' => at = string_start(bytes, at)?,
+                    b'}' | b']' => depth = depth.checked_add(1)?,
+                    b'{' | b'[' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(at);
+                        }
+                    }
+                    _ => {}
+                }
+                at = at.checked_sub(1)?;
+            }
+        }
+        _ => {
+            let word = bytes.get(..=last)?;
+            let from = word
+                .iter()
+                .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')))?;
+            from.checked_add(1)
+        }
+    }
+}
+
+/// The raw `settings` of a payload whose last member is `"settings"`;
+/// `None` when the bytes are not shaped so.
+pub fn settings(payload: &[u8]) -> Option<&[u8]> {
+    let close = back_over_space(payload, payload.len())?;
+    if payload.get(close) != Some(&b'}') {
+        return None;
+    }
+    let last = back_over_space(payload, close)?;
+    let start = value_start(payload, last)?;
+    let colon = back_over_space(payload, start)?;
+    if payload.get(colon) != Some(&b':') {
+        return None;
+    }
+    let key_end = back_over_space(payload, colon)?.checked_add(1)?;
+    let key_start = key_end.checked_sub(KEY.len())?;
+    if payload.get(key_start..key_end) != Some(KEY) {
+        return None;
+    }
+    let before = back_over_space(payload, key_start)?;
+    if !matches!(payload.get(before), Some(b',' | b'{')) {
+        return None;
+    }
+    payload.get(start..=last)
+}
+
+/// Does `needle` occur anywhere in the payload's bytes?
+pub fn contains(payload: &[u8], needle: &str) -> bool {
+    memchr::memmem::find(payload, needle.as_bytes()).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_top_level_settings_from_the_end() {
+        let p = br#"{"request":{"settings":{"a":1},"x":"}\"settings\":{"},"settings":{"b":[1,{"c":"]}"}],"settings":{}}}"#;
+        assert_eq!(
+            settings(p),
+            Some(&br#"{"b":[1,{"c":"]}"}],"settings":{}}"#[..])
+        );
+        assert_eq!(
+            settings(br#"{"request":{}, "settings" : null }"#),
+            Some(&b"null"[..])
+        );
+        assert_eq!(
+            settings(br#"{"request":{},"settings":"a\"b"}"#),
+            Some(&br#""a\"b""#[..])
+        );
+        assert_eq!(settings(br#"{"settings":{},"request":{}}"#), None);
+        assert_eq!(settings(br#"{"request":{"settings":{}}}"#), None);
+        assert_eq!(settings(b"not json"), None);
+        assert_eq!(settings(br#"{"request":{},"xsettings":{}}"#), None);
+        assert!(contains(
+            b"abc gating.toolkit.fluxcd.io/gates",
+            "gating.toolkit"
+        ));
+        assert!(!contains(b"abc", "gating"));
+    }
+}
