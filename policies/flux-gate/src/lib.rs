@@ -68,8 +68,8 @@ impl guard_core::Policy for FluxGate {
     /// anything: a Gate (its kind's group), an object naming gates or
     /// setting the emergency override (annotations under the group). Any
     /// other request passes unread.
-    fn unconcerned(compiled: &Compiled, payload: &[u8]) -> bool {
-        compiled.bindings.is_empty()
+    fn unconcerned(settings: &[u8], payload: &[u8]) -> bool {
+        settings::without_bindings(settings)
             && !guard_core::payload::contains(payload, gating::GATING_GROUP)
     }
 }

@@ -27,13 +27,14 @@ pub trait Policy {
     }
 
     /// Whether the request in `payload` (the whole waPC payload, unparsed)
-    /// is nothing to the policy under `settings`: no rule of it can apply,
-    /// told from bytes that every applicable request carries
+    /// is nothing to the policy under `settings` (their JSON as the payload
+    /// carries them; policy-server validated them at boot): no rule of it
+    /// can apply, told from bytes that every applicable request carries
     /// ([`crate::payload::contains`]). Such a request is allowed, silently,
-    /// before it is read (and before the clock is): what the engine costs a
-    /// module that reads nothing is then nearly all it costs. By default
-    /// every request is read.
-    fn unconcerned(_settings: &Self::Settings, _payload: &[u8]) -> bool {
+    /// before anything is parsed or compiled and before the clock is read:
+    /// what the engine costs a module that reads nothing is then nearly all
+    /// it costs. By default every request is read.
+    fn unconcerned(_settings: &[u8], _payload: &[u8]) -> bool {
         false
     }
 }
@@ -48,14 +49,17 @@ pub enum Prejudged<S> {
     Unread,
 }
 
-/// The settings found at the payload's end ([`crate::payload::settings`]),
-/// compiled, and whether the request is nothing to the policy under them.
+/// Whether the request is nothing to the policy under the settings found at
+/// the payload's end ([`crate::payload::settings`]); otherwise those
+/// settings, compiled.
 pub fn prejudge<P: Policy>(payload: &[u8]) -> Prejudged<P::Settings> {
     let Some(raw) = crate::payload::settings(payload) else {
         return Prejudged::Unread;
     };
+    if P::unconcerned(raw, payload) {
+        return Prejudged::Unconcerned;
+    }
     match settings::parse::<P::Settings>(raw) {
-        Ok(s) if P::unconcerned(&s, payload) => Prejudged::Unconcerned,
         Ok(s) => Prejudged::Settings(s),
         Err(_) => Prejudged::Unread,
     }
