@@ -390,4 +390,47 @@ mod tests {
             "Gate flux-system/g: spec.default: \"shut\" is not accepted; use opened or closed"
         );
     }
+
+    #[test]
+    fn a_write_opens_a_gate_where_the_stored_one_is_closed() {
+        let now = ts("2026-11-20T10:30:00Z");
+        let stored = ObjectGate {
+            namespace: "flux-system".into(),
+            name: "sre-approval".into(),
+            default_open: false,
+            window: SignedDuration::from_hours(1),
+            open_at: Some(ts("2026-11-20T10:00:00Z")),
+            close_at: None,
+            skew: SignedDuration::ZERO,
+        };
+        // The same Gate, and closing it, open nothing.
+        assert_eq!(opens_at(Some(&stored), &stored, now), None);
+        let closed = ObjectGate {
+            close_at: Some(ts("2026-11-20T10:30:00Z")),
+            ..stored.clone()
+        };
+        assert_eq!(opens_at(Some(&stored), &closed, now), None);
+        // A longer window keeps the request open past its end.
+        let longer = ObjectGate {
+            window: SignedDuration::from_hours(2),
+            ..stored.clone()
+        };
+        assert_eq!(
+            opens_at(Some(&stored), &longer, now),
+            Some(ts("2026-11-20T11:00:00Z"))
+        );
+        // Open by default: open from its request's end on.
+        let opened = ObjectGate {
+            default_open: true,
+            ..stored.clone()
+        };
+        assert_eq!(
+            opens_at(Some(&stored), &opened, now),
+            Some(ts("2026-11-20T11:00:00Z"))
+        );
+        // Dropping a close request in effect opens it at once.
+        assert_eq!(opens_at(Some(&closed), &stored, now), Some(now));
+        // An unreadable stored Gate holds like a closed one.
+        assert_eq!(opens_at(None, &stored, now), Some(now));
+    }
 }
