@@ -106,8 +106,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 args.noop_floor.display()
             )
         })?;
-        let floor = bench::noop_floor_us(&noop, &typical_input(&args)?, args.iterations)?;
-        bench::print_noop_floor(&floor, &inputs, TYPICAL_LABEL);
+        let typical = typical_input(&args)?;
+        let mut beside = Vec::new();
+        for name in catalog::names().filter(|name| args.wanted(name)) {
+            let policy = Policy::load(&args.dist.join(format!("{name}.wasm")))?;
+            beside.push(bench::beside_noop(
+                &noop,
+                &policy,
+                name,
+                &typical,
+                args.iterations,
+            )?);
+        }
+        bench::print_beside_noop(&beside, TYPICAL_LABEL);
     }
     host_test::growth::print_table(&growth);
     let mut measured = Measurements {

@@ -49,6 +49,10 @@ pub enum Prejudged<S> {
     Unread,
 }
 
+/// The reply that allows with nothing to say: [`Verdict::allow`]'s wire
+/// form, written out (a test holds them equal).
+pub const ALLOWED_JSON: &[u8] = br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
+
 /// Whether the request is nothing to the policy under the settings found at
 /// the payload's end ([`crate::payload::settings`]); otherwise those
 /// settings, compiled.
@@ -189,5 +193,16 @@ impl Entry {
             lookups: lookups_json::<P>,
             metadata,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_written_out_allow_is_the_verdict_s() {
+        assert_eq!(
+            crate::Verdict::allow().to_wire(),
+            super::ALLOWED_JSON.to_vec()
+        );
     }
 }

@@ -14,6 +14,7 @@ use crate::context::{
 };
 use crate::policy::{
     clock_failure, prejudge, validate_prejudged_json, validate_settings_json, Policy, Prejudged,
+    ALLOWED_JSON,
 };
 
 pub fn register<P: Policy>() {
@@ -30,7 +31,7 @@ fn validate<P: Policy>(payload: &[u8]) -> CallResult {
     // is read.
     let prejudged = prejudge::<P>(payload);
     if matches!(prejudged, Prejudged::Unconcerned) {
-        return Ok(crate::Verdict::allow().to_wire());
+        return Ok(ALLOWED_JSON.to_vec());
     }
     Ok(match wall_clock() {
         Ok(now) => {
