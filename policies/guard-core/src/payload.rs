@@ -97,28 +97,46 @@ pub fn settings(payload: &[u8]) -> Option<&[u8]> {
     payload.get(start..=last)
 }
 
-/// Does `needle` occur anywhere in the payload's bytes? Each occurrence of
-/// its first byte is found with `memchr` (word at a time where the module
-/// has no SIMD), then the rest compared: a few microseconds for a typical
-/// request in a module, where `memmem`'s searcher costs several times that.
+/// Does `needle` occur anywhere in the payload's bytes? The bytes are read
+/// eight at a time (a wasm module has 64-bit words, and no SIMD unless
+/// built for it), a word looked into only when it holds the needle's first
+/// byte: about a microsecond for a typical request in a module.
 pub fn contains(payload: &[u8], needle: &str) -> bool {
-    let Some((first, rest)) = needle.as_bytes().split_first() else {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let needle = needle.as_bytes();
+    let Some(&first) = needle.first() else {
         return true;
     };
-    let mut from = 0;
-    while let Some(found) = payload.get(from..).and_then(|p| memchr::memchr(*first, p)) {
-        let Some(at) = from.checked_add(found).and_then(|a| a.checked_add(1)) else {
-            return false;
-        };
-        if payload
+    let starts_at = |at: usize| {
+        payload
             .get(at..)
-            .is_some_and(|after| after.starts_with(rest))
-        {
+            .is_some_and(|rest| rest.starts_with(needle))
+    };
+    // Each position of `bytes` (from `base`) that holds the first byte.
+    let look = |bytes: &[u8], base: usize| {
+        bytes
+            .iter()
+            .enumerate()
+            .any(|(i, b)| *b == first && base.checked_add(i).is_some_and(starts_at))
+    };
+    let spread = u64::from_ne_bytes([first; 8]);
+    let mut chunks = payload.chunks_exact(8);
+    let mut base = 0usize;
+    for chunk in &mut chunks {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        // A zero byte in `x` is an occurrence of `first` (the classic
+        // has-zero-byte test; it may flag a byte after a real zero, which
+        // `look` then rejects).
+        let x = u64::from_ne_bytes(bytes) ^ spread;
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 && look(chunk, base) {
             return true;
         }
-        from = at;
+        base = base.wrapping_add(8);
     }
-    false
+    look(chunks.remainder(), base)
 }
 
 #[cfg(test)]
