@@ -68,6 +68,8 @@ impl guard_core::Policy for FluxGate {
     /// anything: a Gate (its kind's group), an object naming gates or
     /// setting the emergency override (annotations under the group). Any
     /// other request passes unread.
+    const ASKS_UNCONCERNED: bool = true;
+
     fn unconcerned(settings: &[u8], payload: &[u8]) -> bool {
         settings::without_bindings(settings)
             && !guard_core::payload::contains(payload, gating::GATING_GROUP)

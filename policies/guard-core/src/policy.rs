@@ -37,6 +37,10 @@ pub trait Policy {
     fn unconcerned(_settings: &[u8], _payload: &[u8]) -> bool {
         false
     }
+
+    /// Whether [`Policy::unconcerned`] is asked at all; a policy that
+    /// answers it sets this, and the others' modules carry none of it.
+    const ASKS_UNCONCERNED: bool = false;
 }
 
 /// What a payload's bytes tell before it is parsed.
@@ -57,6 +61,9 @@ pub const ALLOWED_JSON: &[u8] = br#"{"accepted":true,"message":null,"code":null,
 /// the payload's end ([`crate::payload::settings`]); otherwise those
 /// settings, compiled.
 pub fn prejudge<P: Policy>(payload: &[u8]) -> Prejudged<P::Settings> {
+    if !P::ASKS_UNCONCERNED {
+        return Prejudged::Unread;
+    }
     let Some(raw) = crate::payload::settings(payload) else {
         return Prejudged::Unread;
     };
