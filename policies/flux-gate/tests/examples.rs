@@ -2,6 +2,14 @@
 //! them: admitted, and what they write outlasts the next apply of the Gate
 //! from Git (`conformance::commands::check_shipped`).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed unwrap or index is a failed test"
+)]
+
 use std::path::Path;
 
 use serde::Deserialize;
