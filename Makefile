@@ -69,11 +69,14 @@ test-setup: setup
 build: setup
 	cargo build --profile host -p host-test -p pinned-clock
 	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
-	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy -p read-floor
+	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy -p read-floor -p noop-floor
 	@mkdir -p dist target/opt
 	@$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/read_floor.wasm -o target/opt/read-floor.raw.wasm
 	@$(HOST_TEST) annotate -m host-test/read-floor/metadata.yml -o target/opt/read-floor.wasm \
 		target/opt/read-floor.raw.wasm
+	@$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/noop_floor.wasm -o target/opt/noop-floor.raw.wasm
+	@$(HOST_TEST) annotate -m host-test/noop-floor/metadata.yml -o target/opt/noop-floor.wasm \
+		target/opt/noop-floor.raw.wasm
 	@epoch=$$(git log -1 --format=%ct 2>/dev/null || true); \
 	for p in $(POLICIES); do \
 		crate=$${p//-/_}; \

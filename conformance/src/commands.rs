@@ -53,6 +53,31 @@ use crate::story::request::{options, with_patch, Sent};
 /// Runs every case, then every command its response suggests. Returns how
 /// many commands were checked and one line per failing command.
 pub fn check_suggested(entry: &Entry, dir: &Path) -> Result<(usize, Vec<String>), String> {
+    check_all(entry, dir, Owners::AsRecorded)
+}
+
+/// [`check_suggested`], and each command whose object the case records as
+/// applied by nobody is run again on that object as if kustomize-controller
+/// applied it from Git ([`applied_from_git`]): what the command writes must
+/// outlast that apply too. For a policy whose commands target objects that
+/// are often kept in Git (flux-gate's Gates and Flux objects).
+pub fn check_suggested_applied_from_git(
+    entry: &Entry,
+    dir: &Path,
+) -> Result<(usize, Vec<String>), String> {
+    check_all(entry, dir, Owners::AlsoFromGit)
+}
+
+/// Which owners a command's object is tried with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owners {
+    /// The object as the case records it.
+    AsRecorded,
+    /// Also as applied from Git, when the case records no applier.
+    AlsoFromGit,
+}
+
+fn check_all(entry: &Entry, dir: &Path, owners: Owners) -> Result<(usize, Vec<String>), String> {
     let cases = load_cases(dir)?;
     let mut checked = 0;
     let mut failures = Vec::new();
@@ -61,12 +86,28 @@ pub fn check_suggested(entry: &Entry, dir: &Path) -> Result<(usize, Vec<String>)
             crate::evaluate_native(entry, case).map_err(|e| format!("{}: {e}", case.id))?;
         for command in suggested(&response) {
             checked += 1;
-            if let Err(e) = follow_up(entry, case, &response, &command) {
+            if let Err(e) = follow_up(entry, case, &response, &command, None, owners) {
                 failures.push(format!("{}: `{command}`: {e}", case.id));
             }
         }
     }
     Ok((checked, failures))
+}
+
+/// A command a policy ships (in an example, a README) rather than suggests,
+/// run by `user` on the object the case stores, and on that object as if
+/// applied from Git when the case records no applier: admitted, and what it
+/// writes outlasts the owner's next apply.
+pub fn check_shipped(entry: &Entry, case: &Case, command: &str, user: Value) -> Result<(), String> {
+    let response = crate::evaluate_native(entry, case).map_err(|e| format!("{}: {e}", case.id))?;
+    follow_up(
+        entry,
+        case,
+        &response,
+        command,
+        Some(user),
+        Owners::AlsoFromGit,
+    )
 }
 
 /// The texts of a response a person reads: status message and warnings.
@@ -244,10 +285,104 @@ fn person(request: &Value) -> Value {
     }
 }
 
-fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result<(), String> {
+fn follow_up(
+    entry: &Entry,
+    case: &Case,
+    response: &Value,
+    text: &str,
+    user: Option<Value>,
+    owners: Owners,
+) -> Result<(), String> {
     let command = parse(text, case.now)?;
     let request = case.admission_request();
     let (object, own) = target(case, &request, response, &command)?;
+    let user = user.unwrap_or_else(|| person(&request));
+    let mut tried = vec![(object.clone(), "")];
+    if owners == Owners::AlsoFromGit && !owner_apply::owned(&object) {
+        let patch = cli::patch_for(&command.action, &object)?;
+        tried.push((applied_from_git(&object, &patch), " (as applied from Git)"));
+    }
+    for (object, how) in tried {
+        let run = Run {
+            case,
+            request: &request,
+            response,
+            command: &command,
+            text,
+            own,
+            user: user.clone(),
+        };
+        run_on(entry, &run, object).map_err(|e| format!("{e}{how}"))?;
+    }
+    Ok(())
+}
+
+/// The object as kustomize-controller would hold it had it applied it from
+/// Git: its owner labels (Kustomization `flux-system/flux-system`, which
+/// applies a cluster's own configuration) and an `Apply` entry owning every
+/// field of it but those the command writes, which no manifest of the
+/// object states (a Gate's requests, an override: people's, not Git's).
+pub fn applied_from_git(object: &Value, patch: &Value) -> Value {
+    let mut owned = object.clone();
+    if let Some(meta) = owned.get_mut("metadata").and_then(Value::as_object_mut) {
+        let labels = meta.entry("labels").or_insert_with(|| json!({}));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert(owner_apply::OWNER_LABEL.into(), json!("flux-system"));
+            labels.insert(
+                owner_apply::OWNER_NAMESPACE_LABEL.into(),
+                json!("flux-system"),
+            );
+        }
+    }
+    let mut stated = owned.clone();
+    json_patch::merge(&mut stated, &removal_of(patch));
+    let entry = json!({"manager": applier(), "operation": "Apply",
+                       "apiVersion": owned.get("apiVersion").cloned().unwrap_or(Value::Null),
+                       "fieldsType": "FieldsV1",
+                       "fieldsV1": owner_apply::manifest_fields(&stated)});
+    if let Some(meta) = owned.get_mut("metadata").and_then(Value::as_object_mut) {
+        let list = meta.entry("managedFields").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.push(entry);
+        }
+    }
+    owned
+}
+
+/// The merge patch that removes every member `patch` sets or removes.
+fn removal_of(patch: &Value) -> Value {
+    match patch.as_object() {
+        Some(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let inner = if v.is_object() {
+                        removal_of(v)
+                    } else {
+                        Value::Null
+                    };
+                    (k.clone(), inner)
+                })
+                .collect(),
+        ),
+        None => Value::Null,
+    }
+}
+
+/// One command run by a person after a case.
+struct Run<'a> {
+    case: &'a Case,
+    request: &'a Value,
+    response: &'a Value,
+    command: &'a Command,
+    text: &'a str,
+    /// The command acts on the case's own object.
+    own: bool,
+    user: Value,
+}
+
+fn run_on(entry: &Entry, run: &Run<'_>, object: Value) -> Result<(), String> {
+    let (case, request, response, command, own) =
+        (run.case, run.request, run.response, run.command, run.own);
     let patch = cli::patch_for(&command.action, &object)?;
     let mut patched = object.clone();
     json_patch::merge(&mut patched, &patch);
@@ -278,7 +413,7 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
     let write = Write {
         name: &command.name,
         resource,
-        user: person(&request),
+        user: run.user.clone(),
         field_manager: command.field_manager(),
     };
     let old = if refused_create {
@@ -295,7 +430,7 @@ fn follow_up(entry: &Entry, case: &Case, response: &Value, text: &str) -> Result
         let operation = if refused_create { "CREATE" } else { "UPDATE" };
         return Err(format!("the follow-up {operation} is refused: {message}"));
     }
-    if suggested(&answer).iter().any(|c| c == text) {
+    if suggested(&answer).iter().any(|c| c == run.text) {
         return Err("the follow-up suggests the same command again".to_string());
     }
     if refused_create {
@@ -442,7 +577,7 @@ fn judge_write(
     crate::evaluate_native(entry, &next)
 }
 
-/// `Err` with the refusal's message, naming `what`, unless `answer` admits.
+/// `Ok` when the answer admits; otherwise what was refused, and why.
 fn refused(answer: &Value, what: &str) -> Result<(), String> {
     if answer.get("allowed") == Some(&Value::Bool(true)) {
         return Ok(());
@@ -454,29 +589,6 @@ fn refused(answer: &Value, what: &str) -> Result<(), String> {
     Err(format!("{what} is refused: {message}"))
 }
 
-/// The next apply of the Kustomization that owns an object, simulated on the
-/// object a suggested command left: the command's effect must survive it.
-///
-/// What kustomize-controller does, read in its source:
-/// - it labels every object it applies `kustomize.toolkit.fluxcd.io/name`
-///   (fluxcd/pkg `ssa/manager.go` `SetOwnerLabels`, commit e2cfd1a2);
-/// - before applying, unless the object is annotated
-///   `kustomize.toolkit.fluxcd.io/ssa: Merge` (any case, `utils.AnyInMetadata`),
-///   it renames the managedFields entries of managers starting with
-///   `kubectl` (Apply and Update), `before-first-apply` (Update) and its own
-///   `Update` entries into its `Apply` entry (fluxcd/kustomize-controller
-///   `internal/controller/kustomization_controller.go` `apply`,
-///   `ApplyCleanupOptions.FieldManagers`, commit 186fb3b2; fluxcd/pkg
-///   `ssa/patch.go` `PatchReplaceFieldsManagers` and `matchFieldManager`,
-///   `ssa/manager_apply.go` `cleanupMetadata`, a JSON patch under field
-///   manager `kustomize-controller`);
-/// - its server-side apply then sets the fields of the manifest and removes
-///   the fields its `Apply` entry owned that the manifest no longer states,
-///   unless another manager owns them too.
-///
-/// The manifest in Git is taken to be what the owner's `Apply` entry owned
-/// before the command, with the values they had then.
-///
 /// Runs the owner's next reconcile over `stored` (what the command left
 /// of `before`; `git` holds the values the owners last set) through the
 /// policy; `Err` says what it undoes or refuses.

@@ -343,12 +343,24 @@ pub fn bench_policy(
         // policy-server serves lookups from caches it keeps.
         let (fresh, host_times) = time_fresh(&policy, input, &payload, iterations, host);
         let own = own_times(&fresh, &host_times);
-        // (own median, host median) of the floor, reading only or also
-        // writing the object back.
-        let floor_of = |write_back: bool| -> Result<(f64, f64)> {
-            let (floor, floor_host) =
-                read_floor_us(read_floor, input, &lookups, allowed, write_back, iterations)?;
-            Ok((median(&own_times(&floor, &floor_host)), median(&floor_host)))
+        // The floor, reading only or also writing the object back, timed
+        // in turn with the policy (one of each per round, so that both see
+        // the same load on the machine): (floor own median, floor host
+        // median, the policy's own median beside it).
+        let floor_of = |write_back: bool| -> Result<(f64, f64, f64)> {
+            let paired = Paired {
+                policy: &policy,
+                payload: &payload,
+                host: &host,
+            };
+            let (floor, floor_host, own_beside) = read_floor_us(
+                read_floor, input, &lookups, allowed, write_back, iterations, &paired,
+            )?;
+            Ok((
+                median(&own_times(&floor, &floor_host)),
+                median(&floor_host),
+                median(&own_beside),
+            ))
         };
         let read_floor = input.with_floor.then(|| floor_of(false)).transpose()?;
         let write_floor = (input.with_floor && mutated(&reply))
@@ -357,8 +369,8 @@ pub fn bench_policy(
         // A policy that mutated is held to the floor that writes back too.
         let own_over_read_floor = write_floor
             .or(read_floor)
-            .filter(|(floor, _)| *floor > 0.0)
-            .map(|(floor, _)| median(&own) / floor);
+            .filter(|(floor, _, _)| *floor > 0.0)
+            .map(|(floor, _, own)| own / floor);
         let (warm, native) = if answered {
             let mut warm_instance = policy
                 .module()
@@ -406,9 +418,9 @@ pub fn bench_policy(
             memory_per_input_byte: peak_memory_bytes as f64
                 / (payload.len() + context_bytes).max(1) as f64,
             fresh_own_median_us: median(&own),
-            read_floor_own_median_us: read_floor.map(|(own, _)| own),
-            read_floor_host_median_us: read_floor.map(|(_, host)| host),
-            write_floor_own_median_us: write_floor.map(|(own, _)| own),
+            read_floor_own_median_us: read_floor.map(|(own, _, _)| own),
+            read_floor_host_median_us: read_floor.map(|(_, host, _)| host),
+            write_floor_own_median_us: write_floor.map(|(own, _, _)| own),
             own_over_read_floor,
             within_budget: answered
                 && peak_memory_bytes <= BUDGET_MEMORY_BYTES
@@ -479,12 +491,21 @@ pub(crate) fn own_times(fresh: &[f64], host: &[f64]) -> Vec<f64> {
     fresh.iter().zip(host).map(|(f, h)| f - h).collect()
 }
 
+/// The policy a floor is timed beside: its module, payload and host.
+pub struct Paired<'a> {
+    pub policy: &'a Policy,
+    pub payload: &'a [u8],
+    pub host: &'a dyn Fn() -> Box<Host>,
+}
+
 /// The read floor under an input (`host-test/read-floor`): a module that
 /// parses the same request and the policy's settings strictly, makes the
 /// same lookups (`lookups`, those the policy made) against the same
 /// recorded cluster and parses each answer, keeping nothing, then allows;
 /// with `write_back` (the policy mutated) it hands the object back whole.
-/// Its fresh times and their host shares, in microseconds.
+/// Timed in turn with `beside`, one evaluation of each per round: the
+/// floor's fresh times, their host shares, and the policy's own times
+/// (its host share taken out) from the same rounds, in microseconds.
 pub fn read_floor_us(
     floor: &Policy,
     input: &Input,
@@ -492,7 +513,8 @@ pub fn read_floor_us(
     granted: &[crate::capabilities::ContextAwareResource],
     write_back: bool,
     iterations: usize,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+    beside: &Paired<'_>,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let request = conformance::as_policy_server_sends(&input.request)
         .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
     let calls: Vec<Value> = lookups
@@ -514,7 +536,139 @@ pub fn read_floor_us(
             lookups.len()
         );
     }
-    Ok(time_fresh(floor, input, &payload, iterations, host))
+    let limits = Limits::default();
+    let once = |policy: &Policy, payload: &[u8], host: Box<Host>| -> Option<(f64, f64)> {
+        let mut instance = policy.module().instantiate(input.now, &limits, host).ok()?;
+        let start = Instant::now();
+        let _ = instance.call("validate", payload);
+        let took = start.elapsed().as_secs_f64() * 1e6;
+        Some((took, instance.host_time().as_secs_f64() * 1e6))
+    };
+    let (mut fresh, mut host_times, mut own_beside) = (Vec::new(), Vec::new(), Vec::new());
+    let loop_start = Instant::now();
+    while fresh.len() < iterations {
+        let floor_host = host();
+        let policy_host = (beside.host)();
+        if let Some((took, in_host)) = once(floor, &payload, floor_host) {
+            fresh.push(took);
+            host_times.push(in_host);
+        }
+        if let Some((took, in_host)) = once(beside.policy, beside.payload, policy_host) {
+            own_beside.push(took - in_host);
+        }
+        if fresh.len() >= MIN_SAMPLES
+            && loop_start.elapsed().as_secs_f64() > 2.0 * TIME_PER_LOOP_SECONDS
+        {
+            break;
+        }
+    }
+    Ok((fresh, host_times, own_beside))
+}
+
+/// A policy on an input beside the engine's no-op floor
+/// (`host-test/noop-floor`, a module that reads nothing and allows), timed
+/// in turn, one evaluation of each per round, so that both see the same
+/// load on the machine: fresh and warm medians, µs.
+#[derive(Debug, Clone, Serialize)]
+pub struct BesideNoop {
+    pub policy: String,
+    pub fresh_median_us: f64,
+    pub noop_fresh_median_us: f64,
+    pub warm_median_us: f64,
+    pub noop_warm_median_us: f64,
+}
+
+/// Times `policy` and the no-op floor in turn on `input`.
+pub fn beside_noop(
+    noop: &Policy,
+    policy: &Policy,
+    name: &str,
+    input: &Input,
+    iterations: usize,
+) -> Result<BesideNoop> {
+    let request = conformance::as_policy_server_sends(&input.request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
+    let payload = conformance::validate_payload(&request, &input.settings);
+    let limits = Limits::default();
+    let granted = policy.context_aware_resources();
+    // As the fresh column: a new instance and one call.
+    let fresh = |module: &Policy, host: Box<Host>| -> Result<f64> {
+        let start = Instant::now();
+        let mut instance = module
+            .module()
+            .instantiate(input.now, &limits, host)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        instance
+            .call("validate", &payload)
+            .map_err(|e| anyhow::anyhow!("{} on {}: {e}", input.label, module.name))?;
+        Ok(start.elapsed().as_secs_f64() * 1e6)
+    };
+    let mut warm_policy = policy
+        .module()
+        .instantiate(input.now, &limits, recorded_host(input, &granted))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut warm_noop = noop
+        .module()
+        .instantiate(input.now, &limits, recorded_host(input, &granted))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut times: [Vec<f64>; 4] = Default::default();
+    let loop_start = Instant::now();
+    while times[0].len() < iterations {
+        times[0].push(fresh(policy, recorded_host(input, &granted))?);
+        times[1].push(fresh(noop, recorded_host(input, &granted))?);
+        for (instance, slot) in [(&mut warm_policy, 2), (&mut warm_noop, 3)] {
+            let start = Instant::now();
+            let _ = instance.call("validate", &payload);
+            if let Some(t) = times.get_mut(slot) {
+                t.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        if times[0].len() >= MIN_SAMPLES
+            && loop_start.elapsed().as_secs_f64() > TIME_PER_LOOP_SECONDS
+        {
+            break;
+        }
+    }
+    let [policy_fresh, noop_fresh, policy_warm, noop_warm] = times;
+    Ok(BesideNoop {
+        policy: name.to_string(),
+        fresh_median_us: median(&policy_fresh),
+        noop_fresh_median_us: median(&noop_fresh),
+        warm_median_us: median(&policy_warm),
+        noop_warm_median_us: median(&noop_warm),
+    })
+}
+
+/// Each policy's typical request beside the no-op floor. Printed, never
+/// asserted.
+pub fn print_beside_noop(rows: &[BesideNoop], typical: &str) {
+    println!(
+        "\nEach policy on {typical} (settings {{}}) beside the engine's no-op floor \
+         (host-test/noop-floor: reads nothing, allows), timed in turn:"
+    );
+    println!(
+        "{:<20} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9}",
+        "policy", "fresh µs", "no-op µs", "÷ no-op", "warm µs", "no-op µs", "÷ no-op"
+    );
+    let ratio = |ours: f64, floor: f64| {
+        if floor > 0.0 {
+            format!("{:.2}x", ours / floor)
+        } else {
+            "-".into()
+        }
+    };
+    for r in rows {
+        println!(
+            "{:<20} {:>9.1} {:>10.1} {:>9} {:>9.1} {:>10.1} {:>9}",
+            r.policy,
+            r.fresh_median_us,
+            r.noop_fresh_median_us,
+            ratio(r.fresh_median_us, r.noop_fresh_median_us),
+            r.warm_median_us,
+            r.noop_warm_median_us,
+            ratio(r.warm_median_us, r.noop_warm_median_us),
+        );
+    }
 }
 
 fn opt(value: Option<f64>, precision: usize) -> String {

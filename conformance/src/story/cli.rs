@@ -11,6 +11,17 @@
 //!   `--cascade`, `background` by default (kubernetes/kubectl
 //!   `pkg/cmd/delete/delete_flags.go` `GetCascadingStrategy`,
 //!   `pkg/cmd/delete/delete.go` `DeleteOptions.deleteResource`, commit dee3483a).
+//! - `kubectl rollout pause` / `resume` of a Deployment set `spec.paused` to
+//!   true / false on the typed object and send the two-way strategic merge
+//!   patch between the two, `{"spec":{"paused":true}}` or
+//!   `{"spec":{"paused":null}}` (`paused` is `omitempty`), under field
+//!   manager `kubectl-rollout`; pausing a paused Deployment or resuming one
+//!   that is not paused is an error (kubernetes/kubectl
+//!   `pkg/cmd/rollout/rollout_pause.go`, `rollout_resume.go`,
+//!   `pkg/polymorphichelpers/objectpauser.go`, `objectresumer.go`, commit
+//!   dee3483a). `kubectl rollout undo` sends a JSON patch under no field
+//!   manager (`pkg/polymorphichelpers/rollback.go`): a story writes it as
+//!   a `patch` of type `json` with `userAgent: kubectl`.
 //! - `flux suspend` / `flux resume` set `spec.suspend` to true / false on the
 //!   typed object and send controller-runtime's `client.MergeFrom` diff;
 //!   `suspend` is `omitempty`, so the patch is `{"spec":{"suspend":true}}`,
@@ -58,6 +69,10 @@ pub enum Action {
     MergePatch(Value),
     FluxSuspend,
     FluxResume,
+    /// `kubectl rollout pause` (true) or `resume` (false) of a Deployment.
+    Rollout {
+        pause: bool,
+    },
     /// `kubectl delete`, with its `propagationPolicy`.
     Delete {
         propagation: String,
@@ -72,6 +87,7 @@ impl Action {
         match self {
             Action::Annotate { .. } => Some("kubectl-annotate"),
             Action::MergePatch(_) => Some("kubectl-patch"),
+            Action::Rollout { .. } => Some("kubectl-rollout"),
             Action::FluxSuspend | Action::FluxResume | Action::Delete { .. } => None,
         }
     }
@@ -177,6 +193,15 @@ fn kubectl(words: &[String]) -> Result<Command, String> {
             };
             (action, args.iter().collect())
         }
+        "rollout" => match args.split_first() {
+            Some((sub, rest)) if sub == "pause" || sub == "resume" => (
+                Action::Rollout {
+                    pause: sub == "pause",
+                },
+                rest.iter().collect(),
+            ),
+            _ => return Err(format!("unsupported kubectl rollout {args:?}")),
+        },
         other => return Err(format!("unsupported kubectl verb {other}")),
     };
     let (resource, name) = resource_and_name(&targets)?;
@@ -301,6 +326,18 @@ pub fn patch_for(action: &Action, stored: &Value) -> Result<Value, String> {
         }
         Action::MergePatch(body) => Ok(body.clone()),
         Action::Delete { .. } => Err("kubectl delete sends no patch".to_string()),
+        Action::Rollout { pause } => {
+            if stored.get("kind").and_then(Value::as_str) != Some("Deployment") {
+                return Err("kubectl refuses: pausing and resuming are for Deployments".into());
+            }
+            let paused = stored.pointer("/spec/paused") == Some(&Value::Bool(true));
+            match (pause, paused) {
+                (true, false) => Ok(json!({"spec": {"paused": true}})),
+                (false, true) => Ok(json!({"spec": {"paused": null}})),
+                (true, true) => Err("kubectl refuses: the Deployment is already paused".into()),
+                (false, false) => Err("kubectl refuses: the Deployment is not paused".into()),
+            }
+        }
         Action::FluxSuspend | Action::FluxResume => {
             let suspended = stored.pointer("/spec/suspend") == Some(&Value::Bool(true));
             Ok(match (action, suspended) {
@@ -315,6 +352,31 @@ pub fn patch_for(action: &Action, stored: &Value) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubectl_rollout_pauses_and_resumes_deployments_only() {
+        let c = parse("kubectl rollout pause deployment/web -n shop").unwrap();
+        assert_eq!(
+            (c.resource.as_str(), c.name.as_str()),
+            ("deployment", "web")
+        );
+        assert_eq!(c.field_manager(), Some("kubectl-rollout"));
+        let running = json!({"kind": "Deployment", "spec": {"replicas": 2}});
+        let paused = json!({"kind": "Deployment", "spec": {"paused": true}});
+        assert_eq!(
+            patch_for(&c.action, &running).unwrap(),
+            json!({"spec": {"paused": true}})
+        );
+        assert!(patch_for(&c.action, &paused).is_err());
+        let r = parse("kubectl rollout resume deployment web -n shop").unwrap();
+        assert_eq!(
+            patch_for(&r.action, &paused).unwrap(),
+            json!({"spec": {"paused": null}})
+        );
+        assert!(patch_for(&r.action, &running).is_err());
+        assert!(patch_for(&c.action, &json!({"kind": "StatefulSet"})).is_err());
+        assert!(parse("kubectl rollout restart deployment/web").is_err());
+    }
 
     #[test]
     fn kubectl_delete_cascades_in_the_background_unless_told() {

@@ -113,6 +113,13 @@ pub enum ApplyClient {
     /// 825fa15b `internal/controller/artifactgenerator_controller.go`
     /// `reconcileExternalArtifact`, `r.Patch(ctx, ea, client.Apply, …)`).
     Single,
+    /// The dry run alone, nothing stored: `flux diff kustomization`, a
+    /// server-side apply dry run of each object under kustomize-controller's
+    /// field manager from whoever runs it (fluxcd/flux2
+    /// `internal/build/diff.go` `Manager`, `ssa.Owner{Field:
+    /// "kustomize-controller"}`, and fluxcd/pkg `ssa/manager_diff.go` `Diff`,
+    /// commits da2d22d3 and e2cfd1a2).
+    DryRun,
 }
 
 fn merge() -> PatchType {

@@ -6,23 +6,22 @@
 //!   (fluxcd/pkg `ssa/manager.go` `SetOwnerLabels`, commit e2cfd1a2);
 //! - before applying, unless the object is annotated
 //!   `kustomize.toolkit.fluxcd.io/ssa: Merge` (any case, `utils.AnyInMetadata`),
-//!   it renames the managedFields entries of managers starting with
-//!   `kubectl` (Apply and Update), `before-first-apply` (Update) and its own
-//!   `Update` entries into its `Apply` entry (fluxcd/kustomize-controller
-//!   `internal/controller/kustomization_controller.go` `apply`,
-//!   `ApplyCleanupOptions.FieldManagers`, commit 186fb3b2; fluxcd/pkg
-//!   `ssa/patch.go` `PatchReplaceFieldsManagers` and `matchFieldManager`,
-//!   `ssa/manager_apply.go` `cleanupMetadata`, a JSON patch under field
-//!   manager `kustomize-controller`): [`cleanup`];
+//!   it renames the managedFields entries of the managers guard-core's model
+//!   lists (`model::cleanup::KUSTOMIZE_CONTROLLER`: `kubectl…`, Apply and
+//!   Update, `before-first-apply…` and its own Update entries, with their
+//!   sources) into its `Apply` entry, a JSON patch under field manager
+//!   `kustomize-controller`: [`cleanup`];
 //! - its server-side apply then sets the fields of the manifest and removes
 //!   the fields its `Apply` entry owned that the manifest no longer states,
 //!   unless another manager owns them too: [`apply`].
 
 use super::managed_fields::{fields_set, merge_fields};
+use guard_core::model::cleanup::{self, Operation};
 use guard_core::model::controllers::KUSTOMIZE_CONTROLLER;
 use serde_json::{json, Map, Value};
 
-pub const OWNER_LABEL: &str = "kustomize.toolkit.fluxcd.io/name";
+pub const OWNER_LABEL: &str = guard_core::model::keys::KUSTOMIZATION_OWNER.name;
+pub const OWNER_NAMESPACE_LABEL: &str = guard_core::model::keys::KUSTOMIZATION_OWNER.namespace;
 const SSA_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/ssa";
 /// The field manager of kustomize-controller's applies (the model's).
 pub fn applier() -> &'static str {
@@ -57,19 +56,16 @@ fn text<'a>(entry: &'a Value, key: &str) -> &'a str {
     entry.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// An entry whose fields the cleanup hands to the owner's apply.
+/// An entry whose fields the cleanup hands to the owner's apply (the
+/// model's `cleanup::KUSTOMIZE_CONTROLLER`).
 fn taken_over(entry: &Value) -> bool {
-    let manager = text(entry, "manager");
-    text(entry, "subresource").is_empty()
-        && match text(entry, "operation") {
-            "Apply" => manager.starts_with("kubectl"),
-            "Update" => {
-                manager.starts_with("kubectl")
-                    || manager.starts_with("before-first-apply")
-                    || manager.starts_with(applier())
-            }
-            _ => false,
-        }
+    Operation::parse(text(entry, "operation")).is_some_and(|operation| {
+        cleanup::KUSTOMIZE_CONTROLLER.takes_over(
+            text(entry, "manager"),
+            operation,
+            text(entry, "subresource"),
+        )
+    })
 }
 
 fn is_applier(entry: &Value) -> bool {

@@ -269,6 +269,10 @@ pub fn plan(step: &Step, state: &State) -> Result<(Vec<Move>, bool), String> {
                     apply,
                 ],
                 ApplyClient::Single => vec![apply],
+                ApplyClient::DryRun => vec![Move::DryRunApply {
+                    manifest: a.manifest.clone(),
+                    field_manager: a.field_manager.clone(),
+                }],
             };
             (moves, true)
         }

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use conformance::case::unwrap_review;
-use guard_core::Timestamp;
 use serde_json::Value;
 
 use host_test::bench::{self, Input};
@@ -41,6 +40,10 @@ pub struct Args {
     /// case's request, settings and lookups as the floor of its budget.
     #[arg(long, default_value = "target/opt/read-floor.wasm")]
     read_floor: PathBuf,
+    /// The no-op floor module (`make build` writes it): timed on the
+    /// typical object beside every policy, the least a `validate` call costs.
+    #[arg(long, default_value = "target/opt/noop-floor.wasm")]
+    noop_floor: PathBuf,
     /// Kubewarden's official annotations policy module (default: the file
     /// `OFFICIAL_POLICY` names): timed on each worst case's request as its
     /// floor, and compared with the modules under --engine. Without it
@@ -97,6 +100,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.growth_only {
         bench::print_table(&inputs);
         bench::print_budget(&inputs);
+        let noop = Policy::load(&args.noop_floor).with_context(|| {
+            format!(
+                "the no-op floor {}: run `make build`",
+                args.noop_floor.display()
+            )
+        })?;
+        let typical = typical_input(&args)?;
+        let mut beside = Vec::new();
+        for name in catalog::names().filter(|name| args.wanted(name)) {
+            let policy = Policy::load(&args.dist.join(format!("{name}.wasm")))?;
+            beside.push(bench::beside_noop(
+                &noop,
+                &policy,
+                name,
+                &typical,
+                args.iterations,
+            )?);
+        }
+        bench::print_beside_noop(&beside, TYPICAL_LABEL);
     }
     host_test::growth::print_table(&growth);
     let mut measured = Measurements {
@@ -125,6 +147,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(super::exit_code(passed))
 }
 
+const TYPICAL_LABEL: &str = "typical: kustomization-update.json";
+
+/// The typical object every policy is timed on, with settings `{}`.
+fn typical_input(args: &Args) -> Result<Input> {
+    Ok(Input {
+        label: TYPICAL_LABEL.into(),
+        request: unwrap_review(&read_document(&args.typical.to_string_lossy())?),
+        settings: Value::Object(Default::default()),
+        now: "2026-11-20T10:00:00Z".parse()?,
+        context: Vec::new().into(),
+        granted: None,
+        with_floor: false,
+    })
+}
+
 /// Each wanted policy timed on the typical object, its worst case and its
 /// first corpus cases.
 fn time_policies(args: &Args, official: Option<&bench::Official>) -> Result<Vec<bench::Row>> {
@@ -134,23 +171,13 @@ fn time_policies(args: &Args, official: Option<&bench::Official>) -> Result<Vec<
             args.read_floor.display()
         )
     })?;
-    let typical_request = unwrap_review(&read_document(&args.typical.to_string_lossy())?);
-    let now: Timestamp = "2026-11-20T10:00:00Z".parse()?;
     let mut rows = Vec::new();
     for entry in catalog::POLICIES {
         if !args.wanted(entry.name) {
             continue;
         }
         let wasm = args.dist.join(format!("{}.wasm", entry.name));
-        let mut inputs = vec![Input {
-            label: "typical: kustomization-update.json".into(),
-            request: typical_request.clone(),
-            settings: Value::Object(Default::default()),
-            now,
-            context: Vec::new().into(),
-            granted: None,
-            with_floor: false,
-        }];
+        let mut inputs = vec![typical_input(args)?];
         inputs.extend(bench::worst_case(Path::new("."), entry.name)?);
         let dir = args.cases.join(entry.name);
         if dir.is_dir() {

@@ -22,6 +22,7 @@ use crate::decision::{
 use crate::emergency_override::{owner_override, sets_override_without_membership};
 use crate::gate::{Gate, Zone};
 use crate::gate_object::{self, GateView, LookupError};
+use crate::gate_openers;
 use crate::gating::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP, OVERRIDE_ANNOTATION};
 use crate::opening::next_opening;
 use crate::settings::{Compiled, GateRef};
@@ -52,10 +53,18 @@ pub(crate) fn decide<'a>(
 }
 
 /// CREATE and UPDATE of Gate objects: well formed, no request from the
-/// future; accepted, the state the write leads to.
+/// future, not opened from Git; accepted, the state the write leads to.
+/// DELETE: only of a Gate open by default ([`gate_openers`]).
 fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -> Decision<'a> {
     if request.operation == Operation::Delete {
-        return Decision::Allow;
+        return match gate_openers::check_delete(request, c, ctx.now) {
+            Ok(()) => Decision::Allow,
+            Err(error) => Decision::GateWrite(GateWrite::Refused {
+                object: Named::of(&ObjectName::of(request, None)),
+                error,
+                now: ctx.now,
+            }),
+        };
     }
     let unnamed = || Named::of(&ObjectName::of(request, None));
     let view = match request.object_as::<GateView>(Which::Object) {
@@ -81,7 +90,10 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
     };
     let label = format!("{namespace}/{}", request.display_name(Some(&view.metadata)));
     Decision::GateWrite(
-        match gate_object::check_write(&view, namespace, ctx.now, c.clock_skew) {
+        match gate_object::check_write(&view, namespace, ctx.now, c.clock_skew).and_then(|g| {
+            gate_openers::check_from_git(request, c, &g, ctx.now)?;
+            Ok(g)
+        }) {
             Err(error) => GateWrite::Refused {
                 object: Named::of(&ObjectName::of(request, Some(&view.metadata))),
                 error,

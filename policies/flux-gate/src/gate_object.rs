@@ -121,6 +121,41 @@ pub enum WriteError {
         at: Timestamp,
         gate: Box<ObjectGate>,
     },
+    /// The applier of a Flux object (told by its field manager) writes a
+    /// Gate so that it is open at `at`, when the stored Gate would be
+    /// closed: a commit would open the gate it is held by.
+    OpenedFromGit {
+        at: Timestamp,
+        manager: String,
+        gate: Box<ObjectGate>,
+    },
+    /// A Gate closed now is deleted: what it holds would pass once the
+    /// references to it are dropped, or at once under
+    /// `onGateLookupError: allow`.
+    ClosedDeleted { gate: Box<ObjectGate> },
+}
+
+/// The first instant from `now` at which `new` is open while `old` (the
+/// stored Gate; `None` when it could not be read, which holds like a closed
+/// gate) is closed. Both are constant between the instants their requests
+/// take and lose effect, so those instants and `now` are all to compare.
+pub fn opens_at(old: Option<&ObjectGate>, new: &ObjectGate, now: Timestamp) -> Option<Timestamp> {
+    let edges = |g: &ObjectGate| {
+        [g.open_at, g.close_at]
+            .into_iter()
+            .flatten()
+            .flat_map(|at| [Some(g.takes_effect(at)), at.checked_add(g.window).ok()])
+            .flatten()
+            .collect::<Vec<_>>()
+    };
+    let mut instants: Vec<Timestamp> = edges(new);
+    instants.extend(old.map(edges).unwrap_or_default());
+    instants.retain(|t| *t > now);
+    instants.push(now);
+    instants.sort();
+    instants
+        .into_iter()
+        .find(|t| new.state_at(*t).open && !old.is_some_and(|o| o.state_at(*t).open))
 }
 
 /// Checks a Gate being written: well formed, and no request from the future
@@ -354,5 +389,48 @@ mod tests {
             v.message.unwrap(),
             "Gate flux-system/g: spec.default: \"shut\" is not accepted; use opened or closed"
         );
+    }
+
+    #[test]
+    fn a_write_opens_a_gate_where_the_stored_one_is_closed() {
+        let now = ts("2026-11-20T10:30:00Z");
+        let stored = ObjectGate {
+            namespace: "flux-system".into(),
+            name: "sre-approval".into(),
+            default_open: false,
+            window: SignedDuration::from_hours(1),
+            open_at: Some(ts("2026-11-20T10:00:00Z")),
+            close_at: None,
+            skew: SignedDuration::ZERO,
+        };
+        // The same Gate, and closing it, open nothing.
+        assert_eq!(opens_at(Some(&stored), &stored, now), None);
+        let closed = ObjectGate {
+            close_at: Some(ts("2026-11-20T10:30:00Z")),
+            ..stored.clone()
+        };
+        assert_eq!(opens_at(Some(&stored), &closed, now), None);
+        // A longer window keeps the request open past its end.
+        let longer = ObjectGate {
+            window: SignedDuration::from_hours(2),
+            ..stored.clone()
+        };
+        assert_eq!(
+            opens_at(Some(&stored), &longer, now),
+            Some(ts("2026-11-20T11:00:00Z"))
+        );
+        // Open by default: open from its request's end on.
+        let opened = ObjectGate {
+            default_open: true,
+            ..stored.clone()
+        };
+        assert_eq!(
+            opens_at(Some(&stored), &opened, now),
+            Some(ts("2026-11-20T11:00:00Z"))
+        );
+        // Dropping a close request in effect opens it at once.
+        assert_eq!(opens_at(Some(&closed), &stored, now), Some(now));
+        // An unreadable stored Gate holds like a closed one.
+        assert_eq!(opens_at(None, &stored, now), Some(now));
     }
 }

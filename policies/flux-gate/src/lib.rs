@@ -36,6 +36,7 @@ mod firing;
 mod flux_owner;
 mod gate;
 mod gate_object;
+mod gate_openers;
 mod gating;
 mod go_time;
 mod opening;
@@ -65,6 +66,17 @@ impl guard_core::Policy for FluxGate {
     fn evaluate(request: &AdmissionRequest, compiled: &Compiled, ctx: &Context<'_>) -> Verdict {
         render::verdict(&decide::decide(request, compiled, ctx), request)
     }
+
+    /// Without bindings, only a request that names the gating group holds
+    /// anything: a Gate (its kind's group), an object naming gates or
+    /// setting the emergency override (annotations under the group). Any
+    /// other request passes unread.
+    const ASKS_UNCONCERNED: bool = true;
+
+    fn unconcerned(settings: &[u8], payload: &[u8]) -> bool {
+        settings::without_bindings(settings)
+            && !guard_core::payload::contains(payload, gating::GATING_GROUP)
+    }
 }
 
 guard_core::kubewarden_policy!(FluxGate);
@@ -74,6 +86,7 @@ pub const ENTRY: guard_core::Entry =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gating::GATES_ANNOTATION;
     use crate::test_support::{eval, freeze, update};
     use guard_core::NoCluster;
     use serde_json::json;
@@ -83,5 +96,23 @@ mod tests {
         let mut status = update("./b", false, json!({}), "bob", &[]);
         status.sub_resource = "status".into();
         assert_eq!(eval(&status, &freeze(), &NoCluster), Verdict::allow());
+    }
+
+    #[test]
+    fn only_requests_naming_the_gating_group_are_read_without_bindings() {
+        use guard_core::policy::{prejudge, Prejudged};
+        let payload = |request: serde_json::Value, settings: serde_json::Value| {
+            serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap()
+        };
+        let plain = json!({"operation": "UPDATE", "kind": {"group": "apps", "kind": "Deployment"},
+            "object": {"metadata": {"name": "web", "annotations": {"a": "b"}}}});
+        let named = json!({"operation": "UPDATE", "kind": {"group": "apps", "kind": "Deployment"},
+            "object": {"metadata": {"name": "web", "annotations": {GATES_ANNOTATION: "g"}}}});
+        let bound = json!({"bindings": [{"gates": ["g"], "match": {}}],
+                           "gates": [{"name": "g", "default": "closed"}]});
+        let unconcerned = |p: &[u8]| matches!(prejudge::<FluxGate>(p), Prejudged::Unconcerned);
+        assert!(unconcerned(&payload(plain.clone(), json!({}))));
+        assert!(!unconcerned(&payload(named, json!({}))));
+        assert!(!unconcerned(&payload(plain, bound)));
     }
 }

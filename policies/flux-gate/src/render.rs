@@ -146,6 +146,26 @@ fn write_error(error: &WriteError, now: jiff::Timestamp) -> String {
             words::window(gate.skew),
             words::request_at(&gate.object(), key, now),
         ),
+        WriteError::OpenedFromGit { at, manager, gate } => format!(
+            "written under field manager '{manager}', the apply from Git, it would open gate \
+             '{}' at {} while the stored Gate keeps it closed; a commit cannot open the gate \
+             that holds it. Open it as the people meant to: `{}`",
+            gate.label(),
+            rfc3339::format(*at),
+            words::request_now(&gate.object(), crate::gating::OPEN_ANNOTATION),
+        ),
+        WriteError::ClosedDeleted { gate } => format!(
+            "deleting gate '{}' would let through what it holds ({}); a Gate is deleted once it \
+             is open by default: set spec.default to opened and let any close request expire \
+             (`{}` opens it now), then delete it",
+            gate.label(),
+            if gate.default_open {
+                "a close request holds it closed"
+            } else {
+                "it is closed by default"
+            },
+            words::request_now(&gate.object(), crate::gating::OPEN_ANNOTATION),
+        ),
     }
 }
 
@@ -492,7 +512,7 @@ mod tests {
             "Gate flux-system/g: annotation open.gate.fluxcd.io/requestedAt: 2026-12-21T12:00:00Z \
              is 2h0m0s ahead of the policy's clock (2026-12-21T10:00:00Z; tolerance 5m0s); check \
              the clock that wrote it, or write the policy's time: `kubectl annotate \
-             gates.gating.toolkit.fluxcd.io g -n flux-system --overwrite \
+             gates.gating.toolkit.fluxcd.io g -n flux-system --field-manager=flux-gate --overwrite \
              open.gate.fluxcd.io/requestedAt=2026-12-21T10:00:00Z`"
         );
     }

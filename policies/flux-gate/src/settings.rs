@@ -27,6 +27,21 @@ use self::bindings::compile_binding;
 pub use self::bindings::{parse_ref, Binding, GateRef};
 use self::gates::{compile_gate, ZoneCache};
 
+/// Do these settings (their JSON) bind no request? Read without compiling
+/// anything: only `bindings`, and whether it holds an entry.
+pub(crate) fn without_bindings(json: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Bindings {
+        #[serde(default)]
+        bindings: Option<Vec<serde::de::IgnoredAny>>,
+    }
+    if json.is_empty() || json == b"null" {
+        return true;
+    }
+    serde_json::from_slice::<Bindings>(json)
+        .is_ok_and(|b| b.bindings.unwrap_or_default().is_empty())
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
 pub struct Settings {

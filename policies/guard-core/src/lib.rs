@@ -31,6 +31,7 @@ pub mod model;
 pub mod names;
 pub mod object;
 pub mod pattern;
+pub mod payload;
 pub mod policy;
 pub mod request;
 pub mod rfc3339;

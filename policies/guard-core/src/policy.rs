@@ -25,6 +25,55 @@ pub trait Policy {
     fn lookups(_settings: &Self::Settings) -> Option<Lookups> {
         None
     }
+
+    /// Whether the request in `payload` (the whole waPC payload, unparsed)
+    /// is nothing to the policy under `settings` (their JSON as the payload
+    /// carries them; policy-server validated them at boot): no rule of it
+    /// can apply, told from bytes that every applicable request carries
+    /// ([`crate::payload::contains`]). Such a request is allowed, silently,
+    /// before anything is parsed or compiled and before the clock is read:
+    /// what the engine costs a module that reads nothing is then nearly all
+    /// it costs. By default every request is read.
+    fn unconcerned(_settings: &[u8], _payload: &[u8]) -> bool {
+        false
+    }
+
+    /// Whether [`Policy::unconcerned`] is asked at all; a policy that
+    /// answers it sets this, and the others' modules carry none of it.
+    const ASKS_UNCONCERNED: bool = false;
+}
+
+/// What a payload's bytes tell before it is parsed.
+pub enum Prejudged<S> {
+    /// Nothing to the policy: allowed unread.
+    Unconcerned,
+    /// Its settings, compiled once for the evaluation.
+    Settings(S),
+    /// The settings could not be found or compiled from the bytes alone.
+    Unread,
+}
+
+/// The reply that allows with nothing to say: [`Verdict::allow`]'s wire
+/// form, written out (a test holds them equal).
+pub const ALLOWED_JSON: &[u8] = br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
+
+/// Whether the request is nothing to the policy under the settings found at
+/// the payload's end ([`crate::payload::settings`]); otherwise those
+/// settings, compiled.
+pub fn prejudge<P: Policy>(payload: &[u8]) -> Prejudged<P::Settings> {
+    if !P::ASKS_UNCONCERNED {
+        return Prejudged::Unread;
+    }
+    let Some(raw) = crate::payload::settings(payload) else {
+        return Prejudged::Unread;
+    };
+    if P::unconcerned(raw, payload) {
+        return Prejudged::Unconcerned;
+    }
+    match settings::parse::<P::Settings>(raw) {
+        Ok(s) => Prejudged::Settings(s),
+        Err(_) => Prejudged::Unread,
+    }
 }
 
 /// A kind a policy reads from the cluster (a `contextAwareResources` entry).
@@ -53,6 +102,20 @@ struct ValidatePayload {
 /// Judges a waPC `validate` payload. Never fails: a malformed payload or invalid
 /// settings is a refusal that says what is wrong.
 pub fn evaluate_payload<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Verdict {
+    evaluate_prejudged::<P>(payload, prejudge::<P>(payload), ctx)
+}
+
+/// [`evaluate_payload`] after [`prejudge`].
+pub fn evaluate_prejudged<P: Policy>(
+    payload: &[u8],
+    prejudged: Prejudged<P::Settings>,
+    ctx: &Context<'_>,
+) -> Verdict {
+    let compiled = match prejudged {
+        Prejudged::Unconcerned => return Verdict::allow(),
+        Prejudged::Settings(s) => Some(s),
+        Prejudged::Unread => None,
+    };
     let parsed: ValidatePayload = match serde_json::from_slice(payload) {
         Ok(p) => p,
         Err(e) => return Verdict::deny(format!("malformed admission request: {e}")),
@@ -60,6 +123,9 @@ pub fn evaluate_payload<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Verdict
     let Some(request) = parsed.request else {
         return Verdict::deny("malformed admission request: the payload has no `request`");
     };
+    if let Some(settings) = compiled {
+        return P::evaluate(&request, &settings, ctx);
+    }
     let raw_settings = parsed.settings.as_deref().map(RawValue::get).unwrap_or("");
     match settings::parse::<P::Settings>(raw_settings.as_bytes()) {
         Ok(settings) => P::evaluate(&request, &settings, ctx),
@@ -85,6 +151,15 @@ pub fn clock_failure<P: Policy>(cause: &str) -> Vec<u8> {
 /// waPC `validate`: payload in, `ValidationResponse` JSON out.
 pub fn validate_json<P: Policy>(payload: &[u8], ctx: &Context<'_>) -> Vec<u8> {
     evaluate_payload::<P>(payload, ctx).to_wire()
+}
+
+/// [`validate_json`] after [`prejudge`].
+pub fn validate_prejudged_json<P: Policy>(
+    payload: &[u8],
+    prejudged: Prejudged<P::Settings>,
+    ctx: &Context<'_>,
+) -> Vec<u8> {
+    evaluate_prejudged::<P>(payload, prejudged, ctx).to_wire()
 }
 
 /// waPC `validate_settings`: settings JSON in, `{"valid", "message"}` out.
@@ -125,5 +200,16 @@ impl Entry {
             lookups: lookups_json::<P>,
             metadata,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_written_out_allow_is_the_verdict_s() {
+        assert_eq!(
+            crate::Verdict::allow().to_wire(),
+            super::ALLOWED_JSON.to_vec()
+        );
     }
 }

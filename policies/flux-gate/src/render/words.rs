@@ -133,12 +133,19 @@ pub(super) fn opening(opening: Opening, zones: &[&Zone], several: bool) -> Strin
     }
 }
 
+/// `--field-manager`: what a command writes must outlast the next apply of
+/// a Gate applied from Git, whose cleanup takes over kubectl's own managers.
+fn field_manager() -> String {
+    format!("--field-manager={}", crate::gating::COMMAND_FIELD_MANAGER)
+}
+
 /// The RFC's command to open or close a Gate object now: `key` set to the
 /// current time, which the shell writes (`$(date …)` inside double quotes).
 pub(super) fn request_now(gate: &ObjectName<'_>, key: &str) -> String {
     gate.kubectl(
         "annotate",
         &[
+            &field_manager(),
             "--overwrite",
             &format!("{key}=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""),
         ],
@@ -151,6 +158,7 @@ pub(super) fn request_at(gate: &ObjectName<'_>, key: &str, t: Timestamp) -> Stri
     gate.kubectl(
         "annotate",
         &[
+            &field_manager(),
             "--overwrite",
             &format!("{key}={}", guard_core::rfc3339::format(t)),
         ],
@@ -240,7 +248,7 @@ mod tests {
         assert_eq!(
             request_at(&o.object(), crate::gating::OPEN_ANNOTATION, now),
             "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
-             --overwrite open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z"
+             --field-manager=flux-gate --overwrite open.gate.fluxcd.io/requestedAt=2026-11-20T10:00:00Z"
         );
         assert_eq!(
             opening(Opening::Never, &[], false),
@@ -249,7 +257,7 @@ mod tests {
         assert_eq!(
             request_now(&o.object(), crate::gating::OPEN_ANNOTATION),
             "kubectl annotate gates.gating.toolkit.fluxcd.io sre-approval -n flux-system \
-             --overwrite open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+             --field-manager=flux-gate --overwrite open.gate.fluxcd.io/requestedAt=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
         );
     }
 }

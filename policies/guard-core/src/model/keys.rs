@@ -93,4 +93,10 @@ pub mod gating {
     pub const GATES_ANNOTATION: &str = "gating.toolkit.fluxcd.io/gates";
     /// Emergency override; its value is the reason.
     pub const OVERRIDE_ANNOTATION: &str = "gating.toolkit.fluxcd.io/emergency-override";
+    /// The field manager flux-gate's commands (its refusals' and warnings'
+    /// gate requests, the override, its examples) write with: no Flux
+    /// applier's managedFields cleanup takes it over
+    /// ([`crate::model::cleanup::takes_over`]), so what they write lasts
+    /// past the next apply of a Gate or Flux object applied from Git.
+    pub const COMMAND_FIELD_MANAGER: &str = "flux-gate";
 }

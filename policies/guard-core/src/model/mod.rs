@@ -18,6 +18,8 @@
 //! - [`aso`]: Azure Service Operator's groups and annotations.
 //! - [`stops`]: the `spec` fields that stop a kind's controller (suspend,
 //!   a Deployment's pause).
+//! - [`cleanup`]: the field managers a Flux applier's managedFields cleanup
+//!   takes over before each apply from Git.
 //!
 //! Completeness is tested against upstream lists recorded under
 //! `policies/guard-core/upstream/` (each file names its repository, commit
@@ -26,6 +28,7 @@
 //! needs it.
 
 pub mod aso;
+pub mod cleanup;
 pub mod clients;
 pub mod controllers;
 pub mod events;
