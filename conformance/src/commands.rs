@@ -483,7 +483,9 @@ fn claim(action: &Action) -> Option<Claim> {
             Some(Value::Bool(false) | Value::Null) => Some(Claim::Resume),
             _ => None,
         },
-        Action::Delete { .. } => None,
+        // A Deployment's pause is not a Flux suspension; kinds outside the
+        // model's are not checked for it.
+        Action::Delete { .. } | Action::Rollout { .. } => None,
     }
 }
 
