@@ -31,11 +31,12 @@ use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
-use super::manifests::{self, Manifest, Manifests, Origin};
+use super::manifests::{self, Manifest, Manifests, Origin, Unbuilt};
 use super::revision::git;
 use super::varsub;
 
-const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(super) const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 const FLUX_KUSTOMIZATION: &str = guard_core::model::kinds::KUSTOMIZE;
 /// What kustomize writes where `buildMetadata: [originAnnotations]` is set:
 /// the file each object comes from, relative to the built folder.
@@ -57,17 +58,6 @@ pub fn is_cluster(path: &Path) -> Result<bool> {
         }
     }
     Ok(own || KUSTOMIZATION_FILES.iter().any(|f| path.join(f).is_file()))
-}
-
-/// The clusters a folder holds: itself, or each subfolder.
-pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
-    if is_cluster(path)? {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    Ok(manifests::entries(path)?
-        .into_iter()
-        .filter(|p| p.is_dir() && !hidden(p))
-        .collect())
 }
 
 /// A repository revision to build from: the working tree, or a git
@@ -222,7 +212,20 @@ impl Workspace {
     ) -> Result<Manifests> {
         let entry = relative(entry)?;
         let mut out = Manifests::default();
-        let first = self.build(&entry, None)?;
+        let folder = Origin {
+            file: entry.clone(),
+            revision: self.revision.clone(),
+            document: 0,
+            line: 0,
+            item: None,
+        };
+        let first = match self.build(&entry, None) {
+            Ok(first) => first,
+            Err(e) => {
+                out.unbuilt.push(self.unbuilt(folder, owner, &entry, &e));
+                return Ok(out);
+            }
+        };
         // The Kustomization that applies the cluster's folder is the one
         // whose path is that folder in a GitRepository (flux bootstrap
         // writes it there): its source is the repository, and the folder is
@@ -231,19 +234,28 @@ impl Workspace {
         // another folder.
         let applier = first
             .iter()
-            .map(|m| &m.object)
-            .find(|o| {
-                flux_kustomization(o).is_some_and(|(_, _, spec)| {
+            .find(|m| {
+                flux_kustomization(&m.object).is_some_and(|(_, _, spec)| {
                     spec.pointer("/sourceRef/kind") == Some(&json!("GitRepository"))
                         && spec_path(spec).ok().as_ref() == Some(&entry)
                 })
             })
             .cloned();
-        let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
-            Some((ns, name, spec)) => {
+        let (owner, source, first) = match applier
+            .as_ref()
+            .and_then(|m| Some((m, flux_kustomization(&m.object)?)))
+        {
+            Some((m, (ns, name, spec))) => {
                 let source = source_of(&ns, spec);
-                let first = self.build_for(&entry, applier.as_ref(), &ns, &[], context)?;
-                ((ns, name), source, first)
+                match self.build_for(&entry, Some(&m.object), &ns, &[], context) {
+                    Ok(first) => ((ns, name), source, first),
+                    Err(e) => {
+                        let origin = m.origin.clone();
+                        out.unbuilt
+                            .push(self.unbuilt(origin, (ns, name), &entry, &e));
+                        return Ok(out);
+                    }
+                }
             }
             None => (
                 owner,
@@ -275,13 +287,25 @@ impl Workspace {
                             );
                         }
                     } else if built.insert(key.clone()) {
-                        let path = spec_path(spec)
-                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
+                        // A Kustomization that cannot be built is reported as
+                        // kustomize-controller reports it; the others are
+                        // still applied.
+                        let path = spec_path(spec);
                         let known: Vec<&Value> = out.objects.iter().map(|m| &m.object).collect();
-                        let objects = self
-                            .build_for(&path, Some(&m.object), &ns, &known, context)
-                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
-                        queue.push((key, objects));
+                        let objects =
+                            path.as_ref()
+                                .map_err(|e| anyhow::anyhow!("{e}"))
+                                .and_then(|path| {
+                                    self.build_for(path, Some(&m.object), &ns, &known, context)
+                                });
+                        match objects {
+                            Ok(objects) => queue.push((key, objects)),
+                            Err(e) => {
+                                let path = path.unwrap_or_default();
+                                out.unbuilt
+                                    .push(self.unbuilt(m.origin.clone(), key, &path, &e));
+                            }
+                        }
                     }
                 }
                 out.objects.push(m);
@@ -297,6 +321,32 @@ impl Workspace {
             (&a.origin.file, a.origin.document).cmp(&(&b.origin.file, b.origin.document))
         });
         Ok(out)
+    }
+
+    /// Why kustomize-controller applies nothing of a Kustomization: its
+    /// path is not in the source (reason `ArtifactFailed`, "kustomization
+    /// path not found"), or its build fails (`BuildFailed`)
+    /// (fluxcd/kustomize-controller 186fb3b2, `internal/controller/
+    /// kustomization_controller.go`, `reconcile`: each error is the Ready
+    /// condition's message).
+    fn unbuilt(
+        &self,
+        origin: Origin,
+        kustomization: (String, String),
+        path: &str,
+        error: &anyhow::Error,
+    ) -> Unbuilt {
+        let found = !path.is_empty() && self.root.join(path).is_dir();
+        Unbuilt {
+            origin,
+            kustomization,
+            reason: if found {
+                "BuildFailed"
+            } else {
+                "ArtifactFailed"
+            },
+            message: format!("{error:#}"),
+        }
     }
 
     /// What the Flux Kustomization `kustomization` (in namespace `ns`)
@@ -885,7 +935,7 @@ fn spec_path(spec: &Value) -> Result<String> {
 }
 
 /// A path inside the repository, without `.`, `..` or a leading `/`.
-fn relative(path: &Path) -> Result<String> {
+pub(super) fn relative(path: &Path) -> Result<String> {
     let mut parts: Vec<String> = Vec::new();
     for c in path.components() {
         match c {
@@ -1075,18 +1125,18 @@ impl Lines {
     }
 }
 
-fn hidden(path: &Path) -> bool {
+pub(super) fn hidden(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }
 
-fn is_yaml(path: &Path) -> bool {
+pub(super) fn is_yaml(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| matches!(e, "yaml" | "yml"))
 }
 
-fn name_of(path: &Path) -> String {
+pub(super) fn name_of(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

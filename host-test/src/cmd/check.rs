@@ -183,7 +183,10 @@ fn judge(
     if judged.is_empty() {
         bail!("no object read: every folder given is left out of the repository's artifact");
     }
-    if let Some(empty) = judged.iter().find(|j| j.head.objects.is_empty()) {
+    // A cluster whose build fails is a finding; one that holds nothing is
+    // not a pass.
+    let empty = |j: &&check::input::Judged| j.head.objects.is_empty() && j.head.unbuilt.is_empty();
+    if let Some(empty) = judged.iter().find(empty) {
         bail!(
             "no object read from {}: an empty input (a failed build upstream?) is not a pass",
             empty.name
@@ -193,7 +196,9 @@ fn judge(
     let loaded = check::load(configured, options.now)?;
     let mut report = check::Report::default();
     for j in &judged {
-        report.merge(check::check(&j.head, j.base.as_ref(), &loaded, options)?);
+        let mut one = check::check(&j.head, j.base.as_ref(), &loaded, options)?;
+        one.checked.retain(|c| j.reports(&c.origin.file));
+        report.merge(one);
     }
     Ok(report)
 }
