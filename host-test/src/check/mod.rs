@@ -4,6 +4,7 @@
 //! would send while Flux applies it, and evaluated through the policy modules
 //! by the same code path as `host-test run`.
 
+pub mod advice;
 pub mod cases;
 pub mod discover;
 pub mod flux;
@@ -303,9 +304,12 @@ pub fn check(
             Some(&object),
             old.as_ref(),
         )?;
-        report
-            .checked
-            .extend(checked.into_iter().map(|c| Checked { unchanged, ..c }));
+        report.checked.extend(
+            checked
+                .into_iter()
+                .map(|c| Checked { unchanged, ..c })
+                .map(for_git),
+        );
     }
     if !head.unbuilt.is_empty() {
         report.policies.push(unbuilt::builder());
@@ -331,10 +335,32 @@ pub fn check(
                 None,
                 Some(&old),
             )?;
-            report.checked.extend(checked);
+            report.checked.extend(checked.into_iter().map(for_git));
         }
     }
     Ok(report)
+}
+
+/// The verdict with the policies' kubectl advice turned into the edit of
+/// the object's manifest ([`advice`]).
+fn for_git(checked: Checked) -> Checked {
+    let findings = checked
+        .findings
+        .iter()
+        .map(|f| Finding {
+            level: f.level,
+            message: advice::for_git(
+                &f.message,
+                &checked.origin,
+                &checked.object,
+                checked.operation,
+            ),
+        })
+        .collect();
+    Checked {
+        findings,
+        ..checked
+    }
 }
 
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
