@@ -58,6 +58,7 @@ pub fn read(
     paths: &[PathBuf],
     base: Base<'_>,
     owner: &(String, String),
+    artifacts: &[flux::Artifact],
     context: &[Recorded],
 ) -> Result<Vec<Judged>> {
     let is_folder = |p: &PathBuf| p.as_os_str() != "-" && p.is_dir();
@@ -131,6 +132,7 @@ pub fn read(
         },
         base,
         owner,
+        artifacts,
         context,
     };
     for (i, folder) in folders {
@@ -178,6 +180,7 @@ struct Builds<'a> {
     earlier: Option<Workspace>,
     base: Base<'a>,
     owner: &'a (String, String),
+    artifacts: &'a [flux::Artifact],
     context: &'a [Recorded],
 }
 
@@ -191,7 +194,7 @@ impl Builds<'_> {
         cluster: &Path,
         only: Option<&[String]>,
     ) -> Result<Option<Judged>> {
-        let (owner, context) = (self.owner, self.context);
+        let (owner, context, artifacts) = (self.owner, self.context, self.artifacts);
         if !self.here.has(cluster) {
             eprintln!(
                 "note: {} is left out of the repository's artifact (a .sourceignore, or source-controller's default patterns): not checked",
@@ -201,10 +204,10 @@ impl Builds<'_> {
         }
         let head = self
             .here
-            .build_cluster(cluster, owner.clone(), context, true)?;
+            .build_cluster(cluster, owner.clone(), artifacts, context, true)?;
         let base = match (&self.base, &self.earlier) {
             (_, Some(ws)) if ws.has(cluster) => {
-                Some(ws.build_cluster(cluster, owner.clone(), context, false)?)
+                Some(ws.build_cluster(cluster, owner.clone(), artifacts, context, false)?)
             }
             (_, Some(_)) => Some(Manifests::default()),
             (Base::Paths(b), _) => {
@@ -214,7 +217,7 @@ impl Builds<'_> {
                 if at.is_dir() {
                     Some(
                         self.here
-                            .build_cluster(&at, owner.clone(), context, false)?,
+                            .build_cluster(&at, owner.clone(), artifacts, context, false)?,
                     )
                 } else {
                     Some(Manifests::default())

@@ -70,6 +70,9 @@ pub struct Unbuilt {
     /// the source) or `BuildFailed`.
     pub reason: &'static str,
     pub message: String,
+    /// The build needs an object neither the repository nor `--context`
+    /// holds: whether it fails depends on the cluster.
+    pub undecided: bool,
 }
 
 /// Reads every path: a file, a folder (its `.yaml`, `.yml` and `.json` files,

@@ -52,12 +52,22 @@ pub(super) fn findings(
                     Operation::Create
                 },
                 policy: BUILDER.to_string(),
-                findings: vec![Finding {
-                    level: Level::NotApplied,
-                    message: format!(
-                        "its build fails, so nothing of it is applied or pruned (Ready=False, reason {}): {}",
-                        u.reason, u.message
-                    ),
+                findings: vec![if u.undecided {
+                    Finding {
+                        level: Level::Undecided,
+                        message: format!(
+                            "its build depends on the cluster, so nothing of it is judged: {} (give that object with --context)",
+                            u.message
+                        ),
+                    }
+                } else {
+                    Finding {
+                        level: Level::NotApplied,
+                        message: format!(
+                            "its build fails, so nothing of it is applied or pruned (Ready=False, reason {}): {}",
+                            u.reason, u.message
+                        ),
+                    }
                 }],
                 unchanged: false,
             }

@@ -1,7 +1,7 @@
 //! `host-test check`: a GitOps repository's manifests through the policies,
 //! as the requests kube-apiserver sends while Flux applies them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
@@ -57,6 +57,12 @@ pub struct Args {
     /// are added to every object, as kustomize-controller adds them.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     kustomization: Option<String>,
+    /// A Flux source whose content is a folder (repeatable): the
+    /// Kustomizations that read KIND NAMESPACE/NAME (an OCIRepository, an
+    /// ExternalArtifact, another GitRepository) are built from FOLDER, as
+    /// from the artifact's root. NAMESPACE `*`: in every namespace.
+    #[arg(long = "source", value_name = "KIND/NAMESPACE/NAME=FOLDER")]
+    sources: Vec<String>,
     /// Do not check the deletion of objects the base has and the head has not.
     #[arg(long)]
     no_prune: bool,
@@ -179,7 +185,12 @@ fn judge(
         (None, true) => check::input::Base::None,
     };
     let applier = owner.unwrap_or_else(bootstrap);
-    let judged = check::input::read(&args.paths, base, &applier, &options.context)?;
+    let artifacts = args
+        .sources
+        .iter()
+        .map(|s| artifact(s))
+        .collect::<Result<Vec<_>>>()?;
+    let judged = check::input::read(&args.paths, base, &applier, &artifacts, &options.context)?;
     if judged.is_empty() {
         bail!("no object read: every folder given is left out of the repository's artifact");
     }
@@ -201,6 +212,28 @@ fn judge(
         report.merge(one);
     }
     Ok(report)
+}
+
+/// `--source KIND/NAMESPACE/NAME=FOLDER`.
+fn artifact(text: &str) -> Result<check::flux::Artifact> {
+    let parsed = text.split_once('=').and_then(|(source, folder)| {
+        let mut parts = source.splitn(3, '/');
+        let source = (parts.next()?, parts.next()?, parts.next()?);
+        Some((source, folder))
+    });
+    let Some(((kind, namespace, name), folder)) =
+        parsed.filter(|((k, n, m), f)| ![*k, *n, *m, *f].iter().any(|p| p.is_empty()))
+    else {
+        bail!("--source {text}: expected KIND/NAMESPACE/NAME=FOLDER");
+    };
+    let folder = Path::new(folder);
+    if !folder.is_dir() {
+        bail!("--source {text}: {} is not a folder", folder.display());
+    }
+    Ok(check::flux::Artifact {
+        source: (kind.into(), namespace.into(), name.into()),
+        workspace: check::flux::Workspace::artifact(folder)?,
+    })
 }
 
 /// The requested report is still written, saying why nothing was judged, so
