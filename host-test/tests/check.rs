@@ -566,7 +566,7 @@ fn check_starts_from_the_root_a_file_or_a_components_folder() {
     );
     assert_eq!(code, 0, "{kustomize_file}{stderr}");
     assert!(
-        stderr.contains("builds an object from components/infra/staging/kustomization.yaml: nothing of it is checked"),
+        stderr.contains("no Kustomization of the repository's clusters builds an object from components/infra/staging/kustomization.yaml: nothing of it is checked"),
         "{stderr}"
     );
 }

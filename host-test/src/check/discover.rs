@@ -2,13 +2,12 @@
 //! user starts: the repository's root, a folder of clusters, a cluster.
 //!
 //! A cluster's folder is where `flux bootstrap --path` (or a FluxInstance's
-//! `spec.sync.path`) points; Flux's convention is one per subfolder of
-//! `clusters/` (fluxcd/flux2, `cmd/flux/bootstrap_git.go`: `--path` "path
-//! relative to the repository root", as the repositories Flux documents lay
-//! it out). Where a repository has no `clusters/`, the folders built on
-//! their own are those no other folder of the repository uses: not listed
-//! by another kustomization file (`resources`, `components`, `bases`), not
-//! the `spec.path` of a Flux Kustomization written elsewhere, and not a
+//! `spec.sync.path`) points, a folder nothing else in the repository builds.
+//! So the folders built on their own are the highest ones with manifests or
+//! a kustomization file that no other folder of the repository uses: not
+//! listed by another kustomization file (`resources`, `components`,
+//! `bases`), not under the `spec.path` of a Flux Kustomization written
+//! elsewhere (its generated kustomization takes the subfolders), and not a
 //! kustomize `Component` (which builds only inside another kustomization).
 
 use std::path::{Path, PathBuf};
@@ -27,20 +26,20 @@ pub fn entries(folder: &Path) -> Result<Vec<PathBuf>> {
     if flux::is_cluster(folder)? && !is_component(folder)? {
         return Ok(vec![folder.to_path_buf()]);
     }
-    let clusters = folder.join(CLUSTERS);
-    let scope = if clusters.is_dir() { &clusters } else { folder };
     let mut candidates = Vec::new();
-    top_most(scope, &mut candidates)?;
+    top_most(folder, &mut candidates)?;
     let mut used = Vec::new();
     references(folder, &mut used)?;
+    let root = canonical(folder);
     let mut out = Vec::new();
     for candidate in candidates {
         let key = canonical(&candidate);
-        // A reference from inside the folder itself (a bootstrap's own
+        // A folder a Kustomization builds takes its subfolders with it. A
+        // reference from inside the candidate itself (a bootstrap's own
         // Kustomization names its folder) does not make it another's.
         let elsewhere = used
             .iter()
-            .any(|(from, to)| to == &key && !from.starts_with(&key));
+            .any(|(from, to)| key.starts_with(to) && to != &root && !from.starts_with(&key));
         if !elsewhere && !is_component(&candidate)? {
             out.push(candidate);
         }

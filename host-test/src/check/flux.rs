@@ -48,12 +48,13 @@ const ORIGIN: &str = "config.kubernetes.io/origin";
 pub const BOOTSTRAP: (&str, &str) = ("flux-system", "flux-system");
 
 /// Whether `path` is a folder kustomize-controller builds as it is: it has
-/// a kustomization file or YAML files of its own. A folder with neither
-/// (such as `clusters/`) holds one cluster per subfolder.
+/// a kustomization file or YAML files of its own holding Kubernetes
+/// objects. A folder with neither (such as `clusters/`) holds one cluster
+/// per subfolder.
 pub fn is_cluster(path: &Path) -> Result<bool> {
     let mut own = false;
     for entry in manifests::entries(path)? {
-        if !entry.is_dir() && is_yaml(&entry) {
+        if !entry.is_dir() && !hidden(&entry) && is_yaml(&entry) && holds_objects(&entry) {
             own = true;
         }
     }
@@ -1310,6 +1311,19 @@ impl Lines {
             item: None,
         }
     }
+}
+
+/// Whether a YAML file holds a Kubernetes object: a repository's root
+/// has YAML of its tools (linters, task runners) that is not a cluster's.
+fn holds_objects(file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    manifests::documents(&file.to_string_lossy(), &text).is_ok_and(|documents| {
+        documents
+            .iter()
+            .any(|(_, d)| d.get("apiVersion").is_some() && d.get("kind").is_some())
+    })
 }
 
 pub(super) fn hidden(path: &Path) -> bool {

@@ -160,7 +160,7 @@ pub fn read(
                     || head.unbuilt.iter().any(|u| within(&u.origin.file, path))
             });
             if !built {
-                eprintln!("note: no Kustomization of the clusters under {} builds an object from {path}: nothing of it is checked", discover::CLUSTERS);
+                eprintln!("note: no Kustomization of the repository's clusters builds an object from {path}: nothing of it is checked");
             }
         }
         out.extend(clusters);
