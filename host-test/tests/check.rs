@@ -95,16 +95,7 @@ fn a_change_between_two_revisions_is_updates_and_deletes() {
 #[test]
 fn a_git_revision_is_the_same_base_as_its_files() {
     let dir = tempdir("git");
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .current_dir(&dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| git_in(&dir, args);
     git(&["init", "-q"]);
     copy_dir(&root().join("tests/check/base"), &dir.join("gitops"));
     git(&["add", "-A"]);
@@ -339,6 +330,18 @@ fn sarif_is_valid_against_its_schema() {
             ("aso-reconcile", "tests/check/repo/infra/shop.yaml", 14),
         ]
     );
+}
+
+/// Runs git in `dir`, as a committer of the fixture.
+fn git_in(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
 }
 
 fn tempdir(name: &str) -> PathBuf {
@@ -578,16 +581,7 @@ fn fleet_in_git(name: &str) -> PathBuf {
     let dir = tempdir(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .current_dir(&dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| git_in(&dir, args);
     git(&["init", "-q"]);
     copy_dir(&fleet(), &dir);
     let edit = |file: &str, from: &str, to: &str| {

@@ -293,7 +293,7 @@ impl Workspace {
                                 Err(unbuilt) => out.unbuilt.push(Unbuilt {
                                     origin: m.origin.clone(),
                                     kustomization: key,
-                                    ..unbuilt
+                                    ..*unbuilt
                                 }),
                             }
                         }
@@ -341,7 +341,7 @@ impl Workspace {
         ns: &str,
         known: &[&Value],
         context: &[Recorded],
-    ) -> std::result::Result<Vec<Manifest>, Unbuilt> {
+    ) -> std::result::Result<Vec<Manifest>, Box<Unbuilt>> {
         let spec = kustomization.get("spec").unwrap_or(&Value::Null);
         let path = spec_path(spec);
         let objects = path
@@ -357,7 +357,7 @@ impl Workspace {
                 line: 0,
                 item: None,
             };
-            self.unbuilt(nowhere, (String::new(), String::new()), &path, &e)
+            Box::new(self.unbuilt(nowhere, (String::new(), String::new()), &path, &e))
         })
     }
 
