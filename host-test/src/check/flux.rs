@@ -1313,13 +1313,14 @@ impl Lines {
     }
 }
 
-/// Whether a YAML file holds a Kubernetes object: a repository's root
+/// Whether a YAML file may hold Kubernetes objects: a repository's root
 /// has YAML of its tools (linters, task runners) that is not a cluster's.
+/// A file that is not YAML is left for the build to refuse, as Flux's does.
 fn holds_objects(file: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(file) else {
-        return false;
+        return true;
     };
-    manifests::documents(&file.to_string_lossy(), &text).is_ok_and(|documents| {
+    manifests::documents(&file.to_string_lossy(), &text).map_or(true, |documents| {
         documents
             .iter()
             .any(|(_, d)| d.get("apiVersion").is_some() && d.get("kind").is_some())
