@@ -95,16 +95,7 @@ fn a_change_between_two_revisions_is_updates_and_deletes() {
 #[test]
 fn a_git_revision_is_the_same_base_as_its_files() {
     let dir = tempdir("git");
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .current_dir(&dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| git_in(&dir, args);
     git(&["init", "-q"]);
     copy_dir(&root().join("tests/check/base"), &dir.join("gitops"));
     git(&["add", "-A"]);
@@ -120,6 +111,10 @@ fn a_git_revision_is_the_same_base_as_its_files() {
         "{from_git}"
     );
     let (_, from_files, _) = check(&["--base", "tests/check/base", "tests/check/repo"]);
+    // The fixes name the files each run read.
+    let from_git = from_git
+        .replace("HEAD~1:gitops/", "tests/check/base/")
+        .replace("gitops/", "tests/check/repo/");
     assert_eq!(
         findings_without_origin(&from_git),
         findings_without_origin(&from_files)
@@ -337,6 +332,18 @@ fn sarif_is_valid_against_its_schema() {
     );
 }
 
+/// Runs git in `dir`, as a committer of the fixture.
+fn git_in(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
 fn tempdir(name: &str) -> PathBuf {
     common::scratch("check-tests", name)
 }
@@ -472,4 +479,174 @@ fn requests_carry_the_writer_and_the_kustomization() {
     );
     assert_eq!(request["namespace"], "flux-system");
     assert_eq!(request["resource"]["resource"], "kustomizations");
+}
+
+/// The fixture fleet, laid out as Flux Operator's reference fleets: a
+/// cluster under `clusters/`, its Kustomizations building `components/`.
+fn fleet() -> PathBuf {
+    root().join("tests/check/fleet")
+}
+
+const LEGACY: &str = "clusters/staging/legacy.yaml:3 (document 1): Kustomization flux-system/legacy: CREATE not applied by kustomize-controller: its build fails, so nothing of it is applied or pruned (Ready=False, reason ArtifactFailed): kustomization path not found: components/legacy/staging";
+
+#[test]
+fn a_kustomization_that_cannot_be_built_is_a_finding_and_the_others_are_judged() {
+    let (code, stdout, stderr) = check_in(&fleet(), &["."], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.contains(LEGACY), "{stdout}");
+    // The other Kustomizations' objects are judged.
+    assert!(
+        stdout.contains("components/infra/base/shop.yaml:16 (document 3): FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("components/apps/base/payments.yaml:1 (document 1): Kustomization flux-system/payments: CREATE refused by flux-suspend"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with(", 1 Kustomization not applied (build failed)\n"),
+        "{stdout}"
+    );
+    // In every format: an error annotation on the Kustomization's line.
+    let (_, github, _) = check_in(&fleet(), &["--format", "github", "."], "");
+    assert!(
+        github.contains("::error file=clusters/staging/legacy.yaml,line=3,title=kustomize-controller not applied CREATE%3A Kustomization flux-system/legacy::"),
+        "{github}"
+    );
+}
+
+#[test]
+fn check_starts_from_the_root_a_file_or_a_components_folder() {
+    let finding_files = |stdout: &str| -> Vec<String> {
+        let mut files: Vec<String> = stdout
+            .lines()
+            .filter_map(|l| l.split_once(" (document ").map(|(at, _)| at.to_string()))
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    let (code, root, stderr) = check_in(&fleet(), &["."], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        finding_files(&root),
+        [
+            "clusters/staging/legacy.yaml:3",
+            "components/apps/base/payments.yaml:1",
+            "components/infra/base/shop.yaml:16",
+            "components/infra/base/shop.yaml:6",
+        ]
+    );
+    // The cluster's folder alone is the same cluster.
+    let (_, cluster, _) = check_in(&fleet(), &["clusters/staging"], "");
+    assert_eq!(cluster, root);
+    // A file (as a pre-commit hook passes it) is judged as the cluster's
+    // Kustomization builds it: its findings only.
+    let (code, file, stderr) = check_in(&fleet(), &["components/infra/base/shop.yaml"], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        finding_files(&file),
+        [
+            "components/infra/base/shop.yaml:16",
+            "components/infra/base/shop.yaml:6",
+        ]
+    );
+    let (code, folder, stderr) = check_in(&fleet(), &["components/"], "");
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        finding_files(&folder),
+        [
+            "components/apps/base/payments.yaml:1",
+            "components/infra/base/shop.yaml:16",
+            "components/infra/base/shop.yaml:6",
+        ]
+    );
+    // A file no Kustomization builds is named, and not judged as it is.
+    let (code, kustomize_file, stderr) = check_in(
+        &fleet(),
+        &["components/infra/staging/kustomization.yaml"],
+        "",
+    );
+    assert_eq!(code, 0, "{kustomize_file}{stderr}");
+    assert!(
+        stderr.contains("no Kustomization of the repository's clusters builds an object from components/infra/staging/kustomization.yaml: nothing of it is checked"),
+        "{stderr}"
+    );
+}
+
+/// The fixture fleet in git: a base revision where payments had a reason,
+/// shop.yaml held reports-db and legacy's folder existed with a protected
+/// server, then the fixture as it is.
+fn fleet_in_git(name: &str) -> PathBuf {
+    let dir = tempdir(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = |args: &[&str]| git_in(&dir, args);
+    git(&["init", "-q"]);
+    copy_dir(&fleet(), &dir);
+    let edit = |file: &str, from: &str, to: &str| {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    edit(
+        "components/apps/base/payments.yaml",
+        "reconcile.fluxcd.io/suspended: \"true\"",
+        "reconcile.fluxcd.io/suspended: \"INC-7 the payment provider is down\"",
+    );
+    let server = |name: &str| {
+        format!(
+            "apiVersion: dbforpostgresql.azure.com/v1api20230601preview\nkind: FlexibleServer\n\
+             metadata:\n  name: {name}\n  namespace: shop\nspec:\n  location: westeurope\n"
+        )
+    };
+    let shop = dir.join("components/infra/base/shop.yaml");
+    let text = std::fs::read_to_string(&shop).unwrap();
+    std::fs::write(&shop, format!("{text}---\n{}", server("reports-db"))).unwrap();
+    let legacy = dir.join("components/legacy/staging");
+    std::fs::create_dir_all(&legacy).unwrap();
+    std::fs::write(legacy.join("db.yaml"), server("legacy-db")).unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::remove_dir_all(dir.join("components")).unwrap();
+    copy_dir(&fleet().join("components"), &dir.join("components"));
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "head"]);
+    dir
+}
+
+#[test]
+fn fixes_for_objects_read_from_git_are_edits_of_their_manifests() {
+    let dir = fleet_in_git("fleet-git");
+    let (code, stdout, stderr) = check_in(&dir, &["--base-revision", "HEAD~1", "."], "");
+    assert_eq!(code, 1, "{stderr}");
+    // The refused suspension names the file, the line and the annotation.
+    assert!(
+        stdout.contains("components/apps/base/payments.yaml:1 (document 1): Kustomization flux-system/payments: UPDATE refused by flux-suspend:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("in the manifest at components/apps/base/payments.yaml:1, set metadata.annotations.reconcile.fluxcd.io/suspended: \"<ticket> <why>\" (a change in Git, not kubectl: Flux would undo it)"),
+        "{stdout}"
+    );
+    // The refused prune keeps the manifest one more commit, with the
+    // annotation that detaches or confirms.
+    assert!(
+        stdout.contains("HEAD~1:components/infra/base/shop.yaml:29 (document 4): FlexibleServer shop/reports-db: DELETE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("detach it first: keep the manifest (it was at HEAD~1:components/infra/base/shop.yaml:29) and in it set metadata.annotations.serviceoperator.azure.com/reconcile-policy: \"detach-on-delete\"; once Flux has applied that, remove the manifest in a later commit."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("kubectl annotate"), "{stdout}");
+    assert!(!stdout.contains("kubectl patch"), "{stdout}");
+    // legacy's build fails: Flux prunes nothing of it, so its server's
+    // deletion is not judged.
+    assert!(
+        stdout.contains("clusters/staging/legacy.yaml:3 (document 1): Kustomization flux-system/legacy: UPDATE not applied by kustomize-controller"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("legacy-db"), "{stdout}");
 }

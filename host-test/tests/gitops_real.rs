@@ -129,7 +129,11 @@ fn f1_a_cluster_folder_is_built_not_read_as_objects() {
     // The note names the folder the ArtifactGenerator copies, and how to
     // check it.
     assert!(
-        run.stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact apps, not from this repository: its objects are not checked; ArtifactGenerator flux-system/flux-system copies its path from this repository's apps/production: check that with `check --kustomization flux-system/apps apps/production`"),
+        run.stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact flux-system/apps, not from this repository: its objects are not checked; where a folder holds that source's content, check them with `host-test check --source 'ExternalArtifact/flux-system/apps=FOLDER' "),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("; ArtifactGenerator flux-system/flux-system copies its path from this repository's apps/production: check that with `check --kustomization flux-system/apps apps/production`"),
         "{run:?}"
     );
 }
@@ -174,13 +178,15 @@ fn f2_a_folder_without_kustomization_lists_every_file() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 1h\n  path: ./apps\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
     )
     .unwrap();
+    // Its build fails: a finding on the Kustomization, as
+    // kustomize-controller reports it.
     let run = check(&repo, "deploy", &["clusters/c"], "");
-    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.code, 1, "{run:?}");
     for said in [
-        "kustomize build of apps failed",
+        "clusters/c/apps.yaml:1 (document 1): Kustomization flux-system/apps: CREATE not applied by kustomize-controller: its build fails, so nothing of it is applied or pruned (Ready=False, reason BuildFailed): kustomize build of apps failed",
         "may not add resource with an already registered id: HelmRelease.v2.helm.toolkit.fluxcd.io/podinfo.podinfo",
     ] {
-        assert!(run.stderr.contains(said), "{said}: {run:?}");
+        assert!(run.stdout.contains(said), "{said}: {run:?}");
     }
 }
 
@@ -511,19 +517,18 @@ fn p_podinfo_and_empty_input() {
     let Some(run) = fixture("podinfo", "deploy", &["chart-template"]) else {
         return;
     };
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("failed to decode Kubernetes YAML from ./certificate.yaml"),
-        "{run:?}"
-    );
-    // The repository as a whole fails the same way; a `.sourceignore` (our
-    // own, beside a copy) leaves the chart out of the artifact, as
-    // source-controller does, and the rest is built.
+    assert_eq!(run.code, 1, "{run:?}");
+    let fails = "chart-template:0 (document 0): Kustomization flux-system/flux-system: CREATE not applied by kustomize-controller: its build fails, so nothing of it is applied or pruned (Ready=False, reason BuildFailed): failed to decode Kubernetes YAML from ./certificate.yaml";
+    assert!(run.stdout.contains(fails), "{run:?}");
+    // The repository as a whole: the chart's build fails the same way, the
+    // rest is judged; a `.sourceignore` (our own, beside a copy) leaves the
+    // chart out of the artifact, as source-controller does.
     let dir = common::scratch("gitops-real", "p2");
     copy_tree(&fixtures().unwrap().join("podinfo"), &dir);
     let run = check(&dir, "deploy", &["."], "");
-    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains(fails), "{run:?}");
+    verdict(&run, 1, &[("objects", 3)]);
     std::fs::write(dir.join(".sourceignore"), "# Helm chart\nchart-template/\n").unwrap();
     let run = check(&dir, "deploy", &["."], "");
     verdict(&run, 0, &[("objects", 3)]);

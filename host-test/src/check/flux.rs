@@ -31,11 +31,12 @@ use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
-use super::manifests::{self, Manifest, Manifests, Origin};
+use super::manifests::{self, Manifest, Manifests, Origin, Unbuilt};
 use super::revision::git;
 use super::varsub;
 
-const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(super) const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 const FLUX_KUSTOMIZATION: &str = guard_core::model::kinds::KUSTOMIZE;
 /// What kustomize writes where `buildMetadata: [originAnnotations]` is set:
 /// the file each object comes from, relative to the built folder.
@@ -47,27 +48,17 @@ const ORIGIN: &str = "config.kubernetes.io/origin";
 pub const BOOTSTRAP: (&str, &str) = ("flux-system", "flux-system");
 
 /// Whether `path` is a folder kustomize-controller builds as it is: it has
-/// a kustomization file or YAML files of its own. A folder with neither
-/// (such as `clusters/`) holds one cluster per subfolder.
+/// a kustomization file or YAML files of its own holding Kubernetes
+/// objects. A folder with neither (such as `clusters/`) holds one cluster
+/// per subfolder.
 pub fn is_cluster(path: &Path) -> Result<bool> {
     let mut own = false;
     for entry in manifests::entries(path)? {
-        if !entry.is_dir() && is_yaml(&entry) {
+        if !entry.is_dir() && !hidden(&entry) && is_yaml(&entry) && holds_objects(&entry) {
             own = true;
         }
     }
     Ok(own || KUSTOMIZATION_FILES.iter().any(|f| path.join(f).is_file()))
-}
-
-/// The clusters a folder holds: itself, or each subfolder.
-pub fn clusters(path: &Path) -> Result<Vec<PathBuf>> {
-    if is_cluster(path)? {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    Ok(manifests::entries(path)?
-        .into_iter()
-        .filter(|p| p.is_dir() && !hidden(p))
-        .collect())
 }
 
 /// A repository revision to build from: the working tree, or a git
@@ -87,6 +78,9 @@ pub struct Workspace {
     revision: Option<String>,
     /// kubectl's kustomize version, for messages.
     kubectl: String,
+    /// How the origins of its files are written: under the folder a
+    /// `--source` names, or (none) relative to the repository's root.
+    shown: Option<String>,
 }
 
 /// A scratch folder, removed when dropped.
@@ -145,6 +139,17 @@ impl Workspace {
             _owned: owned.into_iter().collect(),
             revision: None,
             kubectl: kubectl_version()?,
+            shown: None,
+        })
+    }
+
+    /// A folder that holds a source's content (`--source`): its root is the
+    /// artifact's, and its files are named as the folder's.
+    pub fn artifact(folder: &Path) -> Result<Self> {
+        let shown = normalize(folder);
+        Ok(Self {
+            shown: Some(shown),
+            ..Self::working_tree(folder)?
         })
     }
 
@@ -177,6 +182,7 @@ impl Workspace {
             _owned: std::iter::once(dir).chain(owned).collect(),
             revision: Some(rev.to_string()),
             kubectl,
+            shown: None,
         })
     }
 
@@ -217,55 +223,81 @@ impl Workspace {
         &self,
         entry: &Path,
         owner: (String, String),
+        artifacts: &[Artifact],
         context: &[Recorded],
         notes: bool,
     ) -> Result<Manifests> {
         let entry = relative(entry)?;
         let mut out = Manifests::default();
-        let first = self.build(&entry, None)?;
-        // The Kustomization that applies the cluster's folder is the one
-        // whose path is that folder in a GitRepository (flux bootstrap
-        // writes it there): its source is the repository, and the folder is
-        // built as it says (its patches, its postBuild variables). The same
-        // path in another source (an ExternalArtifact's `./production`) is
-        // another folder.
-        let applier = first
-            .iter()
-            .map(|m| &m.object)
-            .find(|o| {
-                flux_kustomization(o).is_some_and(|(_, _, spec)| {
-                    spec.pointer("/sourceRef/kind") == Some(&json!("GitRepository"))
-                        && spec_path(spec).ok().as_ref() == Some(&entry)
-                })
-            })
-            .cloned();
-        let (owner, source, first) = match applier.as_ref().and_then(flux_kustomization) {
-            Some((ns, name, spec)) => {
-                let source = source_of(&ns, spec);
-                let first = self.build_for(&entry, applier.as_ref(), &ns, &[], context)?;
-                ((ns, name), source, first)
+        let folder = Origin {
+            file: entry.clone(),
+            revision: self.revision.clone(),
+            document: 0,
+            line: 0,
+            item: None,
+        };
+        let first = match self.build(&entry, None) {
+            Ok(first) => first,
+            Err(e) => {
+                out.unbuilt.push(self.unbuilt(folder, owner, &entry, &e));
+                return Ok(out);
             }
-            None => (
-                owner,
-                (BOOTSTRAP.0.to_string(), BOOTSTRAP.1.to_string()),
-                first,
-            ),
+        };
+        let (owner, source, first) = match applier(&first, &entry) {
+            Applier::Kustomization(m, (ns, name, spec)) => {
+                let source = source_of(&ns, spec);
+                match self.build_for(&entry, Some(&m.object), &ns, &[], context) {
+                    Ok(first) => ((ns, name), source, first),
+                    Err(e) => {
+                        let origin = m.origin.clone();
+                        out.unbuilt
+                            .push(self.unbuilt(origin, (ns, name), &entry, &e));
+                        return Ok(out);
+                    }
+                }
+            }
+            Applier::Instance(source) => ((source.1.clone(), source.2.clone()), source, first),
+            Applier::Bootstrap => {
+                let (ns, name) = BOOTSTRAP;
+                let source = ("GitRepository".into(), ns.into(), name.into());
+                (owner, source, first)
+            }
         };
         let mut built: BTreeSet<(String, String)> = BTreeSet::new();
         built.insert(owner.clone());
         let mut elsewhere: Vec<(String, String, Value)> = Vec::new();
+        // Each build with the workspace it came from: this repository, or
+        // an artifact's folder.
         let mut queue = vec![(owner, first)];
         while let Some((owner, objects)) = queue.pop() {
             for mut m in objects {
                 m.owner = Some(owner.clone());
                 if let Some((ns, name, spec)) = flux_kustomization(&m.object) {
                     let key = (ns.clone(), name.clone());
-                    let from = spec.pointer("/sourceRef/kind").and_then(Value::as_str);
-                    if from != Some("GitRepository") || source_of(&ns, spec) != source {
-                        // Named once all objects are read (an
-                        // ArtifactGenerator may come later).
-                        elsewhere.push((ns, name, spec.clone()));
-                    } else if spec.get("kubeConfig").is_some() {
+                    let from = source_of(&ns, spec);
+                    let workspace = if from == source {
+                        Some(self)
+                    } else {
+                        artifacts
+                            .iter()
+                            .find(|a| a.holds(&from))
+                            .map(|a| &a.workspace)
+                    };
+                    if let Some(workspace) = workspace.filter(|_| spec.get("kubeConfig").is_none())
+                    {
+                        if built.insert(key.clone()) {
+                            let known: Vec<&Value> =
+                                out.objects.iter().map(|m| &m.object).collect();
+                            match workspace.build_kustomization(&m.object, &ns, &known, context) {
+                                Ok(objects) => queue.push((key, objects)),
+                                Err(unbuilt) => out.unbuilt.push(Unbuilt {
+                                    origin: m.origin.clone(),
+                                    kustomization: key,
+                                    ..*unbuilt
+                                }),
+                            }
+                        }
+                    } else if workspace.is_some() {
                         // It applies to another cluster, which is judged on
                         // its own.
                         if notes {
@@ -274,14 +306,10 @@ impl Workspace {
                                 spec.get("path").and_then(Value::as_str).unwrap_or("./"),
                             );
                         }
-                    } else if built.insert(key.clone()) {
-                        let path = spec_path(spec)
-                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
-                        let known: Vec<&Value> = out.objects.iter().map(|m| &m.object).collect();
-                        let objects = self
-                            .build_for(&path, Some(&m.object), &ns, &known, context)
-                            .with_context(|| format!("{}: Kustomization {ns}/{name}", m.origin))?;
-                        queue.push((key, objects));
+                    } else {
+                        // Named once all objects are read (an
+                        // ArtifactGenerator may come later).
+                        elsewhere.push((ns, name, spec.clone()));
                     }
                 }
                 out.objects.push(m);
@@ -292,11 +320,73 @@ impl Workspace {
             for (ns, name, spec) in &elsewhere {
                 eprintln!("{}", not_followed(ns, name, spec, &out, &source));
             }
+            for m in &out.objects {
+                if let Some(note) = not_rendered(&m.object) {
+                    eprintln!("note: {}: {note}", m.origin);
+                }
+            }
         }
         out.objects.sort_by(|a, b| {
             (&a.origin.file, a.origin.document).cmp(&(&b.origin.file, b.origin.document))
         });
         Ok(out)
+    }
+
+    /// What a Flux Kustomization read from this workspace's source applies,
+    /// or why kustomize-controller applies nothing of it (the origin and
+    /// name left for the caller).
+    fn build_kustomization(
+        &self,
+        kustomization: &Value,
+        ns: &str,
+        known: &[&Value],
+        context: &[Recorded],
+    ) -> std::result::Result<Vec<Manifest>, Box<Unbuilt>> {
+        let spec = kustomization.get("spec").unwrap_or(&Value::Null);
+        let path = spec_path(spec);
+        let objects = path
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .and_then(|path| self.build_for(path, Some(kustomization), ns, known, context));
+        objects.map_err(|e| {
+            let path = path.unwrap_or_default();
+            let nowhere = Origin {
+                file: String::new(),
+                revision: None,
+                document: 0,
+                line: 0,
+                item: None,
+            };
+            Box::new(self.unbuilt(nowhere, (String::new(), String::new()), &path, &e))
+        })
+    }
+
+    /// Why kustomize-controller applies nothing of a Kustomization: its
+    /// path is not in the source (reason `ArtifactFailed`, "kustomization
+    /// path not found"), or its build fails (`BuildFailed`)
+    /// (fluxcd/kustomize-controller 186fb3b2, `internal/controller/
+    /// kustomization_controller.go`, `reconcile`: each error is the Ready
+    /// condition's message).
+    fn unbuilt(
+        &self,
+        origin: Origin,
+        kustomization: (String, String),
+        path: &str,
+        error: &anyhow::Error,
+    ) -> Unbuilt {
+        let found = !path.is_empty() && self.root.join(path).is_dir();
+        let undecided = error.chain().any(|e| e.downcast_ref::<Unknown>().is_some());
+        Unbuilt {
+            undecided,
+            origin,
+            kustomization,
+            reason: if found {
+                "BuildFailed"
+            } else {
+                "ArtifactFailed"
+            },
+            message: format!("{error:#}"),
+        }
     }
 
     /// What the Flux Kustomization `kustomization` (in namespace `ns`)
@@ -450,7 +540,12 @@ impl Workspace {
             m.origin = match from {
                 Some(file) => {
                     let file = self.within(&staged, &stage.0, &file);
-                    lines.origin(&self.root, &file, &m.object, self.revision.as_deref())
+                    let mut origin =
+                        lines.origin(&self.root, &file, &m.object, self.revision.as_deref());
+                    if let Some(folder) = &self.shown {
+                        origin.file = format!("{folder}/{}", origin.file);
+                    }
+                    origin
                 }
                 None => Origin {
                     file: format!("{path} (generated)"),
@@ -767,15 +862,18 @@ fn not_followed(
     name: &str,
     spec: &Value,
     cluster: &Manifests,
-    repository: &(String, String),
+    repository: &Source,
 ) -> String {
     let kind = text_at(spec, "/sourceRef/kind").unwrap_or("?");
     let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
-    let head = format!("note: Kustomization {ns}/{name} builds from {kind} {artifact}, not from this repository: its objects are not checked");
+    let artifact_ns = text_at(spec, "/sourceRef/namespace").unwrap_or(ns);
+    let head = format!(
+        "note: Kustomization {ns}/{name} builds from {kind} {artifact_ns}/{artifact}, not from this repository: its objects are not checked; where a folder holds that source's content, check them with `{}`",
+        with_source(&format!("{kind}/{artifact_ns}/{artifact}=FOLDER"))
+    );
     if kind != "ExternalArtifact" {
         return head;
     }
-    let artifact_ns = text_at(spec, "/sourceRef/namespace").unwrap_or(ns);
     let path = spec_path(spec).unwrap_or_default();
     for generator in cluster.objects.iter().map(|m| &m.object) {
         let group = text_at(generator, "/apiVersion").unwrap_or("");
@@ -794,8 +892,9 @@ fn not_followed(
             .flatten()
             .filter(|s| {
                 s.get("kind") == Some(&json!("GitRepository"))
-                    && text_at(s, "/name") == Some(repository.1.as_str())
-                    && text_at(s, "/namespace").unwrap_or(gen_ns) == repository.0
+                    && repository.0 == "GitRepository"
+                    && text_at(s, "/name") == Some(repository.2.as_str())
+                    && text_at(s, "/namespace").unwrap_or(gen_ns) == repository.1
             })
             .filter_map(|s| text_at(s, "/alias"))
             .collect();
@@ -845,6 +944,25 @@ fn not_followed(
     head
 }
 
+/// This run's command with one more `--source`.
+fn with_source(mapping: &str) -> String {
+    let mut words: Vec<String> = std::env::args().collect();
+    if let Some(program) = words.first_mut() {
+        *program = name_of(Path::new(program.as_str()));
+    }
+    let at = words
+        .iter()
+        .position(|w| w == "check")
+        .map_or(words.len(), |i| i + 1);
+    words.insert(at, mapping.to_string());
+    words.insert(at, "--source".to_string());
+    words
+        .iter()
+        .map(|w| shlex::try_quote(w).map_or_else(|_| w.clone(), |q| q.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The string at a JSON pointer.
 fn text_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
     value.pointer(pointer).and_then(Value::as_str)
@@ -865,17 +983,120 @@ fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
     Some((ns, name, object.get("spec")?))
 }
 
-/// The source (namespace, name) a Kustomization reads; the namespace
-/// defaults to the Kustomization's own.
-fn source_of(ns: &str, spec: &Value) -> (String, String) {
+/// A Flux source: (kind, namespace, name).
+pub type Source = (String, String, String);
+
+/// The source a Kustomization reads; the namespace defaults to the
+/// Kustomization's own.
+fn source_of(ns: &str, spec: &Value) -> Source {
     let field = |f: &str| {
         spec.pointer(&format!("/sourceRef/{f}"))
             .and_then(Value::as_str)
     };
     (
+        field("kind").unwrap_or("").to_string(),
         field("namespace").unwrap_or(ns).to_string(),
         field("name").unwrap_or("").to_string(),
     )
+}
+
+/// A source whose content is a folder the user named (`--source`): the
+/// Kustomizations that read it are built from that folder.
+pub struct Artifact {
+    /// The source; a namespace `*` names the source of that kind and name
+    /// in every namespace (tenants each have their own copy).
+    pub source: Source,
+    pub workspace: Workspace,
+}
+
+impl Artifact {
+    /// Whether it holds the content of `source`.
+    fn holds(&self, source: &Source) -> bool {
+        let (kind, namespace, name) = &self.source;
+        (kind, name) == (&source.0, &source.2) && (namespace == "*" || namespace == &source.1)
+    }
+}
+
+/// What applies a cluster's folder.
+enum Applier<'a> {
+    /// A Kustomization of the folder whose path is the folder itself, in a
+    /// GitRepository (flux bootstrap writes it there): the folder is built
+    /// as it says (its patches, its postBuild variables). The same path in
+    /// another source (an ExternalArtifact's `./production`) is another
+    /// folder.
+    Kustomization(&'a Manifest, (String, String, &'a Value)),
+    /// A FluxInstance of the folder whose `spec.sync.path` is the folder:
+    /// Flux Operator creates the source and the Kustomization, both named
+    /// `spec.sync.name` or else the instance's namespace, in that namespace
+    /// (controlplaneio-fluxcd/flux-operator 17c6aead,
+    /// `internal/controller/fluxinstance_controller.go`, `build`: `syncName`;
+    /// `internal/builder/templates.go`, `syncTmpl`). The repository is that
+    /// source's content (pushed as it is, where it is an OCI artifact).
+    Instance(Source),
+    /// Neither: `flux bootstrap`'s own, which the repository need not hold.
+    Bootstrap,
+}
+
+fn applier<'a>(first: &'a [Manifest], entry: &str) -> Applier<'a> {
+    for m in first {
+        if let Some((ns, name, spec)) = flux_kustomization(&m.object) {
+            if text_at(spec, "/sourceRef/kind") == Some("GitRepository")
+                && spec_path(spec).ok().as_deref() == Some(entry)
+            {
+                return Applier::Kustomization(m, (ns, name, spec));
+            }
+        }
+    }
+    for m in first {
+        let o = &m.object;
+        let group = text_at(o, "/apiVersion")
+            .and_then(|v| v.split_once('/'))
+            .map(|v| v.0);
+        if group != Some(guard_core::model::kinds::OPERATOR)
+            || text_at(o, "/kind") != Some(guard_core::model::kinds::FLUX_INSTANCE.kind)
+        {
+            continue;
+        }
+        let path = text_at(o, "/spec/sync/path").map(|p| relative(Path::new(p)));
+        if path.and_then(Result::ok).as_deref() != Some(entry) {
+            continue;
+        }
+        let ns = text_at(o, "/metadata/namespace").unwrap_or("default");
+        let name = text_at(o, "/spec/sync/name")
+            .filter(|n| !n.is_empty())
+            .unwrap_or(ns);
+        let kind = text_at(o, "/spec/sync/kind").unwrap_or("");
+        return Applier::Instance((kind.into(), ns.into(), name.into()));
+    }
+    Applier::Bootstrap
+}
+
+/// Why the objects a ResourceSet generates are not judged: check does not
+/// render Flux Operator's templates.
+fn not_rendered(object: &Value) -> Option<String> {
+    let group = text_at(object, "/apiVersion")?.split_once('/')?.0;
+    if group != guard_core::model::kinds::OPERATOR
+        || text_at(object, "/kind")? != guard_core::model::kinds::RESOURCE_SET.kind
+    {
+        return None;
+    }
+    let count = |p: &str| {
+        object
+            .pointer(p)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    let templates = count("/spec/resources")
+        + usize::from(text_at(object, "/spec/resourcesTemplate").is_some());
+    let inputs = match (count("/spec/inputs"), count("/spec/inputsFrom")) {
+        (n, 0) => format!("{n} inputs written in it"),
+        (n, p) => format!("{n} inputs written in it and those of {p} input providers"),
+    };
+    Some(format!(
+        "ResourceSet {}/{} generates objects from {templates} templates and {inputs}: check does not render Flux Operator's templates, so the objects it generates are not judged (the ResourceSet itself is)",
+        text_at(object, "/metadata/namespace").unwrap_or("default"),
+        text_at(object, "/metadata/name").unwrap_or("?"),
+    ))
 }
 
 /// `spec.path` within the repository (empty: its root), normalized.
@@ -885,7 +1106,7 @@ fn spec_path(spec: &Value) -> Result<String> {
 }
 
 /// A path inside the repository, without `.`, `..` or a leading `/`.
-fn relative(path: &Path) -> Result<String> {
+pub(super) fn relative(path: &Path) -> Result<String> {
     let mut parts: Vec<String> = Vec::new();
     for c in path.components() {
         match c {
@@ -907,6 +1128,20 @@ fn relative(path: &Path) -> Result<String> {
 fn normalize(path: &Path) -> String {
     relative(path).unwrap_or_else(|_| path.to_string_lossy().into_owned())
 }
+
+/// A build that needs an object the repository does not hold (one the
+/// cluster has, made by another controller or by hand): whether it
+/// succeeds depends on the cluster.
+#[derive(Debug)]
+pub struct Unknown(String);
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unknown {}
 
 /// The variables of `postBuild`: `substituteFrom` ConfigMaps and Secrets
 /// (from the repository's objects, then `--context`), then `substitute`,
@@ -946,7 +1181,10 @@ fn variables(
             if optional {
                 continue;
             }
-            bail!("substitute from '{kind}/{name}' error: {kind} {ns}/{name} is neither in the repository nor in --context");
+            return Err(Unknown(format!(
+                "substitute from '{kind}/{name}' error: {kind} {ns}/{name} is neither in the repository nor in --context"
+            ))
+            .into());
         };
         let data = object.get("data").and_then(Value::as_object);
         for (k, v) in data.into_iter().flatten() {
@@ -1075,18 +1313,32 @@ impl Lines {
     }
 }
 
-fn hidden(path: &Path) -> bool {
+/// Whether a YAML file may hold Kubernetes objects: a repository's root
+/// has YAML of its tools (linters, task runners) that is not a cluster's.
+/// A file that is not YAML is left for the build to refuse, as Flux's does.
+fn holds_objects(file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return true;
+    };
+    manifests::documents(&file.to_string_lossy(), &text).map_or(true, |documents| {
+        documents
+            .iter()
+            .any(|(_, d)| d.get("apiVersion").is_some() && d.get("kind").is_some())
+    })
+}
+
+pub(super) fn hidden(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }
 
-fn is_yaml(path: &Path) -> bool {
+pub(super) fn is_yaml(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| matches!(e, "yaml" | "yml"))
 }
 
-fn name_of(path: &Path) -> String {
+pub(super) fn name_of(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

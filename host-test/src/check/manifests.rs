@@ -52,6 +52,27 @@ pub struct Manifests {
     /// Documents that are not Kubernetes objects (no `apiVersion` and `kind`),
     /// such as Helm values or kustomize's own `kustomization.yaml` fields.
     pub skipped: Vec<Origin>,
+    /// The Flux Kustomizations kustomize-controller could not build: it
+    /// applies nothing of theirs, and prunes nothing either.
+    pub unbuilt: Vec<Unbuilt>,
+}
+
+/// A Flux Kustomization whose build fails, as kustomize-controller reports
+/// it on its Ready condition.
+#[derive(Debug, Clone)]
+pub struct Unbuilt {
+    /// Where the Kustomization is written (the cluster's folder for the one
+    /// that applies it, when the repository does not hold that one).
+    pub origin: Origin,
+    /// Its (namespace, name).
+    pub kustomization: (String, String),
+    /// The Ready condition's reason: `ArtifactFailed` (its path is not in
+    /// the source) or `BuildFailed`.
+    pub reason: &'static str,
+    pub message: String,
+    /// The build needs an object neither the repository nor `--context`
+    /// holds: whether it fails depends on the cluster.
+    pub undecided: bool,
 }
 
 /// Reads every path: a file, a folder (its `.yaml`, `.yml` and `.json` files,

@@ -4,7 +4,9 @@
 //! would send while Flux applies it, and evaluated through the policy modules
 //! by the same code path as `host-test run`.
 
+pub mod advice;
 pub mod cases;
+pub mod discover;
 pub mod flux;
 pub mod identity;
 pub mod input;
@@ -14,6 +16,7 @@ pub mod report;
 pub mod request;
 pub mod revision;
 pub mod selector;
+pub mod unbuilt;
 pub mod varsub;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -73,6 +76,9 @@ pub enum Level {
     Warning,
     /// The policy would change the object.
     Mutation,
+    /// kustomize-controller cannot build the Kustomization: nothing of it
+    /// is applied.
+    NotApplied,
 }
 
 impl Level {
@@ -83,13 +89,14 @@ impl Level {
             Level::Undecided => "undecided",
             Level::Warning => "warning",
             Level::Mutation => "mutated",
+            Level::NotApplied => "not applied",
         }
     }
 
     /// Whether a finding of this level fails the check.
     pub fn fails(self, warnings_as_errors: bool) -> bool {
         match self {
-            Level::Refusal | Level::Failure | Level::Undecided => true,
+            Level::Refusal | Level::Failure | Level::Undecided | Level::NotApplied => true,
             Level::Warning => warnings_as_errors,
             Level::Mutation => false,
         }
@@ -135,8 +142,10 @@ impl Report {
         for (kind, groups) in other.kinds {
             self.kinds.entry(kind).or_default().extend(groups);
         }
-        if self.policies.is_empty() {
-            self.policies = other.policies;
+        for policy in other.policies {
+            if !self.policies.iter().any(|p| p.name == policy.name) {
+                self.policies.push(policy);
+            }
         }
     }
 }
@@ -295,13 +304,26 @@ pub fn check(
             Some(&object),
             old.as_ref(),
         )?;
-        report
-            .checked
-            .extend(checked.into_iter().map(|c| Checked { unchanged, ..c }));
+        report.checked.extend(
+            checked
+                .into_iter()
+                .map(|c| Checked { unchanged, ..c })
+                .map(for_git),
+        );
+    }
+    if !head.unbuilt.is_empty() {
+        report.policies.push(unbuilt::builder());
+        report.checked.extend(unbuilt::findings(
+            &head.unbuilt,
+            &head_revision,
+            base_revision.as_ref(),
+        ));
     }
     if let (Some(b), true) = (&base_revision, options.prune) {
         for (origin, id, object) in &b.objects {
-            if head_revision.index.contains_key(&id.key()) {
+            if head_revision.index.contains_key(&id.key())
+                || unbuilt::held_back(&head.unbuilt, b, object)
+            {
                 continue;
             }
             let old = checker.stored(b, id, object);
@@ -313,10 +335,32 @@ pub fn check(
                 None,
                 Some(&old),
             )?;
-            report.checked.extend(checked);
+            report.checked.extend(checked.into_iter().map(for_git));
         }
     }
     Ok(report)
+}
+
+/// The verdict with the policies' kubectl advice turned into the edit of
+/// the object's manifest ([`advice`]).
+fn for_git(checked: Checked) -> Checked {
+    let findings = checked
+        .findings
+        .iter()
+        .map(|f| Finding {
+            level: f.level,
+            message: advice::for_git(
+                &f.message,
+                &checked.origin,
+                &checked.object,
+                checked.operation,
+            ),
+        })
+        .collect();
+    Checked {
+        findings,
+        ..checked
+    }
 }
 
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {

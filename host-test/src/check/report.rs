@@ -66,16 +66,28 @@ fn object_name(report: &Report, id: &Identity) -> String {
 /// kind, and how many of them are on objects the change leaves as they were.
 pub fn summary(report: &Report) -> String {
     let count = |level: Level| findings(report).filter(|(_, f)| f.level == level).count();
+    let not_applied = count(Level::NotApplied);
     let mut line = format!(
         "{} objects, {} evaluations: {} refused, {} failed, {} undecided, {} warnings, {} changed",
         report.objects,
-        report.checked.len(),
+        report.checked.len() - not_applied,
         count(Level::Refusal),
         count(Level::Failure),
         count(Level::Undecided),
         count(Level::Warning),
         count(Level::Mutation),
     );
+    if not_applied > 0 {
+        let kustomizations = if not_applied == 1 {
+            "Kustomization"
+        } else {
+            "Kustomizations"
+        };
+        let _ = write!(
+            line,
+            ", {not_applied} {kustomizations} not applied (build failed)"
+        );
+    }
     let unchanged = findings(report).count() - shown(report).count();
     if unchanged > 0 {
         let _ = write!(
@@ -140,7 +152,7 @@ const ANNOTATIONS_SHOWN: usize = 10;
 
 fn command(level: Level) -> &'static str {
     match level {
-        Level::Refusal | Level::Failure | Level::Undecided => "error",
+        Level::Refusal | Level::Failure | Level::Undecided | Level::NotApplied => "error",
         Level::Warning => "warning",
         Level::Mutation => "notice",
     }
@@ -384,7 +396,7 @@ fn sarif(report: &Report, warnings_as_errors: bool) -> String {
                 Level::Warning if warnings_as_errors => "error",
                 Level::Warning => "warning",
                 Level::Mutation => "note",
-                Level::Refusal | Level::Failure | Level::Undecided => "error",
+                Level::Refusal | Level::Failure | Level::Undecided | Level::NotApplied => "error",
             };
             let logical = json!([{
                 "fullyQualifiedName": object,

@@ -1,7 +1,7 @@
 //! `host-test check`: a GitOps repository's manifests through the policies,
 //! as the requests kube-apiserver sends while Flux applies them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
@@ -57,6 +57,12 @@ pub struct Args {
     /// are added to every object, as kustomize-controller adds them.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     kustomization: Option<String>,
+    /// A Flux source whose content is a folder (repeatable): the
+    /// Kustomizations that read KIND NAMESPACE/NAME (an OCIRepository, an
+    /// ExternalArtifact, another GitRepository) are built from FOLDER, as
+    /// from the artifact's root. NAMESPACE `*`: in every namespace.
+    #[arg(long = "source", value_name = "KIND/NAMESPACE/NAME=FOLDER")]
+    sources: Vec<String>,
     /// Do not check the deletion of objects the base has and the head has not.
     #[arg(long)]
     no_prune: bool,
@@ -179,11 +185,19 @@ fn judge(
         (None, true) => check::input::Base::None,
     };
     let applier = owner.unwrap_or_else(bootstrap);
-    let judged = check::input::read(&args.paths, base, &applier, &options.context)?;
+    let artifacts = args
+        .sources
+        .iter()
+        .map(|s| artifact(s))
+        .collect::<Result<Vec<_>>>()?;
+    let judged = check::input::read(&args.paths, base, &applier, &artifacts, &options.context)?;
     if judged.is_empty() {
         bail!("no object read: every folder given is left out of the repository's artifact");
     }
-    if let Some(empty) = judged.iter().find(|j| j.head.objects.is_empty()) {
+    // A cluster whose build fails is a finding; one that holds nothing is
+    // not a pass.
+    let empty = |j: &&check::input::Judged| j.head.objects.is_empty() && j.head.unbuilt.is_empty();
+    if let Some(empty) = judged.iter().find(empty) {
         bail!(
             "no object read from {}: an empty input (a failed build upstream?) is not a pass",
             empty.name
@@ -193,9 +207,33 @@ fn judge(
     let loaded = check::load(configured, options.now)?;
     let mut report = check::Report::default();
     for j in &judged {
-        report.merge(check::check(&j.head, j.base.as_ref(), &loaded, options)?);
+        let mut one = check::check(&j.head, j.base.as_ref(), &loaded, options)?;
+        one.checked.retain(|c| j.reports(&c.origin.file));
+        report.merge(one);
     }
     Ok(report)
+}
+
+/// `--source KIND/NAMESPACE/NAME=FOLDER`.
+fn artifact(text: &str) -> Result<check::flux::Artifact> {
+    let parsed = text.split_once('=').and_then(|(source, folder)| {
+        let mut parts = source.splitn(3, '/');
+        let source = (parts.next()?, parts.next()?, parts.next()?);
+        Some((source, folder))
+    });
+    let Some(((kind, namespace, name), folder)) =
+        parsed.filter(|((k, n, m), f)| ![*k, *n, *m, *f].iter().any(|p| p.is_empty()))
+    else {
+        bail!("--source {text}: expected KIND/NAMESPACE/NAME=FOLDER");
+    };
+    let folder = Path::new(folder);
+    if !folder.is_dir() {
+        bail!("--source {text}: {} is not a folder", folder.display());
+    }
+    Ok(check::flux::Artifact {
+        source: (kind.into(), namespace.into(), name.into()),
+        workspace: check::flux::Workspace::artifact(folder)?,
+    })
 }
 
 /// The requested report is still written, saying why nothing was judged, so
