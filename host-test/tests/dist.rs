@@ -103,8 +103,21 @@ fn an_unreadable_wall_clock_is_a_500_refusal_naming_the_cause() {
                 rejection_message: None,
             },
         };
+        // flux-gate with no binding answers a request nothing concerns
+        // unread, clock and all (`Policy::unconcerned`): give it a binding so
+        // it must judge this one.
+        let settings = if entry.name == "flux-gate" {
+            serde_json::json!({
+                "gates": [{"name": "freeze", "schedules": [{"cron": "0 0 * * FRI",
+                    "timeZone": "UTC", "window": "24h", "action": "close"}]}],
+                "bindings": [{"gates": ["freeze"],
+                    "match": {"appliedBy": [{"kind": "Kustomization", "namespace": "flux-system"}]}}],
+            })
+        } else {
+            serde_json::json!({})
+        };
         let response = policy
-            .evaluate(&request, &serde_json::json!({}), &eval)
+            .evaluate(&request, &settings, &eval)
             .0
             .unwrap_or_else(|e| panic!("{}: {e:?}", entry.name));
         assert_eq!(response["allowed"], false, "{}", entry.name);
