@@ -332,6 +332,7 @@ impl<'c> Mutator<'c> {
     }
 
     /// A mutation at a random node of `root`.
+    #[expect(clippy::too_many_lines, reason = "one arm per mutation of a node")]
     fn generic(
         &self,
         rng: &mut Rng,
@@ -655,6 +656,7 @@ impl<'c> Mutator<'c> {
         map.insert(key, value);
     }
 
+    #[expect(clippy::too_many_lines, reason = "one arm per envelope field mutated")]
     fn request_meta(&self, rng: &mut Rng, input: &mut Input) {
         let dict = &self.corpus.dict;
         let Value::Object(req) = &mut input.request else {
@@ -971,6 +973,7 @@ impl<'c> Mutator<'c> {
     }
 
     /// A value for a settings field: of its shape when `right`, of another otherwise.
+    #[expect(clippy::too_many_lines, reason = "one arm per shape of settings field")]
     fn shaped(&self, rng: &mut Rng, field: &Field, right: bool, depth: usize) -> Value {
         let dict = &self.corpus.dict;
         if !right {

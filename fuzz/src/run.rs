@@ -129,6 +129,10 @@ struct Shared {
     in_flight: Vec<(AtomicU64, AtomicU64)>,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the workers and the progress they share, in one thread scope"
+)]
 pub fn run(config: &Config, corpus: &Corpus, target: &dyn Target) -> Summary {
     engine::install_panic_hook();
     let mutator = Mutator::new(corpus, config.raw);

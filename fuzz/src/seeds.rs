@@ -113,6 +113,10 @@ pub fn load(policy: &str, cases_dir: &Path, policies_dir: &Path) -> Result<Corpu
 }
 
 /// The corpus from seeds already in memory (also what the unit tests use).
+#[expect(
+    clippy::too_many_lines,
+    reason = "every source of a policy's seeds, gathered in one place"
+)]
 pub fn build(
     policy: &str,
     seeds: Vec<Seed>,

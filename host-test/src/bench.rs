@@ -297,6 +297,10 @@ impl Official {
 
 /// Benchmarks one policy module on the given inputs, with the read floor
 /// (and the official policy, when it is at hand) under those that ask for it.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one module's measurements, taken and printed in the order of its table"
+)]
 pub fn bench_policy(
     wasm_path: &Path,
     inputs: &[Input],

@@ -156,6 +156,10 @@ fn yaml<T: Serialize>(value: &T) -> Result<String> {
 }
 
 /// `artifacthub/<policy>/artifacthub-pkg.yml`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the package written field by field, in the order of Artifact Hub's schema"
+)]
 pub fn artifacthub_package(s: &Sources, created_at: &str) -> Result<String> {
     let source = s.annotation("io.kubewarden.policy.source");
     let mut annotations = BTreeMap::new();

@@ -401,6 +401,10 @@ fn write(caller: &mut Caller<'_, HostState>, ptr: i32, bytes: &[u8]) -> Result<(
 }
 
 /// The `wapc` imports, after the waPC protocol.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one closure per waPC import, as the protocol lists them"
+)]
 fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
     linker.func_wrap(
         "wapc",

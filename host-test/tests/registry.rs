@@ -169,6 +169,10 @@ fn policy_server_boots(
     outcome
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario against one registry: each step uses what the one before pushed"
+)]
 #[test]
 fn signed_modules_and_their_sboms_verify_and_tampering_does_not() {
     use host_test::{sbom, signing};
@@ -332,6 +336,10 @@ const PASSWORD: &str = "release-dry-run";
 /// signature by another key refused. Ignored by `cargo test` (it pushes
 /// every module and writes the release assets under target/); the make
 /// target runs it.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the release's steps in order against one registry"
+)]
 #[test]
 #[ignore = "`make release-dry-run` runs it"]
 fn release_dry_run() {

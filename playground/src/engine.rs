@@ -125,6 +125,10 @@ pub fn parse_context(text: &str) -> Result<Vec<Recorded>, InputError> {
 
 /// Reads and checks every input; all problems at once, so the page can show
 /// each at its place.
+#[expect(
+    clippy::too_many_lines,
+    reason = "every input's check, collecting all problems at once for the page"
+)]
 pub fn prepare(input: &Input) -> Result<Prepared, Vec<InputError>> {
     let mut errors = Vec::new();
     let entry = entry(&input.policy);

@@ -108,6 +108,10 @@ pub fn parse(command: &str) -> Result<Command, String> {
     parse_words(&words)
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per kubectl word and flag the stories use"
+)]
 fn kubectl(words: &[String]) -> Result<Command, String> {
     let mut namespace = None;
     let mut overwrite = false;

@@ -165,6 +165,10 @@ struct Judge<'s, 'e, 'f> {
     evaluate: &'e mut Evaluate<'f>,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a step's moves and the judgement of each reply, in the order a story reads"
+)]
 fn run_step(
     judge: &mut Judge<'_, '_, '_>,
     n: usize,

@@ -18,7 +18,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-#[allow(
+#[expect(
     unsafe_code,
     reason = "`no_mangle` is how waPC finds the init function"
 )]

@@ -219,6 +219,10 @@ impl Workspace {
     /// names that folder as its own path. `context` answers `substituteFrom`
     /// lookups the repository cannot. With `notes`, the Kustomizations not
     /// followed are named on stderr.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the walk from the root Kustomization, step by step as Flux takes it"
+    )]
     pub fn build_cluster(
         &self,
         entry: &Path,
@@ -429,6 +433,10 @@ impl Workspace {
     /// One `kustomize build` of `path` (relative to the root), as
     /// kustomize-controller runs it for `kustomization` (none: the folder as
     /// it is, for the cluster's own folder).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the steps of one kustomize build, in the order kustomize-controller takes them"
+    )]
     fn build(&self, path: &str, kustomization: Option<&Value>) -> Result<Vec<Manifest>> {
         let dir = self.root.join(path);
         if !dir.is_dir() {

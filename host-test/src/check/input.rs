@@ -54,6 +54,7 @@ pub enum Base<'a> {
 
 /// Reads every path; `owner` is the Kustomization that applies what no
 /// Kustomization of the repository applies.
+#[expect(clippy::too_many_lines, reason = "one branch per kind of input path")]
 pub fn read(
     paths: &[PathBuf],
     base: Base<'_>,

@@ -217,6 +217,10 @@ pub fn load(configured: Vec<Configured>, now: Timestamp) -> Result<Vec<Loaded>> 
 }
 
 /// Checks `head` (and, with `base`, the change from `base` to `head`).
+#[expect(
+    clippy::too_many_lines,
+    reason = "every check of a revision, in the order the report lists them"
+)]
 pub fn check(
     head: &Manifests,
     base: Option<&Manifests>,
@@ -363,6 +367,10 @@ fn for_git(checked: Checked) -> Checked {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a revision's objects gathered from each of their origins"
+)]
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
     let mut index = HashMap::new();

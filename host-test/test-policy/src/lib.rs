@@ -6,7 +6,7 @@
 use kubewarden_policy_sdk::wapc_guest::{self as guest, CallResult};
 use serde_json::{json, Value};
 
-#[allow(
+#[expect(
     unsafe_code,
     reason = "`no_mangle` is how waPC finds the init function"
 )]

@@ -188,7 +188,7 @@ const OPERATOR_RECONCILE: Option<Honours> = Some(Honours::DisableAnnotation(
     "fluxcd.controlplane.io/reconcile",
 ));
 
-#[allow(clippy::too_many_arguments, reason = "one row of the table")]
+#[expect(clippy::too_many_arguments, reason = "one row of the table")]
 const fn kind(
     group: &'static str,
     kind: &'static str,
