@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use guard_core::names::check_name_part;
+use guard_core::names::{check_name_part, NameError};
 use guard_core::UserInfo;
 
 use crate::alert::{Alert, FieldError};
@@ -30,7 +30,7 @@ pub(crate) enum Finding {
     Unreadable(FieldError),
     /// An eventMetadata key that is not an annotation name part; `error`
     /// is guard-core's.
-    BadKey { key: String, error: String },
+    BadKey { key: String, error: NameError },
     ControlCharacter {
         field: Field,
         value: String,

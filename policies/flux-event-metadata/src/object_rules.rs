@@ -3,7 +3,7 @@
 //! checking them, so each mistake here is otherwise invisible until a
 //! notification is wrong.
 
-use guard_core::names::check_name_part;
+use guard_core::names::{check_name_part, NameError};
 use guard_core::UserInfo;
 
 use crate::annotations::{entries, Entry};
@@ -25,7 +25,7 @@ pub(crate) struct Finding {
 #[derive(Debug, PartialEq)]
 pub(crate) enum Problem {
     /// The key is not an annotation name part; `error` is guard-core's.
-    BadKey { key: String, error: String },
+    BadKey { key: String, error: NameError },
     ControlCharacter {
         key: String,
         value: String,

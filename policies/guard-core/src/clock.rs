@@ -20,15 +20,36 @@ fn errno_name(errno: u16) -> &'static str {
 
 /// The instant `clock_time_get(realtime)` answered: `errno` 0 and the
 /// nanoseconds since the Unix epoch, or the reason there is none.
-pub fn from_wasi(errno: u16, nanos: u64) -> Result<Timestamp, String> {
+pub fn from_wasi(errno: u16, nanos: u64) -> Result<Timestamp, ClockError> {
     if errno != 0 {
-        return Err(format!(
-            "the host's clock_time_get failed with WASI errno {errno} ({})",
-            errno_name(errno)
-        ));
+        return Err(ClockError::Errno(errno));
     }
-    Timestamp::from_nanosecond(i128::from(nanos))
-        .map_err(|_| format!("the host's clock reads {nanos} ns since 1970, past year 9999"))
+    Timestamp::from_nanosecond(i128::from(nanos)).map_err(|_| ClockError::PastYear9999(nanos))
+}
+
+/// Why the host's clock gave no instant; its words are in `Display`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClockError {
+    /// `clock_time_get` answered this WASI errno.
+    Errno(u16),
+    /// It answered these nanoseconds since 1970, past what an instant holds.
+    PastYear9999(u64),
+}
+
+impl std::fmt::Display for ClockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Errno(errno) => write!(
+                f,
+                "the host's clock_time_get failed with WASI errno {errno} ({})",
+                errno_name(*errno)
+            ),
+            Self::PastYear9999(nanos) => write!(
+                f,
+                "the host's clock reads {nanos} ns since 1970, past year 9999"
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -42,7 +63,7 @@ mod tests {
             Ok("2026-11-20T10:00:00.5Z".parse().unwrap())
         );
         assert_eq!(
-            from_wasi(61, 0).unwrap_err(),
+            from_wasi(61, 0).unwrap_err().to_string(),
             "the host's clock_time_get failed with WASI errno 61 \
              (overflow: the time does not fit in 64-bit nanoseconds)"
         );

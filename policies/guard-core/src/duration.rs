@@ -3,7 +3,7 @@
 
 /// Parses a Go duration into nanoseconds, with Go's exact grammar:
 /// `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+` or a bare `0`.
-pub fn parse(text: &str) -> Result<i64, String> {
+pub fn parse(text: &str) -> Result<i64, DurationError> {
     let err = || invalid(text);
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, text.get(1..).unwrap_or("")),
@@ -22,10 +22,7 @@ pub fn parse(text: &str) -> Result<i64, String> {
         total = total.checked_add(value).ok_or_else(err)?;
         // Go's range: -9223372036854775808ns to 9223372036854775807ns.
         if total > u128::from(i64::MAX.unsigned_abs()).saturating_add(u128::from(negative)) {
-            return Err(format!(
-                "invalid duration {}: out of range",
-                crate::names::quote(text)
-            ));
+            return Err(DurationError::new(text, Why::OutOfRange));
         }
         rest = after;
     }
@@ -39,16 +36,64 @@ pub fn parse(text: &str) -> Result<i64, String> {
 }
 
 /// The refusal of a duration that does not follow the grammar.
-fn invalid(text: &str) -> String {
-    format!(
-        "invalid duration {}: use Go syntax such as 90s, 1h30m or 1.5h",
-        crate::names::quote(text)
-    )
+fn invalid(text: &str) -> DurationError {
+    DurationError::new(text, Why::Syntax)
+}
+
+/// Why a text is not a Go duration; its words are in `Display`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurationError {
+    /// The text as it was given.
+    pub text: String,
+    pub why: Why,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// Not Go's syntax.
+    Syntax,
+    /// More nanoseconds than an `i64` holds.
+    OutOfRange,
+    /// A number without its unit.
+    MissingUnit,
+    /// A unit Go does not know.
+    UnknownUnit(String),
+}
+
+impl DurationError {
+    fn new(text: &str, why: Why) -> Self {
+        Self {
+            text: text.to_string(),
+            why,
+        }
+    }
+}
+
+impl std::fmt::Display for DurationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = crate::names::quote(&self.text);
+        match &self.why {
+            Why::Syntax => write!(
+                f,
+                "invalid duration {text}: use Go syntax such as 90s, 1h30m or 1.5h"
+            ),
+            Why::OutOfRange => write!(f, "invalid duration {text}: out of range"),
+            Why::MissingUnit => write!(
+                f,
+                "invalid duration {text}: missing unit (ns, us, ms, s, m, h)"
+            ),
+            Why::UnknownUnit(unit) => write!(
+                f,
+                "invalid duration {text}: unknown unit {} (use ns, us, ms, s, m or h)",
+                crate::names::quote(unit)
+            ),
+        }
+    }
 }
 
 /// The first `<number><unit>` of `rest` (a part of the duration `text`): its
 /// nanoseconds, and what follows it.
-fn component<'a>(rest: &'a str, text: &str) -> Result<(u128, &'a str), String> {
+fn component<'a>(rest: &'a str, text: &str) -> Result<(u128, &'a str), DurationError> {
     let err = || invalid(text);
     let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
     let (int_part, after) = rest.split_at(int_len);
@@ -91,7 +136,7 @@ fn component<'a>(rest: &'a str, text: &str) -> Result<(u128, &'a str), String> {
 }
 
 /// The nanoseconds in one `unit` of the duration `text`.
-fn unit_scale(unit: &str, text: &str) -> Result<u128, String> {
+fn unit_scale(unit: &str, text: &str) -> Result<u128, DurationError> {
     Ok(match unit {
         "ns" => 1,
         "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
@@ -99,17 +144,11 @@ fn unit_scale(unit: &str, text: &str) -> Result<u128, String> {
         "s" => 1_000_000_000,
         "m" => 60_000_000_000,
         "h" => 3_600_000_000_000,
-        "" => {
-            return Err(format!(
-                "invalid duration {}: missing unit (ns, us, ms, s, m, h)",
-                crate::names::quote(text)
-            ))
-        }
+        "" => return Err(DurationError::new(text, Why::MissingUnit)),
         other => {
-            return Err(format!(
-                "invalid duration {}: unknown unit {} (use ns, us, ms, s, m or h)",
-                crate::names::quote(text),
-                crate::names::quote(other)
+            return Err(DurationError::new(
+                text,
+                Why::UnknownUnit(other.to_string()),
             ))
         }
     })
@@ -169,7 +208,7 @@ pub struct GoDuration {
 }
 
 impl GoDuration {
-    pub fn new(text: &str) -> Result<Self, String> {
+    pub fn new(text: &str) -> Result<Self, DurationError> {
         Ok(Self {
             nanos: parse(text)?,
             text: text.to_string(),

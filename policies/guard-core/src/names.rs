@@ -7,81 +7,142 @@
 //! commit 52d6a1804554ed8f4c716d3ff0cb69923ea29937). Only ASCII passes the
 //! character rules, so bytes and characters differ only for a name refused anyway.
 
+/// Why a name breaks a Kubernetes name rule; its words are in `Display`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameError {
+    Empty,
+    /// Longer than `max` bytes: it has `len`.
+    TooLong {
+        max: usize,
+        len: usize,
+    },
+    /// Not alphanumeric at both ends (`lower`: lower-case alphanumeric).
+    Ends {
+        lower: bool,
+    },
+    /// A name part holds `found`, which it may not.
+    NamePartCharacter {
+        found: char,
+    },
+    /// A DNS-1123 name holds a character other than lower-case alphanumerics, `-`, `.`.
+    Dns1123Character,
+    /// A DNS-1123 label holds a dot.
+    Dot,
+    /// A qualified name's prefix breaks a rule.
+    Prefix {
+        prefix: String,
+        why: Box<NameError>,
+    },
+    /// A qualified name's name part breaks a rule.
+    Name {
+        name: String,
+        why: Box<NameError>,
+    },
+}
+
+impl std::fmt::Display for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => f.write_str("must not be empty"),
+            Self::TooLong { max, len } => write!(f, "must be at most {max} bytes (it has {len})"),
+            Self::Ends { lower: false } => f.write_str("must begin and end with a letter or digit"),
+            Self::Ends { lower: true } => {
+                f.write_str("must begin and end with a lower-case letter or digit")
+            }
+            Self::NamePartCharacter { found } => write!(
+                f,
+                "may contain only letters, digits, '-', '_' and '.' (found {found:?})"
+            ),
+            Self::Dns1123Character => {
+                f.write_str("may contain only lower-case letters, digits, '-' and '.'")
+            }
+            Self::Dot => f.write_str("may not contain '.'"),
+            Self::Prefix { prefix, why } => write!(f, "prefix {} {why}", quote(prefix)),
+            Self::Name { name, why } => write!(f, "name {} {why}", quote(name)),
+        }
+    }
+}
+
 /// A qualified name's name part: at most 63 bytes, alphanumeric at both
 /// ends, `-`, `_` and `.` inside (`[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).
-pub fn check_name_part(name: &str) -> Result<(), String> {
+pub fn check_name_part(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err("must not be empty".into());
+        return Err(NameError::Empty);
     }
     too_long(name, 63)?;
     let bytes = name.as_bytes();
     let alnum = |b: &u8| b.is_ascii_alphanumeric();
     if !bytes.first().is_some_and(alnum) || !bytes.last().is_some_and(alnum) {
-        return Err("must begin and end with a letter or digit".into());
+        return Err(NameError::Ends { lower: false });
     }
-    if let Some(c) = name
+    if let Some(found) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
     {
-        return Err(format!(
-            "may contain only letters, digits, '-', '_' and '.' (found {c:?})"
-        ));
+        return Err(NameError::NamePartCharacter { found });
     }
     Ok(())
 }
 
 /// A DNS-1123 subdomain: at most 253 bytes of lower-case alphanumerics,
 /// `-` and `.`, alphanumeric at both ends (namespaced object names, key prefixes).
-pub fn check_dns1123_subdomain(name: &str) -> Result<(), String> {
+pub fn check_dns1123_subdomain(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err("must not be empty".into());
+        return Err(NameError::Empty);
     }
     too_long(name, 253)?;
     let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let bytes = name.as_bytes();
     if !bytes.first().is_some_and(lower_alnum) || !bytes.last().is_some_and(lower_alnum) {
-        return Err("must begin and end with a lower-case letter or digit".into());
+        return Err(NameError::Ends { lower: true });
     }
     if name
         .bytes()
         .any(|b| !(lower_alnum(&b) || b == b'-' || b == b'.'))
     {
-        return Err("may contain only lower-case letters, digits, '-' and '.'".into());
+        return Err(NameError::Dns1123Character);
     }
     Ok(())
 }
 
 /// A DNS-1123 label: a subdomain of at most 63 bytes without dots
 /// (namespace names).
-pub fn check_dns1123_label(name: &str) -> Result<(), String> {
+pub fn check_dns1123_label(name: &str) -> Result<(), NameError> {
     check_dns1123_subdomain(name)?;
     too_long(name, 63)?;
     if name.contains('.') {
-        return Err("may not contain '.'".into());
+        return Err(NameError::Dot);
     }
     Ok(())
 }
 
 /// The length rule, in the unit Kubernetes counts: bytes.
-fn too_long(name: &str, max: usize) -> Result<(), String> {
+fn too_long(name: &str, max: usize) -> Result<(), NameError> {
     if name.len() > max {
-        return Err(format!(
-            "must be at most {max} bytes (it has {})",
-            name.len()
-        ));
+        return Err(NameError::TooLong {
+            max,
+            len: name.len(),
+        });
     }
     Ok(())
 }
 
 /// A qualified name as annotation and label keys use it: `[prefix/]name`.
-pub fn check_qualified_name(key: &str) -> Result<(), String> {
-    match key.split_once('/') {
-        Some((prefix, name)) => {
-            check_dns1123_subdomain(prefix).map_err(|e| format!("prefix {} {e}", quote(prefix)))?;
-            check_name_part(name).map_err(|e| format!("name {} {e}", quote(name)))
-        }
-        None => check_name_part(key).map_err(|e| format!("name {} {e}", quote(key))),
+pub fn check_qualified_name(key: &str) -> Result<(), NameError> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        check_dns1123_subdomain(prefix).map_err(|why| NameError::Prefix {
+            prefix: prefix.to_string(),
+            why: Box::new(why),
+        })?;
     }
+    check_name_part(name).map_err(|why| NameError::Name {
+        name: name.to_string(),
+        why: Box::new(why),
+    })
 }
 
 /// `text` as one POSIX shell word, inside single quotes (each `'` written
@@ -219,19 +280,23 @@ mod tests {
         let e_acute = "é".repeat(32);
         assert_eq!(e_acute.chars().count(), 32);
         assert_eq!(
-            check_name_part(&e_acute).unwrap_err(),
+            check_name_part(&e_acute).unwrap_err().to_string(),
             "must be at most 63 bytes (it has 64)"
         );
         assert_eq!(
-            check_name_part(&"a".repeat(64)).unwrap_err(),
+            check_name_part(&"a".repeat(64)).unwrap_err().to_string(),
             "must be at most 63 bytes (it has 64)"
         );
         assert_eq!(
-            check_dns1123_subdomain(&"ü".repeat(127)).unwrap_err(),
+            check_dns1123_subdomain(&"ü".repeat(127))
+                .unwrap_err()
+                .to_string(),
             "must be at most 253 bytes (it has 254)"
         );
         assert_eq!(
-            check_dns1123_label(&"a".repeat(64)).unwrap_err(),
+            check_dns1123_label(&"a".repeat(64))
+                .unwrap_err()
+                .to_string(),
             "must be at most 63 bytes (it has 64)"
         );
     }

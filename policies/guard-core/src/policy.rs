@@ -137,7 +137,7 @@ pub fn evaluate_prejudged<P: Policy>(
 /// The reply when the wall clock cannot be read: nothing time-dependent can
 /// be judged, so the request is refused with HTTP 500 and the cause, as
 /// policy-server answers a policy that cannot run.
-pub fn clock_failure<P: Policy>(cause: &str) -> Vec<u8> {
+pub fn clock_failure<P: Policy>(cause: &dyn std::fmt::Display) -> Vec<u8> {
     Verdict::deny_with_code(
         format!(
             "{}: cannot judge the request without the wall clock: {cause}",

@@ -8,14 +8,22 @@ use jiff::Timestamp;
 /// Parses `2026-11-20T10:00:00Z`, `2026-11-20t10:00:00.5+01:00` and the like:
 /// RFC 3339's `date-time`, with `T`/`t` (or a space) and `Z`/`z` or a numeric offset.
 /// Calendar arithmetic is jiff's, which checks every step.
-pub fn parse(text: &str) -> Result<Timestamp, String> {
-    let err = || {
-        format!(
+pub fn parse(text: &str) -> Result<Timestamp, NotAnInstant> {
+    instant(text.as_bytes()).ok_or_else(|| NotAnInstant(text.to_string()))
+}
+
+/// A text that is not an RFC 3339 instant; its words are in `Display`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAnInstant(pub String);
+
+impl std::fmt::Display for NotAnInstant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "{} is not an RFC 3339 instant such as 2026-11-20T10:00:00Z",
-            crate::names::quote(text)
+            crate::names::quote(&self.0)
         )
-    };
-    instant(text.as_bytes()).ok_or_else(err)
+    }
 }
 
 /// A setting written as an RFC 3339 instant: the text as written, for
@@ -29,7 +37,7 @@ pub struct Instant {
 impl<'de> serde::Deserialize<'de> for Instant {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         crate::text_setting::from_text(d, "an RFC 3339 instant", |text| {
-            Ok(Self {
+            Ok::<_, NotAnInstant>(Self {
                 at: parse(text)?,
                 text: text.to_string(),
             })

@@ -7,25 +7,26 @@
 /// error raised after deserializing a `String` would be placed after the
 /// enclosing object, and [`crate::settings::parse`] would name the wrong
 /// setting).
-pub fn from_text<'de, D, T>(
+pub fn from_text<'de, D, T, E>(
     deserializer: D,
     expecting: &'static str,
-    parse: fn(&str) -> Result<T, String>,
+    parse: fn(&str) -> Result<T, E>,
 ) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
+    E: std::fmt::Display,
 {
-    struct Text<T> {
+    struct Text<T, E> {
         expecting: &'static str,
-        parse: fn(&str) -> Result<T, String>,
+        parse: fn(&str) -> Result<T, E>,
     }
-    impl<T> serde::de::Visitor<'_> for Text<T> {
+    impl<T, E: std::fmt::Display> serde::de::Visitor<'_> for Text<T, E> {
         type Value = T;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str(self.expecting)
         }
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
-            (self.parse)(text).map_err(E::custom)
+        fn visit_str<R: serde::de::Error>(self, text: &str) -> Result<T, R> {
+            (self.parse)(text).map_err(R::custom)
         }
     }
     deserializer.deserialize_str(Text { expecting, parse })

@@ -52,7 +52,7 @@ extern "C" {
 /// read through the import itself: `SystemTime::now()` panics when the host
 /// answers with an errno (wasmtime-wasi 48, `p1.rs` `clock_time_get`, gives
 /// `overflow` for a clock past 2554), and a panic is a trap.
-fn wall_clock() -> Result<jiff::Timestamp, String> {
+fn wall_clock() -> Result<jiff::Timestamp, crate::clock::ClockError> {
     const CLOCKID_REALTIME: u32 = 0;
     let mut nanos: u64 = 0;
     #[expect(

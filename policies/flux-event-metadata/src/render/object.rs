@@ -124,7 +124,7 @@ pub(super) fn text(scene: &Scene<'_>, finding: &Finding) -> String {
     }
 }
 
-fn bad_key(on: On, key: &str, error: &str) -> String {
+fn bad_key(on: On, key: &str, error: &guard_core::names::NameError) -> String {
     let holder = match on {
         On::Object => "annotation".to_string(),
         On::Template => format!("{TEMPLATE_FIELD} key"),

@@ -31,13 +31,13 @@ pub fn parse_ref(
         Some((ns, name)) => (Some(ns), name),
         None => (None, text),
     };
-    let bad = |e: String| {
+    let bad = |e: &dyn std::fmt::Display| {
         format!(
             "{} is not a gate name: {e}; write name or namespace/name",
             names::quote(text)
         )
     };
-    names::check_dns1123_subdomain(name).map_err(bad)?;
+    names::check_dns1123_subdomain(name).map_err(|e| bad(&e))?;
     match namespace {
         None => Ok(match declared.iter().position(|g| g.name == name) {
             Some(i) => GateRef::Declared(i),
@@ -47,7 +47,7 @@ pub fn parse_ref(
             },
         }),
         Some(ns) => {
-            names::check_dns1123_label(ns).map_err(|e| bad(format!("namespace {e}")))?;
+            names::check_dns1123_label(ns).map_err(|e| bad(&format_args!("namespace {e}")))?;
             Ok(GateRef::Object {
                 namespace: ns.to_string(),
                 name: name.to_string(),
