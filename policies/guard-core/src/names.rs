@@ -28,16 +28,25 @@ pub enum NameError {
     Dns1123Character,
     /// A DNS-1123 label holds a dot.
     Dot,
-    /// A qualified name's prefix breaks a rule.
-    Prefix {
-        prefix: String,
-        why: Box<NameError>,
-    },
-    /// A qualified name's name part breaks a rule.
-    Name {
-        name: String,
-        why: Box<NameError>,
-    },
+}
+
+/// Which part of a qualified name breaks a rule, and why; its words are in
+/// `Display`. Apart from [`NameError`] so that a module checking only name
+/// parts carries none of its code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QualifiedNameError {
+    /// The prefix (before the `/`) rather than the name part.
+    pub in_prefix: bool,
+    /// The part as it was given.
+    pub part: String,
+    pub why: NameError,
+}
+
+impl std::fmt::Display for QualifiedNameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let part = if self.in_prefix { "prefix" } else { "name" };
+        write!(f, "{part} {} {}", quote(&self.part), self.why)
+    }
 }
 
 impl std::fmt::Display for NameError {
@@ -57,8 +66,6 @@ impl std::fmt::Display for NameError {
                 f.write_str("may contain only lower-case letters, digits, '-' and '.'")
             }
             Self::Dot => f.write_str("may not contain '.'"),
-            Self::Prefix { prefix, why } => write!(f, "prefix {} {why}", quote(prefix)),
-            Self::Name { name, why } => write!(f, "name {} {why}", quote(name)),
         }
     }
 }
@@ -128,21 +135,20 @@ fn too_long(name: &str, max: usize) -> Result<(), NameError> {
 }
 
 /// A qualified name as annotation and label keys use it: `[prefix/]name`.
-pub fn check_qualified_name(key: &str) -> Result<(), NameError> {
+pub fn check_qualified_name(key: &str) -> Result<(), QualifiedNameError> {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
     };
+    let error = |in_prefix: bool, part: &str, why: NameError| QualifiedNameError {
+        in_prefix,
+        part: part.to_string(),
+        why,
+    };
     if let Some(prefix) = prefix {
-        check_dns1123_subdomain(prefix).map_err(|why| NameError::Prefix {
-            prefix: prefix.to_string(),
-            why: Box::new(why),
-        })?;
+        check_dns1123_subdomain(prefix).map_err(|why| error(true, prefix, why))?;
     }
-    check_name_part(name).map_err(|why| NameError::Name {
-        name: name.to_string(),
-        why: Box::new(why),
-    })
+    check_name_part(name).map_err(|why| error(false, name, why))
 }
 
 /// `text` as one POSIX shell word, inside single quotes (each `'` written
