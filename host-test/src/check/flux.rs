@@ -1047,8 +1047,15 @@ fn text_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 
 /// `(namespace, name, spec)` when `object` is a Flux Kustomization.
 fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
-    let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
-    if group != FLUX_KUSTOMIZATION || object.get("kind")? != "Kustomization" {
+    let (ns, name) = of_kind(object, FLUX_KUSTOMIZATION, "Kustomization")?;
+    Some((ns, name, object.get("spec")?))
+}
+
+/// `(namespace, name)` when `object` is of `group` and `kind` (the
+/// namespace `default` where it names none).
+pub(super) fn of_kind(object: &Value, group: &str, kind: &str) -> Option<(String, String)> {
+    let of = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
+    if of != group || object.get("kind")?.as_str()? != kind {
         return None;
     }
     let name = object.pointer("/metadata/name")?.as_str()?.to_string();
@@ -1057,7 +1064,7 @@ fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
         .and_then(Value::as_str)
         .unwrap_or("default")
         .to_string();
-    Some((ns, name, object.get("spec")?))
+    Some((ns, name))
 }
 
 /// A Flux source: (kind, namespace, name).

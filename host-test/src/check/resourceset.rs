@@ -72,19 +72,11 @@ impl From<Error> for NotRendered {
 
 /// Whether `object` is a ResourceSet: (namespace, name).
 pub fn resource_set(object: &Value) -> Option<(String, String)> {
-    let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
-    if group != guard_core::model::kinds::OPERATOR
-        || object.get("kind")?.as_str()? != guard_core::model::kinds::RESOURCE_SET.kind
-    {
-        return None;
-    }
-    let name = object.pointer("/metadata/name")?.as_str()?.to_string();
-    let ns = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default")
-        .to_string();
-    Some((ns, name))
+    super::flux::of_kind(
+        object,
+        guard_core::model::kinds::OPERATOR,
+        guard_core::model::kinds::RESOURCE_SET.kind,
+    )
 }
 
 /// The objects the ResourceSet `object` (namespace `ns`, name `name`)
