@@ -650,3 +650,68 @@ fn fixes_for_objects_read_from_git_are_edits_of_their_manifests() {
     );
     assert!(!stdout.contains("legacy-db"), "{stdout}");
 }
+
+/// A ResourceSet's generated objects are judged as Flux Operator applies
+/// them: each at the ResourceSet's file, as the ResourceSet's service
+/// account with Flux Operator's field manager and owner labels; what
+/// cannot be rendered is named.
+#[test]
+fn resource_set_objects_are_rendered_and_judged() {
+    let dir = root().join("tests/check/resourceset");
+    let cases = tempdir("resourceset").join("cases");
+    let (code, stdout, stderr) =
+        check_in(&dir, &["--save-cases", cases.to_str().unwrap(), "."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("clusters/staging/tenants.yaml:3 (document 1, item 7): FlexibleServer backend/backend-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    // The frontend tenant has no database: nothing else is refused.
+    assert!(!stdout.contains("frontend-db"), "{stdout}");
+    assert!(
+        stderr.contains("note: clusters/staging/previews.yaml:2 (document 1): the objects ResourceSet flux-system/previews generates are not judged (the ResourceSet itself is): its inputs come from ResourceSetInputProvider flux-system/pull-requests (spec.inputsFrom), which the repository does not hold"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ResourceSet flux-system/encoded generates are not judged (the ResourceSet itself is): template uses the function b64enc, which check does not render"),
+        "{stderr}"
+    );
+    // A generated Kustomization reads an OCIRepository: named, not followed.
+    assert!(
+        stderr.contains("note: Kustomization backend/apps builds from OCIRepository backend/apps"),
+        "{stderr}"
+    );
+    let case = conformance::case::load_case(
+        &cases.join("flux-suspend/create-kustomization-frontend-apps.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{stderr}"));
+    let request = case.admission_request();
+    assert_eq!(
+        request["userInfo"]["username"],
+        "system:serviceaccount:flux-system:tenant-admin"
+    );
+    assert_eq!(request["options"]["fieldManager"], "flux-operator");
+    assert_eq!(
+        request["object"]["metadata"]["labels"],
+        serde_json::json!({"resourceset.fluxcd.controlplane.io/name": "tenants",
+            "resourceset.fluxcd.controlplane.io/namespace": "flux-system"})
+    );
+    assert_eq!(request["object"]["spec"]["path"], "./staging");
+}
+
+/// An ExternalArtifact an ArtifactGenerator copies from this repository's
+/// folder is followed there, and the note says which rule mapped it.
+#[test]
+fn an_artifact_generator_folder_is_followed() {
+    let dir = root().join("tests/check/generator");
+    let (code, stdout, stderr) = check_in(&dir, &["."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("apps/staging/db.yaml:6 (document 2): FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact apps: followed to this repository's apps/staging, which ArtifactGenerator flux-system/apps copies into it"),
+        "{stderr}"
+    );
+}

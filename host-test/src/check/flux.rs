@@ -31,7 +31,8 @@ use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
-use super::manifests::{self, Manifest, Manifests, Origin, Unbuilt};
+use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt};
+use super::resourceset;
 use super::revision::git;
 use super::varsub;
 
@@ -269,71 +270,124 @@ impl Workspace {
         };
         let mut built: BTreeSet<(String, String)> = BTreeSet::new();
         built.insert(owner.clone());
-        let mut elsewhere: Vec<(String, String, Value)> = Vec::new();
+        let mut elsewhere: Vec<Elsewhere> = Vec::new();
         // Each build with the workspace it came from: this repository, or
         // an artifact's folder.
         let mut queue = vec![(owner, first)];
-        while let Some((owner, objects)) = queue.pop() {
-            for mut m in objects {
-                m.owner = Some(owner.clone());
-                if let Some((ns, name, spec)) = flux_kustomization(&m.object) {
-                    let key = (ns.clone(), name.clone());
-                    let from = source_of(&ns, spec);
-                    let workspace = if from == source {
-                        Some(self)
-                    } else {
-                        artifacts
-                            .iter()
-                            .find(|a| a.holds(&from))
-                            .map(|a| &a.workspace)
-                    };
-                    if let Some(workspace) = workspace.filter(|_| spec.get("kubeConfig").is_none())
-                    {
-                        if built.insert(key.clone()) {
-                            let known: Vec<&Value> =
-                                out.objects.iter().map(|m| &m.object).collect();
-                            match workspace.build_kustomization(&m.object, &ns, &known, context) {
-                                Ok(objects) => queue.push((key, objects)),
-                                Err(unbuilt) => out.unbuilt.push(Unbuilt {
-                                    origin: m.origin.clone(),
-                                    kustomization: key,
-                                    ..*unbuilt
-                                }),
+        // Built until nothing more is found: an ArtifactGenerator read late
+        // still maps the ExternalArtifacts read before it.
+        while !queue.is_empty() {
+            while let Some((owner, objects)) = queue.pop() {
+                for mut m in objects {
+                    m.owner = Some(owner.clone());
+                    if let Some((ns, name, spec)) = flux_kustomization(&m.object) {
+                        let key = (ns.clone(), name.clone());
+                        let from = source_of(&ns, spec);
+                        let workspace = if from == source {
+                            Some(self)
+                        } else {
+                            artifacts
+                                .iter()
+                                .find(|a| a.holds(&from))
+                                .map(|a| &a.workspace)
+                        };
+                        if let Some(workspace) =
+                            workspace.filter(|_| spec.get("kubeConfig").is_none())
+                        {
+                            if built.insert(key.clone()) {
+                                let known: Vec<&Value> =
+                                    out.objects.iter().map(|m| &m.object).collect();
+                                match workspace.build_kustomization(&m.object, &ns, &known, context)
+                                {
+                                    Ok(objects) => queue.push((key, objects)),
+                                    Err(unbuilt) => out.unbuilt.push(Unbuilt {
+                                        origin: m.origin.clone(),
+                                        kustomization: key,
+                                        ..*unbuilt
+                                    }),
+                                }
                             }
-                        }
-                    } else if workspace.is_some() {
-                        // It applies to another cluster, which is judged on
-                        // its own.
-                        if notes {
-                            eprintln!(
+                        } else if workspace.is_some() {
+                            // It applies to another cluster, which is judged on
+                            // its own.
+                            if notes {
+                                eprintln!(
                                 "note: Kustomization {ns}/{name} applies to another cluster (spec.kubeConfig): check {} on its own",
                                 spec.get("path").and_then(Value::as_str).unwrap_or("./"),
                             );
+                            }
+                        } else {
+                            // Named once all objects are read (an
+                            // ArtifactGenerator may come later).
+                            elsewhere.push((ns, name, m.object.clone(), m.origin.clone()));
                         }
-                    } else {
-                        // Named once all objects are read (an
-                        // ArtifactGenerator may come later).
-                        elsewhere.push((ns, name, spec.clone()));
                     }
+                    if let Some(generated) = generate(&m, notes) {
+                        queue.push((owner.clone(), generated));
+                    }
+                    out.objects.push(m);
                 }
-                out.objects.push(m);
             }
+            elsewhere =
+                self.follow_generated(elsewhere, &mut out, &mut queue, &source, context, notes);
         }
         // Said once, for the head, not again for the base.
         if notes {
-            for (ns, name, spec) in &elsewhere {
+            for (ns, name, object, _) in &elsewhere {
+                let spec = object.get("spec").unwrap_or(&Value::Null);
                 eprintln!("{}", not_followed(ns, name, spec, &out, &source));
-            }
-            for m in &out.objects {
-                if let Some(note) = not_rendered(&m.object) {
-                    eprintln!("note: {}: {note}", m.origin);
-                }
             }
         }
         out.objects.sort_by(|a, b| {
             (&a.origin.file, a.origin.document).cmp(&(&b.origin.file, b.origin.document))
         });
         Ok(out)
+    }
+
+    /// Builds, from this repository, each Kustomization of `elsewhere` that
+    /// reads an ExternalArtifact an ArtifactGenerator of the cluster copies
+    /// from this repository's folder ([`copied_from`]), queueing its
+    /// objects; returns the others.
+    fn follow_generated(
+        &self,
+        elsewhere: Vec<Elsewhere>,
+        out: &mut Manifests,
+        queue: &mut Vec<((String, String), Vec<Manifest>)>,
+        repository: &Source,
+        context: &[Recorded],
+        notes: bool,
+    ) -> Vec<Elsewhere> {
+        let mut left = Vec::new();
+        for (ns, name, object, origin) in elsewhere {
+            let spec = object.get("spec").unwrap_or(&Value::Null);
+            let Some((generator, folder)) = copied_from(&ns, spec, out, repository)
+                .filter(|(_, folder)| self.root.join(folder).is_dir())
+            else {
+                left.push((ns, name, object, origin));
+                continue;
+            };
+            if notes {
+                eprintln!(
+                    "note: Kustomization {ns}/{name} builds from ExternalArtifact {}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it",
+                    text_at(spec, "/sourceRef/name").unwrap_or("?"),
+                );
+            }
+            let mut mapped = object.clone();
+            if let Some(spec) = mapped.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("path".into(), json!(folder));
+            }
+            let known: Vec<&Value> = out.objects.iter().map(|m| &m.object).collect();
+            let key = (ns.clone(), name.clone());
+            match self.build_kustomization(&mapped, &ns, &known, context) {
+                Ok(objects) => queue.push((key, objects)),
+                Err(unbuilt) => out.unbuilt.push(Unbuilt {
+                    origin,
+                    kustomization: key,
+                    ..*unbuilt
+                }),
+            }
+        }
+        left
     }
 
     /// What a Flux Kustomization read from this workspace's source applies,
@@ -858,13 +912,10 @@ fn scan(base: &Path, dir: &Path) -> Result<Vec<String>> {
 }
 
 /// The note for a Kustomization that builds from another source than the
-/// cluster's repository. Where that source is an ExternalArtifact an
-/// ArtifactGenerator of the cluster makes from this repository by copying a
-/// folder's contents (`@alias/DIR/**` to `@artifact/DEST/`: "dir/**
-/// patterns strip the directory prefix", fluxcd/source-watcher 825fa15,
-/// `internal/builder/builder.go`, `calculateGlobDestination`;
-/// `api/v1beta1/artifactgenerator_types.go`, `CopyOperation`), the note names
-/// the repository's folder its path comes from and the command that checks it.
+/// cluster's repository, which neither `--source` nor an ArtifactGenerator
+/// maps to a folder of this checkout: the command that adds its `--source`,
+/// and where an ArtifactGenerator names a folder this checkout lacks, that
+/// folder.
 fn not_followed(
     ns: &str,
     name: &str,
@@ -879,9 +930,37 @@ fn not_followed(
         "note: Kustomization {ns}/{name} builds from {kind} {artifact_ns}/{artifact}, not from this repository: its objects are not checked; where a folder holds that source's content, check them with `{}`",
         with_source(&format!("{kind}/{artifact_ns}/{artifact}=FOLDER"))
     );
-    if kind != "ExternalArtifact" {
-        return head;
+    match copied_from(ns, spec, cluster, repository) {
+        // The folder is not in this checkout (an excerpt, a sparse checkout).
+        Some((generator, folder)) => format!(
+            "{head}; ArtifactGenerator {generator} copies its path from this repository's {folder}: check that with `check --kustomization {ns}/{name} {folder}`"
+        ),
+        None => head,
     }
+}
+
+/// A Kustomization read from another source than this repository that
+/// `check` names but does not build: (namespace, name, the object, where).
+type Elsewhere = (String, String, Value, Origin);
+
+/// Where the Kustomization (namespace `ns`, `spec`) reads an
+/// ExternalArtifact that an ArtifactGenerator of `cluster` makes by copying
+/// a folder of `repository` (`@alias/DIR/**` to `@artifact/DEST/`: "dir/**
+/// patterns strip the directory prefix", fluxcd/source-watcher 825fa15,
+/// `internal/builder/builder.go`, `calculateGlobDestination`): the
+/// generator (namespace/name) and the repository's folder its path is
+/// (`api/v1beta1/artifactgenerator_types.go`, `CopyOperation`).
+fn copied_from(
+    ns: &str,
+    spec: &Value,
+    cluster: &Manifests,
+    repository: &Source,
+) -> Option<(String, String)> {
+    if text_at(spec, "/sourceRef/kind") != Some("ExternalArtifact") {
+        return None;
+    }
+    let artifact = text_at(spec, "/sourceRef/name")?;
+    let artifact_ns = text_at(spec, "/sourceRef/namespace").unwrap_or(ns);
     let path = spec_path(spec).unwrap_or_default();
     for generator in cluster.objects.iter().map(|m| &m.object) {
         let group = text_at(generator, "/apiVersion").unwrap_or("");
@@ -941,15 +1020,13 @@ fn not_followed(
                 path.strip_prefix(&format!("{dest}/"))
             };
             if let (true, Some(within)) = (ours.contains(&alias), within) {
-                let folder = relative(&Path::new(dir).join(within)).unwrap_or_default();
-                return format!(
-                    "{head}; ArtifactGenerator {gen_ns}/{} copies its path from this repository's {folder}: check that with `check --kustomization {ns}/{name} {folder}`",
-                    text_at(generator, "/metadata/name").unwrap_or("?"),
-                );
+                let folder = relative(&Path::new(dir).join(within)).ok()?;
+                let name = text_at(generator, "/metadata/name").unwrap_or("?");
+                return Some((format!("{gen_ns}/{name}"), folder));
             }
         }
     }
-    head
+    None
 }
 
 /// This run's command with one more `--source`.
@@ -978,8 +1055,15 @@ fn text_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 
 /// `(namespace, name, spec)` when `object` is a Flux Kustomization.
 fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
-    let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
-    if group != FLUX_KUSTOMIZATION || object.get("kind")? != "Kustomization" {
+    let (ns, name) = of_kind(object, FLUX_KUSTOMIZATION, "Kustomization")?;
+    Some((ns, name, object.get("spec")?))
+}
+
+/// `(namespace, name)` when `object` is of `group` and `kind` (the
+/// namespace `default` where it names none).
+pub(super) fn of_kind(object: &Value, group: &str, kind: &str) -> Option<(String, String)> {
+    let of = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
+    if of != group || object.get("kind")?.as_str()? != kind {
         return None;
     }
     let name = object.pointer("/metadata/name")?.as_str()?.to_string();
@@ -988,7 +1072,7 @@ fn flux_kustomization(object: &Value) -> Option<(String, String, &Value)> {
         .and_then(Value::as_str)
         .unwrap_or("default")
         .to_string();
-    Some((ns, name, object.get("spec")?))
+    Some((ns, name))
 }
 
 /// A Flux source: (kind, namespace, name).
@@ -1079,32 +1163,47 @@ fn applier<'a>(first: &'a [Manifest], entry: &str) -> Applier<'a> {
     Applier::Bootstrap
 }
 
-/// Why the objects a ResourceSet generates are not judged: check does not
-/// render Flux Operator's templates.
-fn not_rendered(object: &Value) -> Option<String> {
-    let group = text_at(object, "/apiVersion")?.split_once('/')?.0;
-    if group != guard_core::model::kinds::OPERATOR
-        || text_at(object, "/kind")? != guard_core::model::kinds::RESOURCE_SET.kind
-    {
-        return None;
+/// The objects a ResourceSet generates ([`resourceset`]), each at the
+/// ResourceSet's file and line (item: its place among them); with
+/// `notes`, why none are when they cannot be rendered.
+fn generate(m: &Manifest, notes: bool) -> Option<Vec<Manifest>> {
+    let (ns, name) = resourceset::resource_set(&m.object)?;
+    match resourceset::render(&m.object, &ns, &name) {
+        Ok(objects) => {
+            let service_account = text_at(&m.object, "/spec/serviceAccountName")
+                .filter(|s| !s.is_empty())
+                .map(String::from);
+            let generator = Generator {
+                namespace: ns,
+                name,
+                service_account,
+            };
+            Some(
+                objects
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, object)| Manifest {
+                        origin: Origin {
+                            item: Some(i + 1),
+                            ..m.origin.clone()
+                        },
+                        object,
+                        owner: None,
+                        generator: Some(generator.clone()),
+                    })
+                    .collect(),
+            )
+        }
+        Err(why) => {
+            if notes {
+                eprintln!(
+                    "note: {}: the objects ResourceSet {ns}/{name} generates are not judged (the ResourceSet itself is): {why}",
+                    m.origin
+                );
+            }
+            None
+        }
     }
-    let count = |p: &str| {
-        object
-            .pointer(p)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len)
-    };
-    let templates = count("/spec/resources")
-        + usize::from(text_at(object, "/spec/resourcesTemplate").is_some());
-    let inputs = match (count("/spec/inputs"), count("/spec/inputsFrom")) {
-        (n, 0) => format!("{n} inputs written in it"),
-        (n, p) => format!("{n} inputs written in it and those of {p} input providers"),
-    };
-    Some(format!(
-        "ResourceSet {}/{} generates objects from {templates} templates and {inputs}: check does not render Flux Operator's templates, so the objects it generates are not judged (the ResourceSet itself is)",
-        text_at(object, "/metadata/namespace").unwrap_or("default"),
-        text_at(object, "/metadata/name").unwrap_or("?"),
-    ))
 }
 
 /// `spec.path` within the repository (empty: its root), normalized.
@@ -1227,7 +1326,7 @@ fn add_strings(vars: &mut BTreeMap<String, String>, map: Option<&Value>) {
 
 /// `spec.commonMetadata`: its labels and annotations on every object
 /// (fluxcd/pkg `ssa/utils`, `SetCommonMetadata`: set, overriding).
-fn common_metadata(object: &mut Value, common: &Value) {
+pub(super) fn common_metadata(object: &mut Value, common: &Value) {
     for field in ["labels", "annotations"] {
         let Some(add) = common.get(field).and_then(Value::as_object) else {
             continue;

@@ -43,6 +43,21 @@ pub struct Manifest {
     /// The Flux Kustomization (namespace, name) that applies it, when the
     /// manifests were built as Flux builds them.
     pub owner: Option<(String, String)>,
+    /// The ResourceSet that generates it, when Flux Operator applies it.
+    pub generator: Option<Generator>,
+}
+
+/// A ResourceSet whose generated objects Flux Operator applies, as the
+/// service account `spec.serviceAccountName` names in the ResourceSet's
+/// namespace, else as itself (controlplaneio-fluxcd/flux-operator 17c6aead,
+/// `internal/controller/resourceset_controller.go`, `makeImpersonator`; the
+/// operator's `--default-service-account` is a cluster setting check does
+/// not see).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generator {
+    pub namespace: String,
+    pub name: String,
+    pub service_account: Option<String>,
 }
 
 /// What a set of paths holds.
@@ -184,6 +199,7 @@ fn add(out: &mut Manifests, origin: Origin, value: Value) -> Result<()> {
             origin,
             object: value,
             owner: None,
+            generator: None,
         });
         return Ok(());
     }
@@ -202,6 +218,7 @@ fn add(out: &mut Manifests, origin: Origin, value: Value) -> Result<()> {
                 origin,
                 object: item.clone(),
                 owner: None,
+                generator: None,
             });
         } else {
             bail!("{origin}: a List item without apiVersion and kind");

@@ -8,12 +8,14 @@ pub mod advice;
 pub mod cases;
 pub mod discover;
 pub mod flux;
+pub mod gotemplate;
 pub mod identity;
 pub mod input;
 pub mod manifests;
 pub mod policies;
 pub mod report;
 pub mod request;
+pub mod resourceset;
 pub mod revision;
 pub mod selector;
 pub mod unbuilt;
@@ -167,6 +169,9 @@ struct Revision {
     /// What lookups see: these objects, then the recorded context.
     known: std::sync::Arc<[Recorded]>,
     namespace_labels: HashMap<String, StringMap>,
+    /// Who writes the objects another applier than `Options::writer`
+    /// applies: Flux Operator, for what a ResourceSet generates.
+    writers: HashMap<identity::Key, Writer>,
 }
 
 /// Compiles the policies and validates their settings, in the order the
@@ -307,6 +312,10 @@ pub fn check(
             operation,
             Some(&object),
             old.as_ref(),
+            head_revision
+                .writers
+                .get(&id.key())
+                .unwrap_or(&options.writer),
         )?;
         report.checked.extend(
             checked
@@ -338,6 +347,7 @@ pub fn check(
                 Operation::Delete,
                 None,
                 Some(&old),
+                b.writers.get(&id.key()).unwrap_or(&options.writer),
             )?;
             report.checked.extend(checked.into_iter().map(for_git));
         }
@@ -367,6 +377,26 @@ fn for_git(checked: Checked) -> Checked {
     }
 }
 
+/// Flux Operator applying a ResourceSet's objects: its field manager, as
+/// the ResourceSet's service account or as itself (the model's
+/// `FLUX_OPERATOR`).
+fn generated_by(generator: &manifests::Generator) -> Writer {
+    let operator = &guard_core::model::controllers::FLUX_OPERATOR;
+    let username = match &generator.service_account {
+        Some(sa) => format!(
+            "{}{}:{sa}",
+            guard_core::model::SERVICE_ACCOUNT_PREFIX,
+            generator.namespace
+        ),
+        None => operator.service_account.username(),
+    };
+    Writer::new(
+        &username,
+        Vec::new(),
+        operator.apply_manager().unwrap_or(operator.name),
+    )
+}
+
 #[expect(
     clippy::too_many_lines,
     reason = "a revision's objects gathered from each of their origins"
@@ -374,6 +404,7 @@ fn for_git(checked: Checked) -> Checked {
 fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
     let mut objects: Vec<(Origin, Identity, Value)> = Vec::new();
     let mut index = HashMap::new();
+    let mut writers = HashMap::new();
     let mut ciphertext = HashMap::new();
     let scopes = identity::Scopes::of(
         manifests
@@ -398,7 +429,17 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
             if let Some(namespace) = &id.namespace {
                 metadata.insert("namespace".into(), json!(namespace));
             }
-            if let Some((namespace, name)) = m.owner.as_ref().or(options.kustomization.as_ref()) {
+            if let Some(generator) = &m.generator {
+                // Flux Operator's owner labels, not kustomize-controller's.
+                let labels = members(metadata, "labels")
+                    .with_context(|| format!("{}: metadata.labels is not an object", m.origin))?;
+                let owner = guard_core::model::keys::RESOURCE_SET_OWNER;
+                labels.insert(owner.name.into(), json!(generator.name));
+                labels.insert(owner.namespace.into(), json!(generator.namespace));
+                writers.insert(id.key(), generated_by(generator));
+            } else if let Some((namespace, name)) =
+                m.owner.as_ref().or(options.kustomization.as_ref())
+            {
                 // fluxcd/pkg e2cfd1a2 `ssa/manager.go`, `SetOwnerLabels`.
                 let labels = members(metadata, "labels")
                     .with_context(|| format!("{}: metadata.labels is not an object", m.origin))?;
@@ -480,6 +521,7 @@ fn revision(manifests: &Manifests, options: &Options) -> Result<Revision> {
         ciphertext,
         known: known.into(),
         namespace_labels,
+        writers,
     })
 }
 
@@ -616,7 +658,18 @@ impl Checker<'_> {
             ..*self
         };
         let mut stored = modelling
-            .admit(revision, &origin, id, Operation::Create, Some(object), None)
+            .admit(
+                revision,
+                &origin,
+                id,
+                Operation::Create,
+                Some(object),
+                None,
+                revision
+                    .writers
+                    .get(&id.key())
+                    .unwrap_or(&self.options.writer),
+            )
             .map(|(stored, _)| stored)
             .ok()
             .flatten()
@@ -653,6 +706,10 @@ impl Checker<'_> {
 
     /// Runs the webhook chain on one request: the object the mutating
     /// policies leave, and every policy's verdict.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "an admission request's parts, as the webhook chain receives them"
+    )]
     fn admit(
         &self,
         revision: &Revision,
@@ -661,6 +718,7 @@ impl Checker<'_> {
         operation: Operation,
         object: Option<&Value>,
         old: Option<&Value>,
+        writer: &Writer,
     ) -> Result<(Option<Value>, Vec<Checked>)> {
         let mut current = object.cloned();
         let mut checked = Vec::new();
@@ -678,7 +736,7 @@ impl Checker<'_> {
                             operation,
                             current.as_ref(),
                             old,
-                            &self.options.writer,
+                            writer,
                             &policy.config.id,
                         );
                         let (findings, patched, response) =

@@ -119,7 +119,10 @@ fn module_dir(file: &Path) -> PathBuf {
 }
 
 /// Comments and the contents of string and char literals blanked.
-#[expect(clippy::too_many_lines, reason = "one lexer whose states share the cursor")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one lexer whose states share the cursor"
+)]
 fn blank(text: &str) -> String {
     let b: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
