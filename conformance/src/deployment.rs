@@ -1,8 +1,8 @@
 //! How the corpus deploys each policy: as its generated ClusterAdmissionPolicy
 //! `deploy/<policy>.yaml` (what the README tells users to apply), which
-//! `host-test scaffold` makes from the policy's metadata.yml and, where its
+//! `devtools scaffold` makes from the policy's metadata.yml and, where its
 //! settings decide what it reads, its lookups under the manifest's settings
-//! (`{}`); host-test's distribution test keeps the committed file equal to it.
+//! (`{}`); the distribution test (cli/tests/distribution.rs) keeps the committed file equal to it.
 //! So the deployment is derived here from the same sources, carried by the
 //! policy's catalog [`Entry`].
 //!

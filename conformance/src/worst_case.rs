@@ -1,7 +1,7 @@
 //! The benchmarked worst cases: where they are written and the sizes they
 //! are built to. Each policy's `tests/worst_case.rs` builds its case from the
 //! limits its settings enforce and writes it here (under `target/`, as the
-//! files are megabytes); `host-test bench` and the memory test read them.
+//! files are megabytes); `devtools bench` and the memory test read them.
 
 use std::path::{Path, PathBuf};
 

@@ -8,10 +8,10 @@
 //!   `prepare_metadata`: serde_yaml into policy-evaluator's `Metadata`, then its
 //!   `validator` checks, crates/policy-evaluator/src/policy_metadata.rs `Metadata`,
 //!   `Rule`, `validate_resources`, `validate_asterisk_usage`, `validate_metadata`).
-//!   `host-test annotate` uses only this.
+//!   `reconcile-guard annotate` uses only this.
 //! - [`Metadata::lint`] adds what a published reconcile-guard policy needs
 //!   (the io.kubewarden.policy.* annotations, a semver version, at least one
-//!   rule, no unknown fields); `make build` runs it as `host-test lint-metadata`.
+//!   rule, no unknown fields); `make build` runs it as `devtools lint-metadata`.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

@@ -1,4 +1,4 @@
-//! `host-test replay`: every corpus case through the compiled module, checked
+//! `devtools replay`: every corpus case through the compiled module, checked
 //! against its expectations and against the native evaluation of the same case.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! `host-test stories`: every story (`tests/stories/<policy>/*.yaml`) with
+//! `devtools stories`: every story (`tests/stories/<policy>/*.yaml`) with
 //! each request judged by the compiled module, as policy-server would, and
 //! by the native code, which must agree.
 

@@ -29,6 +29,8 @@ const ACYCLIC: &[&str] = &[
     "policies/flux-event-metadata",
     "conformance",
     "host-test",
+    "cli",
+    "devtools",
 ];
 
 fn root() -> PathBuf {

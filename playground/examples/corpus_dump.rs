@@ -2,7 +2,7 @@
 //! evaluation gives for every corpus case (`<policy>/<case>` -> the
 //! AdmissionResponse, or `{"noAnswer": why}`):
 //! the playground's browser tests compare the page against it when the
-//! harness (`target/host/host-test`) has not been built.
+//! CLI (`target/host/reconcile-guard`) has not been built.
 //!
 //!     cargo run --example corpus_dump -p playground [tests/cases]
 

@@ -64,7 +64,7 @@ pub fn catalogue() -> String {
 }
 
 /// `evaluate(policy, request, settings, now, context)`: the AdmissionResponse
-/// policy-server would send, as JSON, byte for byte the harness' (`host-test
+/// policy-server would send, as JSON, byte for byte the harness' (`reconcile-guard
 /// run`). `request` is an AdmissionReview or AdmissionRequest, `settings` and
 /// `context` YAML or JSON, `now` an RFC 3339 instant. Unreadable inputs and
 /// settings the policy refuses throw, with the input, line and column.
@@ -270,7 +270,7 @@ mod tests {
 
 /// `story(id, text)`: runs a story (`tests/stories/<policy>/<story>.yaml`,
 /// `id` is `<policy>/<story>`) with the policy compiled into the page, as
-/// the native tests and `host-test stories` run it: every step with the state
+/// the native tests and `devtools stories` run it: every step with the state
 /// before it, the request sent and the verdict, then the end state, as JSON
 /// (`conformance::story::narrate::to_json`). An unreadable story throws.
 #[wasm_bindgen]

@@ -2,7 +2,7 @@
 // reply the reference gives (the AdmissionResponse's verdict, code, message,
 // warnings, audit annotations and base64 JSONPatch, or policy-server's
 // `noAnswer`), and meets the case file's expectations.
-// The reference is the harness (`target/host/host-test run` on dist/<policy>.wasm,
+// The reference is the harness (`target/host/reconcile-guard run` on dist/<policy>.wasm,
 // which `make build` leaves) when it is built, and always the conformance
 // crate's native evaluation of the case files (examples/corpus_dump.rs).
 import { test, before, after } from 'node:test';
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { ROOT, start } from './browser.mjs';
 
 // Overridable, for a harness and modules built elsewhere than by `make build`.
-const HARNESS = process.env.PLAYGROUND_HARNESS || join(ROOT, 'target/host/host-test');
+const HARNESS = process.env.PLAYGROUND_HARNESS || join(ROOT, 'target/host/reconcile-guard');
 const DIST = process.env.PLAYGROUND_DIST || join(ROOT, 'dist');
 let browser;
 let page;

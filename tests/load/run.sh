@@ -30,7 +30,7 @@ CONCURRENCY=${LOAD_CONCURRENCY:-8}
 TIME_LIMIT=${LOAD_TIME_LIMIT:-60}
 WORK=target/load
 
-# The same lookup as host-test's engines::locate::engine: prints the path, or
+# The same lookup as the harness' host_test::locate::engine: prints the path, or
 # why there is none and fails.
 find_policy_server() {
     if [[ -n ${POLICY_SERVER:-} ]]; then

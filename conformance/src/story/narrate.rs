@@ -1,5 +1,5 @@
 //! A story told step by step: for each request, the object as stored before
-//! it, the request, and the verdict (for `host-test stories --verbose`).
+//! it, the request, and the verdict (for `devtools stories --verbose`).
 
 use serde_json::Value;
 

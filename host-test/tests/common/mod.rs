@@ -1,6 +1,7 @@
-//! What several of host-test's test binaries need: the repository's places,
-//! a scratch folder, the real engines, a real OCI registry. Each binary uses
-//! part of it.
+//! What the test binaries of host-test, reconcile-guard (cli/) and devtools
+//! need: the repository's places, a scratch folder, the real engines, a real
+//! OCI registry. The other two crates include this file by its path; each
+//! binary uses part of it.
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
@@ -41,7 +42,7 @@ pub fn test_module_path() -> PathBuf {
 /// `POLICY_SERVER`, then PATH); where none is, the check named `what` is
 /// skipped with a line saying so.
 pub fn engine(tool: &str, variable: &str, what: &str) -> Option<PathBuf> {
-    use host_test::engines::locate::{self, Found};
+    use host_test::locate::{self, Found};
     // A variable naming no file is a mistake to report, not a reason to skip.
     match locate::engine(tool, variable).unwrap_or_else(|e| panic!("{e}")) {
         Found::At(path) => Some(path),

@@ -96,7 +96,7 @@ fn preview(h: &Held<'_>, request: &AdmissionRequest) -> String {
         text.push_str(&words::opening(opening, &h.zones, h.closed.len() > 1));
     }
     text.push_str(
-        " `host-test check` on the pull request gives admission's verdict for each change.",
+        " `reconcile-guard check` on the pull request gives admission's verdict for each change.",
     );
     text
 }
