@@ -293,21 +293,17 @@ fn the_stricter_checks_are_a_separate_lint() {
         assert!(Metadata::lint_yaml(&yaml).is_err(), "{what}: lint passed");
     }
 
-    // Every shipped policy passes the lint.
-    let policies: Vec<PathBuf> = catalog::POLICIES
-        .iter()
-        .map(|e| root().join("policies").join(e.name).join("metadata.yml"))
-        .collect();
-    let lint = Command::new(ours())
-        .arg("lint-metadata")
-        .args(&policies)
-        .output()
-        .unwrap();
-    assert!(
-        lint.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lint.stderr)
-    );
+    // Every shipped policy passes the lint (devtools' `lint-metadata`).
+    for entry in catalog::POLICIES {
+        let path = root()
+            .join("policies")
+            .join(entry.name)
+            .join("metadata.yml");
+        let yaml = std::fs::read_to_string(&path).unwrap();
+        if let Err(e) = Metadata::lint_yaml(&yaml) {
+            panic!("{}: {e}", path.display());
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
