@@ -26,8 +26,8 @@ pub struct Args {
     /// Settings as a JSON string.
     #[arg(long, conflicts_with = "settings_path")]
     settings_json: Option<String>,
-    /// Settings from a JSON or YAML file.
-    #[arg(long)]
+    /// Settings from a JSON or YAML file (`-s`, as kwctl run's).
+    #[arg(short = 's', long)]
     settings_path: Option<PathBuf>,
     /// The instant the policy sees as "now" (RFC 3339); default: the real clock.
     #[arg(long)]
