@@ -2,7 +2,7 @@
 //! when nothing else decides it, so that a later change of the operator
 //! default does not reach it unseen.
 
-use guard_core::json_text::{ObjectText, RawObject};
+use guard_core::json_text::{EditError, ObjectText, RawObject};
 use guard_core::{AdmissionRequest, Which};
 
 use crate::effective::{Effective, Source};
@@ -10,10 +10,10 @@ use crate::settings::Settings;
 use crate::values::{ReconcilePolicy, Vocabulary, RECONCILE_POLICY};
 
 /// The explicit default is due but the object cannot carry it back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Unwritable {
-    /// The reader's error.
-    pub error: String,
+    /// Why the object's text cannot carry it.
+    pub error: EditError,
     pub policy: ReconcilePolicy,
 }
 

@@ -231,7 +231,7 @@ fn allowed<'a>(
             audit,
             mutated,
         }),
-        Err(e) => Decision::Refuse(Refusal::Unreadable(Unreadable::Object(e))),
+        Err(e) => Decision::Refuse(Refusal::Unwritable(e)),
     }
 }
 

@@ -1,6 +1,8 @@
 //! What the policy decided about one request, before any text is written:
 //! what tests assert, and what [`crate::render`] turns into the reply.
 
+use guard_core::json_text::EditError;
+
 use crate::annotation_only;
 use crate::audit::Audit;
 use crate::deletion;
@@ -30,6 +32,9 @@ pub(crate) struct Allowed {
 #[derive(Debug, PartialEq)]
 pub(crate) enum Refusal<'a> {
     Unreadable(Unreadable),
+    /// The object's text cannot carry the edits back (a field on their path
+    /// has another shape; refused earlier in practice).
+    Unwritable(EditError),
     /// A rule refused the write (CREATE or UPDATE) of a suspendable object.
     Write {
         write: Write<'a>,

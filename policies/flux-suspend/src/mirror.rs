@@ -2,7 +2,7 @@
 //! controller honours in step, so an annotated object is suspended for every
 //! Flux release, and a resume by either mechanism resumes it fully.
 
-use guard_core::json_text::{ObjectText, RawObject};
+use guard_core::json_text::{EditError, ObjectText, RawObject};
 use guard_core::{AdmissionRequest, Which};
 use serde_json::Value;
 
@@ -96,14 +96,14 @@ impl PartialEq for Mutated {
 pub(crate) fn edited(
     request: &AdmissionRequest,
     edits: &[Edit],
-) -> Result<Option<Mutated>, String> {
+) -> Result<Option<Mutated>, EditError> {
     if edits.is_empty() {
         return Ok(None);
     }
     let Some(raw) = request.raw(Which::Object) else {
         return Ok(None);
     };
-    let mut object = RawObject::of_raw(raw).map_err(|e| format!("malformed object: {e}"))?;
+    let mut object = RawObject::of_raw(raw)?;
     apply(edits, &mut object)?;
     Ok(Some(Mutated(object.to_raw()?)))
 }
@@ -111,26 +111,19 @@ pub(crate) fn edited(
 /// Applies edits to the full object, expanding only the members they touch.
 /// Errors name the field whose shape prevents it (already refused earlier in
 /// practice).
-fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), String> {
-    let malformed = |e: String| format!("malformed object: {e}");
+fn apply(edits: &[Edit], object: &mut RawObject) -> Result<(), EditError> {
     for edit in edits {
         match edit {
             Edit::SpecSuspend(on) => {
-                object
-                    .child("spec")
-                    .map_err(malformed)?
-                    .insert("suspend", Value::Bool(*on));
+                object.child("spec")?.insert("suspend", Value::Bool(*on));
             }
             Edit::SetAnnotation(key, value) => {
-                object.set_annotation(key, value).map_err(malformed)?;
+                object.set_annotation(key, value)?;
             }
             Edit::RemoveAnnotation(key) => {
-                let metadata = object.child("metadata").map_err(malformed)?;
+                let metadata = object.child("metadata")?;
                 if metadata.has_object("annotations") {
-                    metadata
-                        .child("annotations")
-                        .map_err(malformed)?
-                        .remove(key);
+                    metadata.child("annotations")?.remove(key);
                 }
             }
         }
@@ -252,7 +245,7 @@ mod tests {
     }
 
     /// `edits` applied to `object`, read back.
-    fn applied(object: Value, edits: &[Edit]) -> Result<Value, String> {
+    fn applied(object: Value, edits: &[Edit]) -> Result<Value, EditError> {
         let text = object.to_string();
         let mut o = RawObject::parse(&text).unwrap();
         apply(edits, &mut o)?;
@@ -287,7 +280,7 @@ mod tests {
                 &[Edit::SpecSuspend(true)]
             )
             .unwrap_err(),
-            "malformed object: spec must be an object"
+            EditError::NotObjectAt("spec".into())
         );
     }
 }

@@ -25,6 +25,7 @@ pub(super) fn verdict(
 ) -> Verdict {
     match refusal {
         Refusal::Unreadable(e) => Verdict::deny(unreadable(e, request)),
+        Refusal::Unwritable(e) => Verdict::deny(format!("malformed object: {e}")),
         Refusal::Write { write, rule } => match rule {
             WriteRule::NotAllowed(act) => not_allowed(*act, &write.target, request, settings),
             WriteRule::Reason(reason::Finding::Missing)

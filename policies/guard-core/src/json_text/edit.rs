@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::object_text::ObjectText;
 
-use super::scan::{body, each_member, Outline};
+use super::scan::{body, each_member, BrokenText, Outline};
 use super::strict::{check_within, plainly_readable, MUTATED_OBJECT_DEPTH};
 
 /// A JSON object: its text, and the edits made to its members.
@@ -41,7 +41,7 @@ pub struct RawObject<'a> {
     every: Option<Vec<Listed>>,
     /// The text could not be read as an object's members (never expected:
     /// it was checked); the edited object then cannot be written.
-    unreadable: Option<String>,
+    unreadable: Option<BrokenText>,
     /// The outline of the request's object, and where `text` lies in it,
     /// when `text` is a part of that object as it came.
     outline: Option<(Rc<Outline>, usize)>,
@@ -81,13 +81,12 @@ impl<'a> RawObject<'a> {
     /// (`\ud800`), a number no float holds (`1e400`) and nesting deeper than
     /// 128, and policy-server would then fail on the reply with a 500. The
     /// objects an edit reaches lie inside this text and are not checked again.
-    pub fn parse(json: &'a str) -> Result<Self, String> {
-        check_within(json, MUTATED_OBJECT_DEPTH)
-            .map_err(|e| format!("it is not valid JSON: {e}"))?;
+    pub fn parse(json: &'a str) -> Result<Self, EditError> {
+        check_within(json, MUTATED_OBJECT_DEPTH).map_err(EditError::NotJson)?;
         if json.trim_ascii_start().starts_with('{') {
             Ok(Self::of_text(Cow::Borrowed(json)))
         } else {
-            Err("it is not a JSON object".to_string())
+            Err(EditError::NotObject)
         }
     }
 
@@ -95,7 +94,7 @@ impl<'a> RawObject<'a> {
     /// checked as it read the request: most objects are then plainly as
     /// strict as the reply is read (see [`plainly_readable`]), and only
     /// the others are read through serde again.
-    pub fn of_raw(raw: &'a RawValue) -> Result<Self, String> {
+    pub fn of_raw(raw: &'a RawValue) -> Result<Self, EditError> {
         let json = raw.get();
         if json.trim_ascii_start().starts_with('{') {
             if let Some(outline) = plainly_readable(json, MUTATED_OBJECT_DEPTH) {
@@ -192,8 +191,8 @@ impl<'a> RawObject<'a> {
 
     /// The object under `key`, for editing; created when absent or null.
     /// `Err` when the member is something other than an object.
-    pub fn child(&mut self, key: &str) -> Result<&mut RawObject<'a>, String> {
-        let not_object = || format!("{key} must be an object");
+    pub fn child(&mut self, key: &str) -> Result<&mut RawObject<'a>, EditError> {
+        let not_object = || EditError::NotObjectAt(key.to_string());
         let expanded = match self.edit(key).and_then(|i| self.edits.get_mut(i)) {
             Some((_, Change::Object(_))) => None,
             Some((_, Change::Remove)) => Some(Self::empty()),
@@ -247,10 +246,10 @@ impl<'a> RawObject<'a> {
     /// member keeps its text; only the objects on the path are expanded (see
     /// [`RawObject::child`]). `Err` names the field that is something other
     /// than an object, leaving the annotation unset.
-    pub fn set_annotation(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub fn set_annotation(&mut self, key: &str, value: &str) -> Result<(), EditError> {
         self.child("metadata")?
             .child("annotations")
-            .map_err(|_| "metadata.annotations must be an object".to_string())?
+            .map_err(|_| EditError::NotObjectAt("metadata.annotations".to_string()))?
             .insert(key, Value::String(value.to_string()));
         Ok(())
     }
@@ -287,7 +286,7 @@ impl<'a> RawObject<'a> {
 
     /// The edited object as JSON text: the checked text, and values
     /// serde_json printed.
-    pub fn to_raw(&self) -> Result<ObjectText, String> {
+    pub fn to_raw(&self) -> Result<ObjectText, EditError> {
         let mut out = String::with_capacity(self.text.len().saturating_add(256));
         self.write(&mut out)?;
         Ok(ObjectText::written(out))
@@ -295,14 +294,14 @@ impl<'a> RawObject<'a> {
 
     /// Writes the text with the edits made: members no edit names, and the
     /// separators and whitespace around them, are copied as they came.
-    fn write(&self, out: &mut String) -> Result<(), String> {
+    fn write(&self, out: &mut String) -> Result<(), EditError> {
         let text: &str = &self.text;
         if self.edits.is_empty() {
             out.push_str(text);
             return Ok(());
         }
-        if let Some(e) = &self.unreadable {
-            return Err(e.clone());
+        if let Some(e) = self.unreadable {
+            return Err(EditError::Broken(e));
         }
         let body = body(text);
         // Every edited key was looked up when edited: its occurrences in
@@ -362,17 +361,66 @@ impl<'a> RawObject<'a> {
 }
 
 /// A value as JSON text: the one way this module prints.
-fn json(value: &Value) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| e.to_string())
+fn json(value: &Value) -> Result<String, EditError> {
+    serde_json::to_string(value).map_err(EditError::Print)
 }
 
-fn write_change(out: &mut String, change: &Change<'_>) -> Result<(), String> {
+fn write_change(out: &mut String, change: &Change<'_>) -> Result<(), EditError> {
     match change {
         Change::Set(value) => out.push_str(&json(value)?),
         Change::Object(object) => object.write(out)?,
         Change::Remove => {}
     }
     Ok(())
+}
+
+/// Why an object's text cannot be edited or written; its words are in
+/// `Display`.
+#[derive(Debug)]
+pub enum EditError {
+    /// The text is not JSON the reply could carry back.
+    NotJson(serde_json::Error),
+    /// The text is JSON, but not an object.
+    NotObject,
+    /// The member at this path (`spec`, `metadata.annotations`) holds
+    /// something other than an object.
+    NotObjectAt(String),
+    /// The checked text is not an object's members after all (never
+    /// expected).
+    Broken(BrokenText),
+    /// serde_json could not print a value an edit set (never expected).
+    Print(serde_json::Error),
+}
+
+impl std::fmt::Display for EditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotJson(e) => write!(f, "it is not valid JSON: {e}"),
+            Self::NotObject => f.write_str("it is not a JSON object"),
+            Self::NotObjectAt(path) => write!(f, "{path} must be an object"),
+            Self::Broken(e) => e.fmt(f),
+            Self::Print(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// The same failure at the same place: serde_json's errors compare by their
+/// category and position, the facts they expose besides their words.
+impl PartialEq for EditError {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: &serde_json::Error, b: &serde_json::Error| {
+            (a.classify(), a.line(), a.column()) == (b.classify(), b.line(), b.column())
+        };
+        match (self, other) {
+            (Self::NotJson(a), Self::NotJson(b)) | (Self::Print(a), Self::Print(b)) => same(a, b),
+            (Self::NotObject, Self::NotObject) => true,
+            (Self::NotObjectAt(a), Self::NotObjectAt(b)) => a == b,
+            (Self::Broken(a), Self::Broken(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// The output's member list as it is written: whether a member is already
@@ -453,13 +501,16 @@ mod tests {
             json!({"metadata":{"annotations":{"k":"v"}},"spec":{"suspend":true}})
         );
         let mut bad = RawObject::parse(r#"{"spec":"x"}"#).unwrap();
-        assert_eq!(bad.child("spec").unwrap_err(), "spec must be an object");
+        assert_eq!(
+            bad.child("spec").unwrap_err().to_string(),
+            "spec must be an object"
+        );
         assert!(RawObject::parse("[1]").is_err());
         assert!(!bad.has_object("spec"));
         assert!(RawObject::parse(r#"{"a":{}}"#).unwrap().has_object("a"));
     }
 
-    fn annotated(json: &str) -> Result<String, String> {
+    fn annotated(json: &str) -> Result<String, EditError> {
         let mut o = RawObject::parse(json)?;
         o.set_annotation("example.com/k", "v")?;
         Ok(o.to_raw()?.get().to_string())
@@ -501,7 +552,7 @@ mod tests {
         for metadata in [r#""x""#, "[]", "1", "true"] {
             let json = format!(r#"{{"metadata":{metadata}}}"#);
             assert_eq!(
-                annotated(&json).unwrap_err(),
+                annotated(&json).unwrap_err().to_string(),
                 "metadata must be an object",
                 "{json}"
             );
@@ -509,7 +560,7 @@ mod tests {
         for annotations in [r#""x""#, r#"["a"]"#, "0"] {
             let json = format!(r#"{{"metadata":{{"annotations":{annotations}}}}}"#);
             assert_eq!(
-                annotated(&json).unwrap_err(),
+                annotated(&json).unwrap_err().to_string(),
                 "metadata.annotations must be an object",
                 "{json}"
             );
@@ -567,7 +618,7 @@ mod tests {
             // `mutated_object` does not.
             &format!(r#"{{"a":{}1{}}}"#, "[".repeat(126), "]".repeat(126)),
         ] {
-            let err = RawObject::parse(bad).unwrap_err();
+            let err = RawObject::parse(bad).unwrap_err().to_string();
             assert!(err.starts_with("it is not valid JSON: "), "{err}");
         }
         assert!(RawObject::parse(r#"{"a":"\ud83d\ude00","b":-0.0,"c":1e300}"#).is_ok());
@@ -637,7 +688,7 @@ mod tests {
         fn walk<'o, 'a>(
             mut o: &'o mut RawObject<'a>,
             path: &[&str],
-        ) -> Result<&'o mut RawObject<'a>, String> {
+        ) -> Result<&'o mut RawObject<'a>, EditError> {
             for key in path {
                 o = o.child(key)?;
             }
@@ -649,7 +700,7 @@ mod tests {
             let target = match walk(object, path) {
                 Ok(t) => t,
                 Err(e) => {
-                    said.push(e);
+                    said.push(e.to_string());
                     continue;
                 }
             };

@@ -21,12 +21,13 @@ mod samples;
 
 pub use compare::{equal, spec_changed_besides};
 pub use differ::texts_differ;
-pub use edit::RawObject;
+pub use edit::{EditError, RawObject};
 pub use head::{
     metadata_keeping, read_head, read_head_keeping, read_head_strictly, Asked, Head, Keys,
 };
 pub use object_text::ObjectText;
 pub use reader::{TextReader, PASSED_DEPTH};
+pub use scan::BrokenText;
 pub use split::{first_byte, members, Key, Members};
 pub use strict::check_strictly;
 pub(crate) use strict::MUTATED_OBJECT_DEPTH;

@@ -19,15 +19,13 @@ impl ObjectText {
     }
 
     /// `text` once checked as strictly as the reply is read.
-    pub fn parse(text: String) -> Result<Self, String> {
-        check_within(&text, MUTATED_OBJECT_DEPTH).map_err(|e| e.to_string())?;
+    pub fn parse(text: String) -> Result<Self, serde_json::Error> {
+        check_within(&text, MUTATED_OBJECT_DEPTH)?;
         Ok(Self(text))
     }
 
-    pub fn of_value(value: &Value) -> Result<Self, String> {
-        serde_json::to_string(value)
-            .map(Self)
-            .map_err(|e| e.to_string())
+    pub fn of_value(value: &Value) -> Result<Self, serde_json::Error> {
+        serde_json::to_string(value).map(Self)
     }
 
     pub fn get(&self) -> &str {

@@ -44,7 +44,7 @@ pub(super) fn each_member<'t>(
     text: &'t str,
     outline: Option<(&Outline, usize)>,
     mut f: impl FnMut(Member<'t>),
-) -> Result<(), String> {
+) -> Result<(), BrokenText> {
     let bytes = text.as_bytes();
     let start = skip_space(bytes, 0);
     walk(text, start, |key, region_start, value_start| {
@@ -111,6 +111,21 @@ impl Outline {
     }
 }
 
+/// A text that is not an object's members where [`walk`] read it: `at` is
+/// the byte it stopped at. Its words are in `Display`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BrokenText {
+    pub at: usize,
+}
+
+impl std::fmt::Display for BrokenText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unexpected JSON text at byte {}", self.at)
+    }
+}
+
+impl std::error::Error for BrokenText {}
+
 /// Walks the members of the object whose `{` is at `at` in `text`: `f` gets
 /// each member's name, where its region starts (see [`Member`]) and where its
 /// value starts, and answers where the value ends, having read it or skipped
@@ -121,9 +136,9 @@ pub(super) fn walk<'t>(
     text: &'t str,
     mut at: usize,
     mut f: impl FnMut(Cow<'t, str>, usize, usize) -> Option<usize>,
-) -> Result<usize, String> {
+) -> Result<usize, BrokenText> {
     let bytes = text.as_bytes();
-    let broken = |at: usize| format!("unexpected JSON text at byte {at}");
+    let broken = |at: usize| BrokenText { at };
     if bytes.get(at) != Some(&b'{') {
         return Err(broken(at));
     }
