@@ -4,6 +4,9 @@
 //! below.
 
 mod dist;
+// By its path, so that its `mod common;` is tests/common/mod.rs, as when it
+// was a test crate of its own, rather than tests/harness/common.rs.
+#[path = "harness.rs"]
 mod harness;
 mod layout;
 mod writers_tables;
