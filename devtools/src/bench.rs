@@ -572,12 +572,18 @@ pub fn read_floor_us(
 /// A policy on an input beside the engine's no-op floor
 /// (`host-test/noop-floor`, a module that reads nothing and allows), timed
 /// in turn, one evaluation of each per round, so that both see the same
-/// load on the machine: fresh and warm medians, µs.
+/// load on the machine: fresh and warm medians, µs. A fresh evaluation is
+/// also split into its instantiation and its call, so that what a fresh
+/// instance costs beyond the no-op is measured, not guessed.
 #[derive(Debug, Clone, Serialize)]
 pub struct BesideNoop {
     pub policy: String,
     pub fresh_median_us: f64,
     pub noop_fresh_median_us: f64,
+    pub instantiate_median_us: f64,
+    pub noop_instantiate_median_us: f64,
+    pub call_median_us: f64,
+    pub noop_call_median_us: f64,
     pub warm_median_us: f64,
     pub noop_warm_median_us: f64,
 }
@@ -595,17 +601,18 @@ pub fn beside_noop(
     let payload = conformance::validate_payload(&request, &input.settings);
     let limits = Limits::default();
     let granted = policy.context_aware_resources();
-    // As the fresh column: a new instance and one call.
-    let fresh = |module: &Policy, host: Box<Host>| -> Result<f64> {
+    // As the fresh column: a new instance and one call, each timed.
+    let fresh = |module: &Policy, host: Box<Host>| -> Result<[f64; 2]> {
         let start = Instant::now();
         let mut instance = module
             .module()
             .instantiate(input.now, &limits, host)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let instantiated = start.elapsed().as_secs_f64() * 1e6;
         instance
             .call("validate", &payload)
             .map_err(|e| anyhow::anyhow!("{} on {}: {e}", input.label, module.name))?;
-        Ok(start.elapsed().as_secs_f64() * 1e6)
+        Ok([instantiated, start.elapsed().as_secs_f64() * 1e6])
     };
     let mut warm_policy = policy
         .module()
@@ -615,29 +622,40 @@ pub fn beside_noop(
         .module()
         .instantiate(input.now, &limits, recorded_host(input, &granted))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut times: [Vec<f64>; 4] = Default::default();
+    // Per module (the policy, then the no-op): whole fresh evaluation,
+    // instantiation, call, warm call.
+    let mut policy_t: [Vec<f64>; 4] = Default::default();
+    let mut noop_t: [Vec<f64>; 4] = Default::default();
     let loop_start = Instant::now();
-    while times[0].len() < iterations {
-        times[0].push(fresh(policy, recorded_host(input, &granted))?);
-        times[1].push(fresh(noop, recorded_host(input, &granted))?);
-        for (instance, slot) in [(&mut warm_policy, 2), (&mut warm_noop, 3)] {
+    while policy_t[0].len() < iterations {
+        for (module, warm, [whole, instantiate, call, warm_t]) in [
+            (policy, &mut warm_policy, &mut policy_t),
+            (noop, &mut warm_noop, &mut noop_t),
+        ] {
+            let [instantiated, took] = fresh(module, recorded_host(input, &granted))?;
+            whole.push(took);
+            instantiate.push(instantiated);
+            call.push(took - instantiated);
             let start = Instant::now();
-            let _ = instance.call("validate", &payload);
-            if let Some(t) = times.get_mut(slot) {
-                t.push(start.elapsed().as_secs_f64() * 1e6);
-            }
+            let _ = warm.call("validate", &payload);
+            warm_t.push(start.elapsed().as_secs_f64() * 1e6);
         }
-        if times[0].len() >= MIN_SAMPLES
+        if policy_t[0].len() >= MIN_SAMPLES
             && loop_start.elapsed().as_secs_f64() > TIME_PER_LOOP_SECONDS
         {
             break;
         }
     }
-    let [policy_fresh, noop_fresh, policy_warm, noop_warm] = times;
+    let [policy_fresh, policy_instantiate, policy_call, policy_warm] = policy_t;
+    let [noop_fresh, noop_instantiate, noop_call, noop_warm] = noop_t;
     Ok(BesideNoop {
         policy: name.to_string(),
         fresh_median_us: median(&policy_fresh),
         noop_fresh_median_us: median(&noop_fresh),
+        instantiate_median_us: median(&policy_instantiate),
+        noop_instantiate_median_us: median(&noop_instantiate),
+        call_median_us: median(&policy_call),
+        noop_call_median_us: median(&noop_call),
         warm_median_us: median(&policy_warm),
         noop_warm_median_us: median(&noop_warm),
     })
@@ -651,27 +669,43 @@ pub fn print_beside_noop(rows: &[BesideNoop], typical: &str) {
          (host-test/noop-floor: reads nothing, allows), timed in turn:"
     );
     println!(
-        "{:<20} {:>9} {:>10} {:>9} {:>9} {:>10} {:>9}",
-        "policy", "fresh µs", "no-op µs", "÷ no-op", "warm µs", "no-op µs", "÷ no-op"
+        "{:<20} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}",
+        "policy",
+        "fresh µs",
+        "no-op µs",
+        "÷ no-op",
+        "inst µs",
+        "no-op",
+        "call µs",
+        "no-op",
+        "warm µs",
+        "no-op µs",
+        "÷ no-op"
     );
-    let ratio = |ours: f64, floor: f64| {
-        if floor > 0.0 {
-            format!("{:.2}x", ours / floor)
-        } else {
-            "-".into()
-        }
-    };
     for r in rows {
         println!(
-            "{:<20} {:>9.1} {:>10.1} {:>9} {:>9.1} {:>10.1} {:>9}",
+            "{:<20} {:>9.1} {:>10.1} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>8}",
             r.policy,
             r.fresh_median_us,
             r.noop_fresh_median_us,
             ratio(r.fresh_median_us, r.noop_fresh_median_us),
+            r.instantiate_median_us,
+            r.noop_instantiate_median_us,
+            r.call_median_us,
+            r.noop_call_median_us,
             r.warm_median_us,
             r.noop_warm_median_us,
             ratio(r.warm_median_us, r.noop_warm_median_us),
         );
+    }
+}
+
+/// `ours ÷ floor` as `1.23x`; `-` when the floor took no measurable time.
+pub fn ratio(ours: f64, floor: f64) -> String {
+    if floor > 0.0 {
+        format!("{:.2}x", ours / floor)
+    } else {
+        "-".into()
     }
 }
 

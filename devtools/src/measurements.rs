@@ -10,7 +10,8 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use crate::bench::{
-    Row, BUDGET_MEMORY_BYTES, BUDGET_READ_FLOOR_MULTIPLE, MIN_SAMPLES, TIME_PER_LOOP_SECONDS,
+    ratio, BesideNoop, Row, BUDGET_MEMORY_BYTES, BUDGET_READ_FLOOR_MULTIPLE, MIN_SAMPLES,
+    TIME_PER_LOOP_SECONDS,
 };
 use crate::growth::GrowthRow;
 
@@ -21,6 +22,10 @@ pub struct Measurements {
     /// Empty under `--growth-only`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<Row>,
+    /// Each policy's typical request beside the no-op floor; empty under
+    /// `--growth-only`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub beside_noop: Vec<BesideNoop>,
     pub growth: Vec<GrowthRow>,
 }
 
@@ -133,6 +138,9 @@ impl Measurements {
             out.push_str(&self.worst_case_table());
             out.push_str(&self.typical_table());
         }
+        if !self.beside_noop.is_empty() {
+            out.push_str(&self.beside_noop_table());
+        }
         out.push_str(&self.growth_table());
         out
     }
@@ -223,6 +231,38 @@ impl Measurements {
                 r.ratio_warm_native
                     .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
                 mib(r.peak_memory_bytes),
+            );
+        }
+        out
+    }
+
+    fn beside_noop_table(&self) -> String {
+        let mut out = String::from(
+            "\n## Beside the engine's no-op floor\n\n\
+             Each policy on the typical object (settings `{}`) and `host-test/noop-floor` \
+             (a module that reads nothing and allows), timed in turn in one loop. A fresh \
+             evaluation is split into instantiating the module and calling `validate`; \
+             instantiate share is the policy's instantiation over its fresh evaluation.\n\n\
+             | policy | fresh µs | no-op fresh µs | ÷ no-op | instantiate µs | no-op instantiate µs \
+             | instantiate share | call µs | no-op call µs | warm µs | no-op warm µs | ÷ no-op |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for r in &self.beside_noop {
+            let _ = writeln!(
+                out,
+                "| {} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.0}% | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+                r.policy,
+                r.fresh_median_us,
+                r.noop_fresh_median_us,
+                ratio(r.fresh_median_us, r.noop_fresh_median_us),
+                r.instantiate_median_us,
+                r.noop_instantiate_median_us,
+                100.0 * r.instantiate_median_us / r.fresh_median_us.max(f64::MIN_POSITIVE),
+                r.call_median_us,
+                r.noop_call_median_us,
+                r.warm_median_us,
+                r.noop_warm_median_us,
+                ratio(r.warm_median_us, r.noop_warm_median_us),
             );
         }
         out

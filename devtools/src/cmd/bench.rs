@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         time_policies(&args, official_floor.as_ref())?
     };
-    let growth = devtools::growth::run(&args.cases, &args.dist, &args.policies, args.iterations)?;
+    let mut beside_noop = Vec::new();
     if !args.growth_only {
         bench::print_table(&inputs);
         bench::print_budget(&inputs);
@@ -106,10 +106,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )
         })?;
         let typical = typical_input(&args)?;
-        let mut beside = Vec::new();
         for name in catalog::names().filter(|name| args.wanted(name)) {
             let policy = Policy::load(&args.dist.join(format!("{name}.wasm")))?;
-            beside.push(bench::beside_noop(
+            beside_noop.push(bench::beside_noop(
                 &noop,
                 &policy,
                 name,
@@ -117,12 +116,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 args.iterations,
             )?);
         }
-        bench::print_beside_noop(&beside, TYPICAL_LABEL);
+        bench::print_beside_noop(&beside_noop, TYPICAL_LABEL);
     }
+    let growth = devtools::growth::run(&args.cases, &args.dist, &args.policies, args.iterations)?;
     devtools::growth::print_table(&growth);
     let mut measured = Measurements {
         machine,
         inputs,
+        beside_noop,
         growth,
     };
     measured.machine.finish();
