@@ -670,10 +670,17 @@ fn resource_set_objects_are_rendered_and_judged() {
         stderr.contains("note: clusters/staging/previews.yaml:2 (document 1): the objects ResourceSet flux-system/previews generates are not judged (the ResourceSet itself is): its inputs come from ResourceSetInputProvider flux-system/pull-requests (spec.inputsFrom), which the repository does not hold"),
         "{stderr}"
     );
+    // What check cannot render, or Flux Operator cannot either, is a
+    // finding that fails the run.
     assert!(
-        stderr.contains("ResourceSet flux-system/encoded generates are not judged (the ResourceSet itself is): template uses the function b64enc, which check does not render"),
-        "{stderr}"
+        stdout.contains("clusters/staging/previews.yaml:19 (document 2): ResourceSet flux-system/encoded: CREATE undecided by flux-operator: the objects it generates are not judged (the ResourceSet itself is): template uses the function b64enc, which check does not render"),
+        "{stdout}"
     );
+    assert!(
+        stdout.contains("clusters/staging/previews.yaml:38 (document 3): ResourceSet flux-system/misnamed: CREATE not applied by flux-operator: nothing it generates is applied: Flux Operator's build fails: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tennant"), "{stdout}");
     // A generated Kustomization reads an OCIRepository: named, not followed.
     assert!(
         stderr.contains("note: Kustomization backend/apps builds from OCIRepository backend/apps"),

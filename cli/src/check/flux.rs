@@ -31,8 +31,8 @@ use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
-use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt};
-use super::resourceset;
+use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt, Unrendered};
+use super::resourceset::{self, NotRendered};
 use super::revision::git;
 use super::varsub;
 
@@ -322,7 +322,7 @@ impl Workspace {
                             elsewhere.push((ns, name, m.object.clone(), m.origin.clone()));
                         }
                     }
-                    if let Some(generated) = generate(&m, notes) {
+                    if let Some(generated) = generate(&m, notes, &mut out.unrendered) {
                         queue.push((owner.clone(), generated));
                     }
                     out.objects.push(m);
@@ -1164,9 +1164,15 @@ fn applier<'a>(first: &'a [Manifest], entry: &str) -> Applier<'a> {
 }
 
 /// The objects a ResourceSet generates ([`resourceset`]), each at the
-/// ResourceSet's file and line (item: its place among them); with
-/// `notes`, why none are when they cannot be rendered.
-fn generate(m: &Manifest, notes: bool) -> Option<Vec<Manifest>> {
+/// ResourceSet's file and line (item: its place among them). When they
+/// cannot be rendered, why: a finding in `unrendered`, or with `notes` a
+/// note for inputs the cluster provides (`spec.inputsFrom`), which no
+/// repository holds.
+fn generate(
+    m: &Manifest,
+    notes: bool,
+    unrendered: &mut Vec<Unrendered>,
+) -> Option<Vec<Manifest>> {
     let (ns, name) = resourceset::resource_set(&m.object)?;
     match resourceset::render(&m.object, &ns, &name) {
         Ok(objects) => {
@@ -1194,13 +1200,26 @@ fn generate(m: &Manifest, notes: bool) -> Option<Vec<Manifest>> {
                     .collect(),
             )
         }
-        Err(why) => {
+        Err(why @ NotRendered::Providers(_)) => {
             if notes {
                 eprintln!(
                     "note: {}: the objects ResourceSet {ns}/{name} generates are not judged (the ResourceSet itself is): {why}",
                     m.origin
                 );
             }
+            None
+        }
+        Err(why) => {
+            unrendered.push(Unrendered {
+                origin: m.origin.clone(),
+                resource_set: (ns, name),
+                message: why.to_string(),
+                fails: matches!(
+                    why,
+                    NotRendered::Failed(_)
+                        | NotRendered::Template(super::gotemplate::Error::Failed(_))
+                ),
+            });
             None
         }
     }
