@@ -720,3 +720,20 @@ fn an_artifact_generator_folder_is_followed() {
         "{stderr}"
     );
 }
+
+/// An OCIRepository the repository's CI fills with `flux push artifact
+/// --path` is followed to that folder, and the note names the workflow.
+#[test]
+fn a_folder_ci_pushes_to_an_oci_repository_is_followed() {
+    let dir = root().join("tests/check/pushed");
+    let (code, stdout, stderr) = check_in(&dir, &["."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("deploy/staging/db.yaml:6 (document 2): FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("note: Kustomization flux-system/apps builds from OCIRepository flux-system/apps: followed to this repository's deploy/staging, as .github/workflows/push.yaml pushes deploy to oci://registry.example.com/shop/deploy"),
+        "{stderr}"
+    );
+}

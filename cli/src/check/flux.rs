@@ -35,6 +35,7 @@ use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt, Un
 use super::resourceset::{self, NotRendered};
 use super::revision::git;
 use super::varsub;
+use super::pushed;
 
 pub(super) const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -360,17 +361,20 @@ impl Workspace {
         let mut left = Vec::new();
         for (ns, name, object, origin) in elsewhere {
             let spec = object.get("spec").unwrap_or(&Value::Null);
-            let Some((generator, folder)) = copied_from(&ns, spec, out, repository)
+            let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
+            let followed = copied_from(&ns, spec, out, repository)
                 .filter(|(_, folder)| self.root.join(folder).is_dir())
-            else {
+                .map(|(generator, folder)| {
+                    let why = format!("ExternalArtifact {artifact}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it");
+                    (why, folder)
+                })
+                .or_else(|| self.pushed_to(&ns, spec, out));
+            let Some((why, folder)) = followed else {
                 left.push((ns, name, object, origin));
                 continue;
             };
             if notes {
-                eprintln!(
-                    "note: Kustomization {ns}/{name} builds from ExternalArtifact {}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it",
-                    text_at(spec, "/sourceRef/name").unwrap_or("?"),
-                );
+                eprintln!("note: Kustomization {ns}/{name} builds from {why}");
             }
             let mut mapped = object.clone();
             if let Some(spec) = mapped.get_mut("spec").and_then(Value::as_object_mut) {
@@ -388,6 +392,26 @@ impl Workspace {
             }
         }
         left
+    }
+
+    /// Where this repository's CI pushes the OCIRepository the
+    /// Kustomization (namespace `ns`, `spec`) reads ([`pushed`]): why, and
+    /// the folder its `spec.path` is.
+    fn pushed_to(&self, ns: &str, spec: &Value, cluster: &Manifests) -> Option<(String, String)> {
+        let (kind, source_ns, name) = source_of(ns, spec);
+        if kind != "OCIRepository" {
+            return None;
+        }
+        let url = cluster.objects.iter().find_map(|m| {
+            let (o_ns, o_name) = of_kind(&m.object, guard_core::model::kinds::SOURCE, "OCIRepository")?;
+            (o_ns == source_ns && o_name == name)
+                .then(|| text_at(&m.object, "/spec/url"))
+                .flatten()
+        })?;
+        let (workflow, root) = pushed::folder_for(&self.root, url)?;
+        let folder = relative(&Path::new(&root).join(spec_path(spec).ok()?)).ok()?;
+        let why = format!("OCIRepository {source_ns}/{name}: followed to this repository's {folder}, as {workflow} pushes {root} to {url}");
+        Some((why, folder))
     }
 
     /// What a Flux Kustomization read from this workspace's source applies,

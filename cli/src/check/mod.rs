@@ -13,6 +13,7 @@ pub mod identity;
 pub mod input;
 pub mod manifests;
 pub mod policies;
+pub mod pushed;
 pub mod report;
 pub mod request;
 pub mod resourceset;
