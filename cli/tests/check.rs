@@ -737,3 +737,35 @@ fn a_folder_ci_pushes_to_an_oci_repository_is_followed() {
         "{stderr}"
     );
 }
+
+/// An ArtifactGenerator whose artifact is not one folder as it is (an
+/// `exclude`, a `Merge` or `Extract` strategy, several copies) is not
+/// followed: the note says its objects are not checked.
+#[test]
+fn an_artifact_generator_that_changes_the_folder_is_not_followed() {
+    let original = std::fs::read_to_string(root().join("tests/check/generator/clusters/staging/apps.yaml")).unwrap();
+    let copy = "        - from: \"@repo/apps/**\"\n          to: \"@artifact/\"\n";
+    assert!(original.contains(copy));
+    for (name, changed) in [
+        ("exclude", format!("{copy}          exclude: [\"*.md\"]\n")),
+        ("merge", format!("{copy}          strategy: Merge\n")),
+        (
+            "two",
+            format!("{copy}        - from: \"@repo/extra/**\"\n          to: \"@artifact/\"\n"),
+        ),
+    ] {
+        let dir = tempdir(&format!("generator-{name}"));
+        copy_dir(&root().join("tests/check/generator"), &dir);
+        std::fs::write(
+            dir.join("clusters/staging/apps.yaml"),
+            original.replace(copy, &changed),
+        )
+        .unwrap();
+        let (_, stdout, stderr) = check_in(&dir, &["."], "");
+        assert!(!stdout.contains("orders-db"), "{name}: {stdout}");
+        assert!(
+            stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact flux-system/apps, not from this repository: its objects are not checked"),
+            "{name}: {stderr}"
+        );
+    }
+}

@@ -1019,12 +1019,24 @@ fn copied_from(
         else {
             continue;
         };
-        for copy in output
+        let copies = output
             .get("copy")
             .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+            .map_or(&[][..], Vec::as_slice);
+        // The artifact is one folder as it is only when one copy makes it:
+        // several merge into it, `exclude` leaves files out, and `Merge`
+        // or `Extract` change them (`CopyOperation`), which check does
+        // not reproduce, so such an artifact is not followed.
+        let plain = |c: &Value| {
+            c.get("exclude")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty)
+                && matches!(text_at(c, "/strategy"), None | Some("" | "Overwrite"))
+        };
+        if copies.len() != 1 || !copies.iter().all(plain) {
+            continue;
+        }
+        for copy in copies {
             let (Some(from), Some(to)) = (text_at(copy, "/from"), text_at(copy, "/to")) else {
                 continue;
             };
