@@ -768,4 +768,16 @@ fn an_artifact_generator_that_changes_the_folder_is_not_followed() {
             "{name}: {stderr}"
         );
     }
+    // Several copies that keep one folder's layout are that folder.
+    let dir = tempdir("generator-layout");
+    copy_dir(&root().join("tests/check/generator"), &dir);
+    let layout = "        - from: \"@repo/apps/staging/**\"\n          to: \"@artifact/staging/\"\n        - from: \"@repo/apps/base/**\"\n          to: \"@artifact/base\"\n";
+    std::fs::write(
+        dir.join("clusters/staging/apps.yaml"),
+        original.replace(copy, layout),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check_in(&dir, &["."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"), "{stdout}");
 }

@@ -1023,31 +1023,41 @@ fn copied_from(
             .get("copy")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        // The artifact is one folder as it is only when one copy makes it:
-        // several merge into it, `exclude` leaves files out, and `Merge`
-        // or `Extract` change them (`CopyOperation`), which check does
-        // not reproduce, so such an artifact is not followed.
+        // The artifact is a folder of the repository as it is when its
+        // copies keep their files as they are (no `exclude`, no `Merge` or
+        // `Extract`: `CopyOperation`) and, when there are several, all
+        // keep the layout of one folder (`apps/base/**` to `base/`,
+        // `apps/production/**` to `production/`); otherwise check would
+        // judge files the artifact does not hold, so it is not followed.
         let plain = |c: &Value| {
             c.get("exclude")
                 .and_then(Value::as_array)
                 .is_none_or(Vec::is_empty)
                 && matches!(text_at(c, "/strategy"), None | Some("" | "Overwrite"))
         };
-        if copies.len() != 1 || !copies.iter().all(plain) {
+        let roots: Option<BTreeSet<(&str, String)>> = copies
+            .iter()
+            .map(|c| {
+                let (alias, dir, dest) = folder_copy(c)?;
+                let root = if dest == "." {
+                    dir
+                } else if dir == dest {
+                    ""
+                } else {
+                    dir.strip_suffix(&dest)?.strip_suffix('/')?
+                };
+                let root = relative(Path::new(root)).ok()?;
+                Some((alias, root))
+            })
+            .collect();
+        let one_layout = copies.len() == 1 || roots.is_some_and(|r| r.len() == 1);
+        if !one_layout || !copies.iter().all(plain) {
             continue;
         }
         for copy in copies {
-            let (Some(from), Some(to)) = (text_at(copy, "/from"), text_at(copy, "/to")) else {
+            let Some((alias, dir, dest)) = folder_copy(copy) else {
                 continue;
             };
-            let Some((alias, dir)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
-                continue;
-            };
-            let (Some(dir), Some(dest)) = (dir.strip_suffix("/**"), to.strip_prefix("@artifact/"))
-            else {
-                continue;
-            };
-            let dest = relative(Path::new(dest)).unwrap_or_default();
             let within = if dest == "." {
                 Some(path.as_str())
             } else if path == dest {
@@ -1063,6 +1073,16 @@ fn copied_from(
         }
     }
     None
+}
+
+/// A copy of a whole folder, `@ALIAS/DIR/**` to `@artifact/DEST/`:
+/// (alias, DIR, DEST normalized, `.` for the root).
+fn folder_copy(copy: &Value) -> Option<(&str, &str, String)> {
+    let (from, to) = (text_at(copy, "/from")?, text_at(copy, "/to")?);
+    let (alias, dir) = from.strip_prefix('@')?.split_once('/')?;
+    let dir = dir.strip_suffix("/**")?;
+    let dest = relative(Path::new(to.strip_prefix("@artifact/")?)).ok()?;
+    Some((alias, dir, dest))
 }
 
 /// This run's command with one more `--source`.
