@@ -89,14 +89,14 @@ fn push_of(words: &[String]) -> Option<(String, String)> {
 /// `spec.url` names (its `ref` gives the tag).
 fn without_reference(url: &str) -> &str {
     let url = url.split_once('@').map_or(url, |(u, _)| u);
-    match url.rfind(':') {
-        // A colon after the last `/` starts the tag; one before it is a port.
+    // A colon after the last `/` starts the tag; one before it is a port.
+    let untagged = match url.rfind(':') {
         Some(colon) if url.rfind('/').is_some_and(|slash| colon > slash) => {
             url.get(..colon).unwrap_or(url)
         }
         _ => url,
-    }
-    .trim_end_matches('/')
+    };
+    untagged.trim_end_matches('/')
 }
 
 #[cfg(test)]
