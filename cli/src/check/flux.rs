@@ -362,13 +362,14 @@ impl Workspace {
         for (ns, name, object, origin) in elsewhere {
             let spec = object.get("spec").unwrap_or(&Value::Null);
             let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
-            let followed = copied_from(&ns, spec, out, repository)
+            let cluster: &Manifests = out;
+            let followed = copied_from(&ns, spec, cluster, repository)
                 .filter(|(_, folder)| self.root.join(folder).is_dir())
                 .map(|(generator, folder)| {
                     let why = format!("ExternalArtifact {artifact}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it");
                     (why, folder)
                 })
-                .or_else(|| self.pushed_to(&ns, spec, out));
+                .or_else(|| self.pushed_to(&ns, spec, cluster));
             let Some((why, folder)) = followed else {
                 left.push((ns, name, object, origin));
                 continue;
