@@ -409,7 +409,9 @@ impl Workspace {
                 .then(|| text_at(&m.object, "/spec/url"))
                 .flatten()
         })?;
-        let (workflow, root) = pushed::folder_for(&self.root, url)?;
+        // The workflows are in the repository, not in its artifact, which
+        // may leave them out (source-controller's ignore rules).
+        let (workflow, root) = pushed::folder_for(&self.linked, url)?;
         let folder = relative(&Path::new(&root).join(spec_path(spec).ok()?)).ok()?;
         let why = format!("OCIRepository {source_ns}/{name}: followed to this repository's {folder}, as {workflow} pushes {root} to {url}");
         Some((why, folder))
