@@ -743,7 +743,9 @@ fn a_folder_ci_pushes_to_an_oci_repository_is_followed() {
 /// followed: the note says its objects are not checked.
 #[test]
 fn an_artifact_generator_that_changes_the_folder_is_not_followed() {
-    let original = std::fs::read_to_string(root().join("tests/check/generator/clusters/staging/apps.yaml")).unwrap();
+    let original =
+        std::fs::read_to_string(root().join("tests/check/generator/clusters/staging/apps.yaml"))
+            .unwrap();
     let copy = "        - from: \"@repo/apps/**\"\n          to: \"@artifact/\"\n";
     assert!(original.contains(copy));
     for (name, changed) in [
@@ -779,5 +781,8 @@ fn an_artifact_generator_that_changes_the_folder_is_not_followed() {
     .unwrap();
     let (code, stdout, stderr) = check_in(&dir, &["."], "");
     assert_eq!(code, 1, "{stdout}\n{stderr}");
-    assert!(stdout.contains("FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"), "{stdout}");
+    assert!(
+        stdout.contains("FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
 }

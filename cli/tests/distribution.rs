@@ -566,7 +566,10 @@ fn the_recommended_overlay_builds_and_gates_every_aso_group() {
     let kinds = aso["spec"]["settings"]["deletionProtection"]["kinds"]
         .as_array()
         .unwrap();
-    assert!(kinds.iter().all(|k| k.get("version").is_none()), "{kinds:?}");
+    assert!(
+        kinds.iter().all(|k| k.get("version").is_none()),
+        "{kinds:?}"
+    );
 }
 
 /// `check` with the recommended set, on the fixture's change (reports-db

@@ -32,10 +32,10 @@ use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
 use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt, Unrendered};
+use super::pushed;
 use super::resourceset::{self, NotRendered};
 use super::revision::git;
 use super::varsub;
-use super::pushed;
 
 pub(super) const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -404,7 +404,8 @@ impl Workspace {
             return None;
         }
         let url = cluster.objects.iter().find_map(|m| {
-            let (o_ns, o_name) = of_kind(&m.object, guard_core::model::kinds::SOURCE, "OCIRepository")?;
+            let (o_ns, o_name) =
+                of_kind(&m.object, guard_core::model::kinds::SOURCE, "OCIRepository")?;
             (o_ns == source_ns && o_name == name)
                 .then(|| text_at(&m.object, "/spec/url"))
                 .flatten()
@@ -1227,11 +1228,7 @@ fn applier<'a>(first: &'a [Manifest], entry: &str) -> Applier<'a> {
 /// cannot be rendered, why: a finding in `unrendered`, or with `notes` a
 /// note for inputs the cluster provides (`spec.inputsFrom`), which no
 /// repository holds.
-fn generate(
-    m: &Manifest,
-    notes: bool,
-    unrendered: &mut Vec<Unrendered>,
-) -> Option<Vec<Manifest>> {
+fn generate(m: &Manifest, notes: bool, unrendered: &mut Vec<Unrendered>) -> Option<Vec<Manifest>> {
     let (ns, name) = resourceset::resource_set(&m.object)?;
     match resourceset::render(&m.object, &ns, &name) {
         Ok(objects) => {

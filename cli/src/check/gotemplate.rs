@@ -1003,16 +1003,35 @@ mod tests {
     fn lexing_follows_go() {
         let inputs = json!({"x": "a"});
         // A `>>` in a string closes nothing.
-        assert_eq!(go("<< \"echo x >> log\" >>", inputs.clone()).unwrap(), "echo x >> log");
+        assert_eq!(
+            go("<< \"echo x >> log\" >>", inputs.clone()).unwrap(),
+            "echo x >> log"
+        );
         assert_eq!(go("<< `a>>b` >>", inputs.clone()).unwrap(), "a>>b");
         // Only Go's four spaces are trimmed: a no-break space stays.
-        assert_eq!(go("a\u{a0}\r\n<<- inputs.x ->>\t\r\nb", inputs.clone()).unwrap(), "a\u{a0}ab");
-        assert_eq!(go("a \r\n<<-\rinputs.x\r->> b", inputs.clone()).unwrap(), "aab");
+        assert_eq!(
+            go("a\u{a0}\r\n<<- inputs.x ->>\t\r\nb", inputs.clone()).unwrap(),
+            "a\u{a0}ab"
+        );
+        assert_eq!(
+            go("a \r\n<<-\rinputs.x\r->> b", inputs.clone()).unwrap(),
+            "aab"
+        );
         assert_eq!(go("a <<-3>>", inputs.clone()).unwrap(), "a -3");
         // A comment starts at the delimiter and ends at it.
         assert_eq!(go("a <<- /* c */ ->> b", inputs.clone()).unwrap(), "ab");
-        assert_eq!(go("a << /* c */ >> b", inputs.clone()), Err(Error::Failed("a comment must start right after the action's delimiter".into())));
-        assert_eq!(go("a <</* c */ x>> b", inputs.clone()), Err(Error::Failed("comment ends before closing delimiter".into())));
+        assert_eq!(
+            go("a << /* c */ >> b", inputs.clone()),
+            Err(Error::Failed(
+                "a comment must start right after the action's delimiter".into()
+            ))
+        );
+        assert_eq!(
+            go("a <</* c */ x>> b", inputs.clone()),
+            Err(Error::Failed(
+                "comment ends before closing delimiter".into()
+            ))
+        );
         assert_eq!(go("<</* \" >> */>>a", inputs).unwrap(), "a");
     }
 

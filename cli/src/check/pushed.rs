@@ -50,10 +50,7 @@ fn pushes(text: &str) -> Vec<(String, String)> {
             continue;
         };
         // The command ends where the shell starts another.
-        let command = rest
-            .split(['|', ';', '&', '#'])
-            .next()
-            .unwrap_or_default();
+        let command = rest.split(['|', ';', '&', '#']).next().unwrap_or_default();
         let Some(words) = shlex::split(command) else {
             continue;
         };
@@ -113,15 +110,24 @@ mod tests {
                     "oci://registry.example.com/org/fleet/apps".to_string(),
                     "./apps/production".to_string()
                 ),
-                ("oci://registry.example.com/org/fleet/infra".to_string(), "infra".to_string()),
+                (
+                    "oci://registry.example.com/org/fleet/infra".to_string(),
+                    "infra".to_string()
+                ),
             ]
         );
     }
 
     #[test]
     fn the_reference_is_not_part_of_the_url() {
-        assert_eq!(without_reference("oci://registry.example.com:5000/a/b:v1"), "oci://registry.example.com:5000/a/b");
-        assert_eq!(without_reference("oci://registry.example.com:5000/a/b"), "oci://registry.example.com:5000/a/b");
+        assert_eq!(
+            without_reference("oci://registry.example.com:5000/a/b:v1"),
+            "oci://registry.example.com:5000/a/b"
+        );
+        assert_eq!(
+            without_reference("oci://registry.example.com:5000/a/b"),
+            "oci://registry.example.com:5000/a/b"
+        );
         assert_eq!(
             without_reference("oci://registry.example.com/a/b@sha256:0123"),
             "oci://registry.example.com/a/b"
