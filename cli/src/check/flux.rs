@@ -1027,35 +1027,7 @@ fn copied_from(
             .get("copy")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        // The artifact is a folder of the repository as it is when its
-        // copies keep their files as they are (no `exclude`, no `Merge` or
-        // `Extract`: `CopyOperation`) and, when there are several, all
-        // keep the layout of one folder (`apps/base/**` to `base/`,
-        // `apps/production/**` to `production/`); otherwise check would
-        // judge files the artifact does not hold, so it is not followed.
-        let plain = |c: &Value| {
-            c.get("exclude")
-                .and_then(Value::as_array)
-                .is_none_or(Vec::is_empty)
-                && matches!(text_at(c, "/strategy"), None | Some("" | "Overwrite"))
-        };
-        let roots: Option<BTreeSet<(&str, String)>> = copies
-            .iter()
-            .map(|c| {
-                let (alias, dir, dest) = folder_copy(c)?;
-                let root = if dest == "." {
-                    dir
-                } else if dir == dest {
-                    ""
-                } else {
-                    dir.strip_suffix(&dest)?.strip_suffix('/')?
-                };
-                let root = relative(Path::new(root)).ok()?;
-                Some((alias, root))
-            })
-            .collect();
-        let one_layout = copies.len() == 1 || roots.is_some_and(|r| r.len() == 1);
-        if !one_layout || !copies.iter().all(plain) {
+        if !one_folder(copies) {
             continue;
         }
         for copy in copies {
@@ -1077,6 +1049,39 @@ fn copied_from(
         }
     }
     None
+}
+
+/// Whether `copies` make a folder of the repository as it is.
+fn one_folder(copies: &[Value]) -> bool {
+    // The artifact is a folder of the repository as it is when its
+    // copies keep their files as they are (no `exclude`, no `Merge` or
+    // `Extract`: `CopyOperation`) and, when there are several, all
+    // keep the layout of one folder (`apps/base/**` to `base/`,
+    // `apps/production/**` to `production/`); otherwise check would
+    // judge files the artifact does not hold, so it is not followed.
+    let plain = |c: &Value| {
+        c.get("exclude")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+            && matches!(text_at(c, "/strategy"), None | Some("" | "Overwrite"))
+    };
+    let roots: Option<BTreeSet<(&str, String)>> = copies
+        .iter()
+        .map(|c| {
+            let (alias, dir, dest) = folder_copy(c)?;
+            let root = if dest == "." {
+                dir
+            } else if dir == dest {
+                ""
+            } else {
+                dir.strip_suffix(&dest)?.strip_suffix('/')?
+            };
+            let root = relative(Path::new(root)).ok()?;
+            Some((alias, root))
+        })
+        .collect();
+    let one_layout = copies.len() == 1 || roots.is_some_and(|r| r.len() == 1);
+    one_layout && copies.iter().all(plain)
 }
 
 /// A copy of a whole folder, `@ALIAS/DIR/**` to `@artifact/DEST/`:
