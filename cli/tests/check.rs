@@ -670,10 +670,17 @@ fn resource_set_objects_are_rendered_and_judged() {
         stderr.contains("note: clusters/staging/previews.yaml:2 (document 1): the objects ResourceSet flux-system/previews generates are not judged (the ResourceSet itself is): its inputs come from ResourceSetInputProvider flux-system/pull-requests (spec.inputsFrom), which the repository does not hold"),
         "{stderr}"
     );
+    // What check cannot render, or Flux Operator cannot either, is a
+    // finding that fails the run.
     assert!(
-        stderr.contains("ResourceSet flux-system/encoded generates are not judged (the ResourceSet itself is): template uses the function b64enc, which check does not render"),
-        "{stderr}"
+        stdout.contains("clusters/staging/previews.yaml:19 (document 2): ResourceSet flux-system/encoded: CREATE undecided by flux-operator: the objects it generates are not judged (the ResourceSet itself is): template uses the function b64enc, which check does not render"),
+        "{stdout}"
     );
+    assert!(
+        stdout.contains("clusters/staging/previews.yaml:38 (document 3): ResourceSet flux-system/misnamed: CREATE not applied by flux-operator: nothing it generates is applied: Flux Operator's build fails: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tennant"), "{stdout}");
     // A generated Kustomization reads an OCIRepository: named, not followed.
     assert!(
         stderr.contains("note: Kustomization backend/apps builds from OCIRepository backend/apps"),
@@ -711,5 +718,71 @@ fn an_artifact_generator_folder_is_followed() {
     assert!(
         stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact apps: followed to this repository's apps/staging, which ArtifactGenerator flux-system/apps copies into it"),
         "{stderr}"
+    );
+}
+
+/// An OCIRepository the repository's CI fills with `flux push artifact
+/// --path` is followed to that folder, and the note names the workflow.
+#[test]
+fn a_folder_ci_pushes_to_an_oci_repository_is_followed() {
+    let dir = root().join("tests/check/pushed");
+    let (code, stdout, stderr) = check_in(&dir, &["."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("deploy/staging/db.yaml:6 (document 2): FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("note: Kustomization flux-system/apps builds from OCIRepository flux-system/apps: followed to this repository's deploy/staging, as .github/workflows/push.yaml pushes deploy to oci://registry.example.com/shop/deploy"),
+        "{stderr}"
+    );
+}
+
+/// An ArtifactGenerator whose artifact is not one folder as it is (an
+/// `exclude`, a `Merge` or `Extract` strategy, several copies) is not
+/// followed: the note says its objects are not checked.
+#[test]
+fn an_artifact_generator_that_changes_the_folder_is_not_followed() {
+    let original =
+        std::fs::read_to_string(root().join("tests/check/generator/clusters/staging/apps.yaml"))
+            .unwrap();
+    let copy = "        - from: \"@repo/apps/**\"\n          to: \"@artifact/\"\n";
+    assert!(original.contains(copy));
+    for (name, changed) in [
+        ("exclude", format!("{copy}          exclude: [\"*.md\"]\n")),
+        ("merge", format!("{copy}          strategy: Merge\n")),
+        (
+            "two",
+            format!("{copy}        - from: \"@repo/extra/**\"\n          to: \"@artifact/\"\n"),
+        ),
+    ] {
+        let dir = tempdir(&format!("generator-{name}"));
+        copy_dir(&root().join("tests/check/generator"), &dir);
+        std::fs::write(
+            dir.join("clusters/staging/apps.yaml"),
+            original.replace(copy, &changed),
+        )
+        .unwrap();
+        // (`check .` still judges apps/staging as a folder of its own.)
+        let (_, _, stderr) = check_in(&dir, &["."], "");
+        assert!(
+            stderr.contains("note: Kustomization flux-system/apps builds from ExternalArtifact flux-system/apps, not from this repository: its objects are not checked"),
+            "{name}: {stderr}"
+        );
+    }
+    // Several copies that keep one folder's layout are that folder.
+    let dir = tempdir("generator-layout");
+    copy_dir(&root().join("tests/check/generator"), &dir);
+    let layout = "        - from: \"@repo/apps/staging/**\"\n          to: \"@artifact/staging/\"\n        - from: \"@repo/apps/base/**\"\n          to: \"@artifact/base\"\n";
+    std::fs::write(
+        dir.join("clusters/staging/apps.yaml"),
+        original.replace(copy, layout),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check_in(&dir, &["."], "");
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("FlexibleServer shop/orders-db: CREATE refused by aso-reconcile"),
+        "{stdout}"
     );
 }

@@ -529,3 +529,89 @@ fn the_readme_points_flux_at_the_overlays() {
         );
     }
 }
+
+/// The ASO groups a policy's rules send it.
+fn aso_groups(policy: &Value) -> Vec<&str> {
+    let mut groups: Vec<&str> = policy["spec"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["apiGroups"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|g| g.ends_with(".azure.com"))
+        .collect();
+    groups.sort_unstable();
+    groups
+}
+
+/// The recommended overlay builds, fits the CRD, and sends flux-gate every
+/// ASO group aso-reconcile sees (README.md, "Recommended settings").
+#[test]
+fn the_recommended_overlay_builds_and_gates_every_aso_group() {
+    let base = kustomize("deploy");
+    let built = kustomize("install/recommended");
+    assert_valid(&built, "recommended");
+    assert_eq!(built.len(), base.len());
+    let policy = |name: &str| {
+        of_kind(&built, "ClusterAdmissionPolicy")
+            .into_iter()
+            .find(|p| p["metadata"]["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let (gate, aso) = (policy("flux-gate"), policy("aso-reconcile"));
+    assert_eq!(gate["spec"]["mode"], "protect");
+    assert!(!aso_groups(&aso).is_empty());
+    assert_eq!(aso_groups(&gate), aso_groups(&aso));
+    let kinds = aso["spec"]["settings"]["deletionProtection"]["kinds"]
+        .as_array()
+        .unwrap();
+    assert!(
+        kinds.iter().all(|k| k.get("version").is_none()),
+        "{kinds:?}"
+    );
+}
+
+/// `check` with the recommended set, on the fixture's change (reports-db
+/// pruned) on a Friday in Los Angeles: the prune is refused and the ASO
+/// changes wait for Saturday; with the defaults both pass.
+#[test]
+fn check_with_the_recommended_settings_protects_the_database_and_holds_friday() {
+    let scratch = common::scratch("install-test", "recommended");
+    let run = |overlay: &str| {
+        let out = Command::new("kubectl")
+            .arg("kustomize")
+            .arg(root().join(overlay))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let policies = scratch.join(format!("{}.yaml", overlay.replace('/', "-")));
+        std::fs::write(&policies, out.stdout).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_reconcile-guard"))
+            .current_dir(root())
+            .env_remove("GITHUB_STEP_SUMMARY")
+            // Friday 2026-11-20 02:00 PST.
+            .args(["check", "--now", "2026-11-20T10:00:00Z", "--policies"])
+            .arg(&policies)
+            .arg("--dist")
+            .arg(root().join("dist"))
+            .args(["--base", "tests/check/base", "tests/check/repo"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let pruned = "FlexibleServer shop/reports-db: DELETE refused by aso-reconcile: FlexibleServer shop/reports-db is protected from deletion";
+    let held = "FlexibleServer shop/orders-db: UPDATE refused by flux-gate: ";
+    let (code, stdout, stderr) = run("install/recommended");
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(pruned), "{stdout}");
+    assert!(stdout.contains(held), "{stdout}");
+    assert!(stdout.contains("no-deploy-friday"), "{stdout}");
+    let (_, stdout, stderr) = run("install/protect");
+    assert!(!stdout.contains(pruned), "{stdout}{stderr}");
+    assert!(!stdout.contains("refused by flux-gate"), "{stdout}");
+}

@@ -31,8 +31,9 @@ use anyhow::{bail, Context as _, Result};
 use conformance::cluster::Recorded;
 use serde_json::{json, Map, Value};
 
-use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt};
-use super::resourceset;
+use super::manifests::{self, Generator, Manifest, Manifests, Origin, Unbuilt, Unrendered};
+use super::pushed;
+use super::resourceset::{self, NotRendered};
 use super::revision::git;
 use super::varsub;
 
@@ -322,7 +323,7 @@ impl Workspace {
                             elsewhere.push((ns, name, m.object.clone(), m.origin.clone()));
                         }
                     }
-                    if let Some(generated) = generate(&m, notes) {
+                    if let Some(generated) = generate(&m, notes, &mut out.unrendered) {
                         queue.push((owner.clone(), generated));
                     }
                     out.objects.push(m);
@@ -360,17 +361,21 @@ impl Workspace {
         let mut left = Vec::new();
         for (ns, name, object, origin) in elsewhere {
             let spec = object.get("spec").unwrap_or(&Value::Null);
-            let Some((generator, folder)) = copied_from(&ns, spec, out, repository)
+            let artifact = text_at(spec, "/sourceRef/name").unwrap_or("?");
+            let cluster: &Manifests = out;
+            let followed = copied_from(&ns, spec, cluster, repository)
                 .filter(|(_, folder)| self.root.join(folder).is_dir())
-            else {
+                .map(|(generator, folder)| {
+                    let why = format!("ExternalArtifact {artifact}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it");
+                    (why, folder)
+                })
+                .or_else(|| self.pushed_to(&ns, spec, cluster));
+            let Some((why, folder)) = followed else {
                 left.push((ns, name, object, origin));
                 continue;
             };
             if notes {
-                eprintln!(
-                    "note: Kustomization {ns}/{name} builds from ExternalArtifact {}: followed to this repository's {folder}, which ArtifactGenerator {generator} copies into it",
-                    text_at(spec, "/sourceRef/name").unwrap_or("?"),
-                );
+                eprintln!("note: Kustomization {ns}/{name} builds from {why}");
             }
             let mut mapped = object.clone();
             if let Some(spec) = mapped.get_mut("spec").and_then(Value::as_object_mut) {
@@ -388,6 +393,29 @@ impl Workspace {
             }
         }
         left
+    }
+
+    /// Where this repository's CI pushes the OCIRepository the
+    /// Kustomization (namespace `ns`, `spec`) reads ([`pushed`]): why, and
+    /// the folder its `spec.path` is.
+    fn pushed_to(&self, ns: &str, spec: &Value, cluster: &Manifests) -> Option<(String, String)> {
+        let (kind, source_ns, name) = source_of(ns, spec);
+        if kind != "OCIRepository" {
+            return None;
+        }
+        let url = cluster.objects.iter().find_map(|m| {
+            let (o_ns, o_name) =
+                of_kind(&m.object, guard_core::model::kinds::SOURCE, "OCIRepository")?;
+            (o_ns == source_ns && o_name == name)
+                .then(|| text_at(&m.object, "/spec/url"))
+                .flatten()
+        })?;
+        // The workflows are in the repository, not in its artifact, which
+        // may leave them out (source-controller's ignore rules).
+        let (workflow, root) = pushed::folder_for(&self.linked, url)?;
+        let folder = relative(&Path::new(&root).join(spec_path(spec).ok()?)).ok()?;
+        let why = format!("OCIRepository {source_ns}/{name}: followed to this repository's {folder}, as {workflow} pushes {root} to {url}");
+        Some((why, folder))
     }
 
     /// What a Flux Kustomization read from this workspace's source applies,
@@ -995,23 +1023,17 @@ fn copied_from(
         else {
             continue;
         };
-        for copy in output
+        let copies = output
             .get("copy")
             .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let (Some(from), Some(to)) = (text_at(copy, "/from"), text_at(copy, "/to")) else {
+            .map_or(&[][..], Vec::as_slice);
+        if !one_folder(copies) {
+            continue;
+        }
+        for copy in copies {
+            let Some((alias, dir, dest)) = folder_copy(copy) else {
                 continue;
             };
-            let Some((alias, dir)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
-                continue;
-            };
-            let (Some(dir), Some(dest)) = (dir.strip_suffix("/**"), to.strip_prefix("@artifact/"))
-            else {
-                continue;
-            };
-            let dest = relative(Path::new(dest)).unwrap_or_default();
             let within = if dest == "." {
                 Some(path.as_str())
             } else if path == dest {
@@ -1027,6 +1049,49 @@ fn copied_from(
         }
     }
     None
+}
+
+/// Whether `copies` make a folder of the repository as it is.
+fn one_folder(copies: &[Value]) -> bool {
+    // The artifact is a folder of the repository as it is when its
+    // copies keep their files as they are (no `exclude`, no `Merge` or
+    // `Extract`: `CopyOperation`) and, when there are several, all
+    // keep the layout of one folder (`apps/base/**` to `base/`,
+    // `apps/production/**` to `production/`); otherwise check would
+    // judge files the artifact does not hold, so it is not followed.
+    let plain = |c: &Value| {
+        c.get("exclude")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+            && matches!(text_at(c, "/strategy"), None | Some("" | "Overwrite"))
+    };
+    let roots: Option<BTreeSet<(&str, String)>> = copies
+        .iter()
+        .map(|c| {
+            let (alias, dir, dest) = folder_copy(c)?;
+            let root = if dest == "." {
+                dir
+            } else if dir == dest {
+                ""
+            } else {
+                dir.strip_suffix(&dest)?.strip_suffix('/')?
+            };
+            let root = relative(Path::new(root)).ok()?;
+            Some((alias, root))
+        })
+        .collect();
+    let one_layout = copies.len() == 1 || roots.is_some_and(|r| r.len() == 1);
+    one_layout && copies.iter().all(plain)
+}
+
+/// A copy of a whole folder, `@ALIAS/DIR/**` to `@artifact/DEST/`:
+/// (alias, DIR, DEST normalized, `.` for the root).
+fn folder_copy(copy: &Value) -> Option<(&str, &str, String)> {
+    let (from, to) = (text_at(copy, "/from")?, text_at(copy, "/to")?);
+    let (alias, dir) = from.strip_prefix('@')?.split_once('/')?;
+    let dir = dir.strip_suffix("/**")?;
+    let dest = relative(Path::new(to.strip_prefix("@artifact/")?)).ok()?;
+    Some((alias, dir, dest))
 }
 
 /// This run's command with one more `--source`.
@@ -1164,9 +1229,11 @@ fn applier<'a>(first: &'a [Manifest], entry: &str) -> Applier<'a> {
 }
 
 /// The objects a ResourceSet generates ([`resourceset`]), each at the
-/// ResourceSet's file and line (item: its place among them); with
-/// `notes`, why none are when they cannot be rendered.
-fn generate(m: &Manifest, notes: bool) -> Option<Vec<Manifest>> {
+/// ResourceSet's file and line (item: its place among them). When they
+/// cannot be rendered, why: a finding in `unrendered`, or with `notes` a
+/// note for inputs the cluster provides (`spec.inputsFrom`), which no
+/// repository holds.
+fn generate(m: &Manifest, notes: bool, unrendered: &mut Vec<Unrendered>) -> Option<Vec<Manifest>> {
     let (ns, name) = resourceset::resource_set(&m.object)?;
     match resourceset::render(&m.object, &ns, &name) {
         Ok(objects) => {
@@ -1194,13 +1261,26 @@ fn generate(m: &Manifest, notes: bool) -> Option<Vec<Manifest>> {
                     .collect(),
             )
         }
-        Err(why) => {
+        Err(why @ NotRendered::Providers(_)) => {
             if notes {
                 eprintln!(
                     "note: {}: the objects ResourceSet {ns}/{name} generates are not judged (the ResourceSet itself is): {why}",
                     m.origin
                 );
             }
+            None
+        }
+        Err(why) => {
+            unrendered.push(Unrendered {
+                origin: m.origin.clone(),
+                resource_set: (ns, name),
+                message: why.to_string(),
+                fails: matches!(
+                    why,
+                    NotRendered::Failed(_)
+                        | NotRendered::Template(super::gotemplate::Error::Failed(_))
+                ),
+            });
             None
         }
     }

@@ -72,6 +72,10 @@ enum Token {
     Action(String),
 }
 
+/// Go's space characters: trim markers trim only these (golang/go
+/// 34aeeefd, `src/text/template/parse/lex.go`, `spaceChars`, `isSpace`).
+const SPACE: [char; 4] = [' ', '\t', '\r', '\n'];
+
 fn lex(text: &str) -> Result<Vec<Token>> {
     let mut tokens = Vec::new();
     let mut rest = text;
@@ -79,39 +83,86 @@ fn lex(text: &str) -> Result<Vec<Token>> {
     while let Some(start) = rest.find("<<") {
         let mut before = &rest[..start];
         if trim_next {
-            before = before.trim_start();
+            before = before.trim_start_matches(SPACE);
         }
         let inner_start = start + 2;
-        let left_trim = rest[inner_start..].starts_with("- ")
-            || rest[inner_start..].starts_with("-\n")
-            || rest[inner_start..].starts_with("-\t");
+        let after = &rest[inner_start..];
+        // `<<-3>>` is the number -3: the marker needs a space after it.
+        let left_trim = after.starts_with('-') && after[1..].starts_with(SPACE);
         if left_trim {
-            before = before.trim_end();
+            before = before.trim_end_matches(SPACE);
         }
         if !before.is_empty() {
             tokens.push(Token::Text(before.to_string()));
         }
-        let body_start = inner_start + usize::from(left_trim);
-        let Some(end) = rest[body_start..].find(">>") else {
-            return failed("unclosed action");
+        let body_start = inner_start + if left_trim { 2 } else { 0 };
+        // A comment starts right at the delimiter (and marker) and ends
+        // right before it (`lexLeftDelim`, `lexComment`).
+        let (end, right_trim) = if let Some(comment) = rest[body_start..].strip_prefix("/*") {
+            let Some(close) = comment.find("*/") else {
+                return failed("unclosed comment");
+            };
+            let after = &comment[close + 2..];
+            let right_trim = after.starts_with(SPACE) && after[1..].starts_with("->>");
+            if !right_trim && !after.starts_with(">>") {
+                return failed("comment ends before closing delimiter");
+            }
+            (close + 4, right_trim)
+        } else {
+            let (end, right_trim) = close(&rest[body_start..])?;
+            let body = &rest[body_start..body_start + end];
+            if body.trim_start_matches(SPACE).starts_with("/*") {
+                return failed("a comment must start right after the action's delimiter");
+            }
+            tokens.push(Token::Action(body.trim_matches(SPACE).to_string()));
+            (end, right_trim)
         };
-        let mut body = &rest[body_start..body_start + end];
-        let right_trim = body.ends_with(" -") || body.ends_with("\n-") || body.ends_with("\t-");
-        if right_trim {
-            body = &body[..body.len() - 1];
-        }
-        let body = body.trim();
-        if !(body.starts_with("/*") && body.ends_with("*/")) {
-            tokens.push(Token::Action(body.to_string()));
-        }
         trim_next = right_trim;
-        rest = &rest[body_start + end + 2..];
+        let marker = if right_trim { 2 } else { 0 };
+        rest = &rest[body_start + end + marker + 2..];
     }
-    let last = if trim_next { rest.trim_start() } else { rest };
+    let last = if trim_next {
+        rest.trim_start_matches(SPACE)
+    } else {
+        rest
+    };
     if !last.is_empty() {
         tokens.push(Token::Text(last.to_string()));
     }
     Ok(tokens)
+}
+
+/// Where the action in `body` ends: the offset of its ` ->>` or `>>`, and
+/// whether it is the trimming one. Quoted strings and character constants
+/// are read whole, so a `>>` in them closes nothing (`lexInsideAction`,
+/// `lexQuote`, `lexRawQuote`, `lexChar`).
+fn close(body: &str) -> Result<(usize, bool)> {
+    let bytes = body.as_bytes();
+    let at = |i: usize| bytes.get(i).copied();
+    let mut i = 0;
+    while let Some(b) = at(i) {
+        match b {
+            b'"' | b'\'' | b'`' => {
+                i += 1;
+                while let Some(q) = at(i).filter(|&q| q != b) {
+                    if b != b'`' && q == b'\n' {
+                        return failed("unterminated quoted string");
+                    }
+                    i += if q == b'\\' && b != b'`' { 2 } else { 1 };
+                }
+                if at(i).is_none() {
+                    return failed("unterminated quoted string");
+                }
+            }
+            b' ' | b'\t' | b'\r' | b'\n' if body[i + 1..].starts_with("->>") => {
+                return Ok((i, true));
+            }
+            b'>' if at(i + 1) == Some(b'>') => return Ok((i, false)),
+            _ => {}
+        }
+        i += 1;
+    }
+    failed("unclosed action")
 }
 
 // ---- parsing: nodes and pipelines
@@ -946,6 +997,42 @@ mod tests {
             go("<< eq inputs.n 3 >>", json!({"n": 3})),
             Err(Error::Failed(_))
         ));
+    }
+
+    #[test]
+    fn lexing_follows_go() {
+        let inputs = json!({"x": "a"});
+        // A `>>` in a string closes nothing.
+        assert_eq!(
+            go("<< \"echo x >> log\" >>", inputs.clone()).unwrap(),
+            "echo x >> log"
+        );
+        assert_eq!(go("<< `a>>b` >>", inputs.clone()).unwrap(), "a>>b");
+        // Only Go's four spaces are trimmed: a no-break space stays.
+        assert_eq!(
+            go("a\u{a0}\r\n<<- inputs.x ->>\t\r\nb", inputs.clone()).unwrap(),
+            "a\u{a0}ab"
+        );
+        assert_eq!(
+            go("a \r\n<<-\rinputs.x\r->> b", inputs.clone()).unwrap(),
+            "aab"
+        );
+        assert_eq!(go("a <<-3>>", inputs.clone()).unwrap(), "a -3");
+        // A comment starts at the delimiter and ends at it.
+        assert_eq!(go("a <<- /* c */ ->> b", inputs.clone()).unwrap(), "ab");
+        assert_eq!(
+            go("a << /* c */ >> b", inputs.clone()),
+            Err(Error::Failed(
+                "a comment must start right after the action's delimiter".into()
+            ))
+        );
+        assert_eq!(
+            go("a <</* c */ x>> b", inputs.clone()),
+            Err(Error::Failed(
+                "comment ends before closing delimiter".into()
+            ))
+        );
+        assert_eq!(go("<</* \" >> */>>a", inputs).unwrap(), "a");
     }
 
     #[test]

@@ -70,6 +70,21 @@ pub struct Manifests {
     /// The Flux Kustomizations kustomize-controller could not build: it
     /// applies nothing of theirs, and prunes nothing either.
     pub unbuilt: Vec<Unbuilt>,
+    /// The ResourceSets whose objects are not rendered.
+    pub unrendered: Vec<Unrendered>,
+}
+
+/// A ResourceSet whose objects are not rendered, and why.
+#[derive(Debug, Clone)]
+pub struct Unrendered {
+    /// Where the ResourceSet is written.
+    pub origin: Origin,
+    /// Its (namespace, name).
+    pub resource_set: (String, String),
+    pub message: String,
+    /// Flux Operator fails to build it too, so it applies nothing of it;
+    /// otherwise check cannot render what Flux Operator would.
+    pub fails: bool,
 }
 
 /// A Flux Kustomization whose build fails, as kustomize-controller reports

@@ -13,12 +13,14 @@ pub mod identity;
 pub mod input;
 pub mod manifests;
 pub mod policies;
+pub mod pushed;
 pub mod report;
 pub mod request;
 pub mod resourceset;
 pub mod revision;
 pub mod selector;
 pub mod unbuilt;
+pub mod unrendered;
 pub mod varsub;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -328,6 +330,14 @@ pub fn check(
         report.policies.push(unbuilt::builder());
         report.checked.extend(unbuilt::findings(
             &head.unbuilt,
+            &head_revision,
+            base_revision.as_ref(),
+        ));
+    }
+    if !head.unrendered.is_empty() {
+        report.policies.push(unrendered::renderer());
+        report.checked.extend(unrendered::findings(
+            &head.unrendered,
             &head_revision,
             base_revision.as_ref(),
         ));

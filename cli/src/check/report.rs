@@ -77,16 +77,14 @@ pub fn summary(report: &Report) -> String {
         count(Level::Warning),
         count(Level::Mutation),
     );
-    if not_applied > 0 {
-        let kustomizations = if not_applied == 1 {
-            "Kustomization"
-        } else {
-            "Kustomizations"
-        };
-        let _ = write!(
-            line,
-            ", {not_applied} {kustomizations} not applied (build failed)"
-        );
+    // Counted by kind: a Kustomization's build and a ResourceSet's.
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for (c, _) in findings(report).filter(|(_, f)| f.level == Level::NotApplied) {
+        *by_kind.entry(c.object.kind.as_str()).or_default() += 1;
+    }
+    for (kind, n) in by_kind {
+        let plural = if n == 1 { "" } else { "s" };
+        let _ = write!(line, ", {n} {kind}{plural} not applied (build failed)");
     }
     let unchanged = findings(report).count() - shown(report).count();
     if unchanged > 0 {
