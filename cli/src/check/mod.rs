@@ -176,6 +176,28 @@ struct Revision {
     writers: HashMap<identity::Key, Writer>,
 }
 
+impl Revision {
+    /// The object of this identity, where the revision has it.
+    fn get(&self, key: &identity::Key) -> Option<&(Origin, Identity, Value)> {
+        self.index.get(key).and_then(|&at| self.objects.get(at))
+    }
+
+    /// A Flux object that a finding of check's own is about (a
+    /// Kustomization that does not build, a ResourceSet that does not
+    /// render), as this head revision has it or else as `named`: a CREATE,
+    /// or an UPDATE where the base has it.
+    fn reported_on(&self, named: Identity, base: Option<&Revision>) -> (Identity, Operation) {
+        let key = named.key();
+        let operation = if base.is_some_and(|b| b.get(&key).is_some()) {
+            Operation::Update
+        } else {
+            Operation::Create
+        };
+        let object = self.get(&key).map_or(named, |(_, id, _)| id.clone());
+        (object, operation)
+    }
+}
+
 /// Compiles the policies and validates their settings, in the order the
 /// webhooks run, at `now` (the instant policy-server boots them).
 pub fn load(configured: Vec<Configured>, now: Timestamp) -> Result<Vec<Loaded>> {
@@ -266,7 +288,7 @@ pub fn check(
     };
     for (origin, id, object) in &head_revision.objects {
         let before = base_revision.as_ref().and_then(|b| {
-            let (_, other, before) = b.objects.get(*b.index.get(&id.key())?)?;
+            let (_, other, before) = b.get(&id.key())?;
             Some((b, other, before))
         });
         let unchanged = before.is_some_and(|(_, _, before)| same_but_version(before, object));

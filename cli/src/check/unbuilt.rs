@@ -11,7 +11,7 @@ use super::identity::Identity;
 use super::manifests::Unbuilt;
 use super::report::PolicyInfo;
 use super::{Checked, Finding, Level, Revision, FLUX_KUSTOMIZE_GROUP};
-use guard_core::Operation;
+use guard_core::model::kinds::KUSTOMIZATION;
 
 /// Who reports a build that fails: the name findings carry.
 pub const BUILDER: &str = "kustomize-controller";
@@ -35,22 +35,20 @@ pub(super) fn findings(
         .iter()
         .map(|u| {
             let (namespace, name) = &u.kustomization;
-            let object = find(head, namespace, name).unwrap_or_else(|| Identity {
-                group: FLUX_KUSTOMIZE_GROUP.to_string(),
-                version: "v1".to_string(),
-                kind: "Kustomization".to_string(),
-                namespace: Some(namespace.clone()),
-                name: name.clone(),
-            });
-            let existed = base.is_some_and(|b| find(b, namespace, name).is_some());
+            let (object, operation) = head.reported_on(
+                Identity {
+                    group: FLUX_KUSTOMIZE_GROUP.to_string(),
+                    version: "v1".to_string(),
+                    kind: KUSTOMIZATION.kind.to_string(),
+                    namespace: Some(namespace.clone()),
+                    name: name.clone(),
+                },
+                base,
+            );
             Checked {
                 origin: u.origin.clone(),
                 object,
-                operation: if existed {
-                    Operation::Update
-                } else {
-                    Operation::Create
-                },
+                operation,
                 policy: BUILDER.to_string(),
                 findings: vec![if u.undecided {
                     Finding {
@@ -105,25 +103,13 @@ fn owner_of(object: &Value) -> Option<(String, String)> {
     Some((text(owner.namespace)?, text(owner.name)?))
 }
 
-fn find(revision: &Revision, namespace: &str, name: &str) -> Option<Identity> {
-    revision
-        .objects
-        .iter()
-        .find(|(_, id, _)| is_kustomization(id, namespace, name))
-        .map(|(_, id, _)| id.clone())
-}
-
+/// A Kustomization of the revision, by its namespace and name.
 fn find_object<'a>(revision: &'a Revision, namespace: &str, name: &str) -> Option<&'a Value> {
-    revision
-        .objects
-        .iter()
-        .find(|(_, id, _)| is_kustomization(id, namespace, name))
-        .map(|(_, _, object)| object)
-}
-
-fn is_kustomization(id: &Identity, namespace: &str, name: &str) -> bool {
-    id.group == FLUX_KUSTOMIZE_GROUP
-        && id.kind == "Kustomization"
-        && id.namespace.as_deref() == Some(namespace)
-        && id.name == name
+    let key = (
+        FLUX_KUSTOMIZE_GROUP.to_string(),
+        KUSTOMIZATION.kind.to_string(),
+        Some(namespace.to_string()),
+        name.to_string(),
+    );
+    revision.get(&key).map(|(_, _, object)| object)
 }

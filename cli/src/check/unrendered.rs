@@ -7,7 +7,6 @@ use super::manifests::Unrendered;
 use super::report::PolicyInfo;
 use super::{Checked, Finding, Level, Revision};
 use guard_core::model::kinds::{OPERATOR, RESOURCE_SET};
-use guard_core::Operation;
 
 /// Who reports a ResourceSet that is not rendered: the name findings carry.
 pub const RENDERER: &str = "flux-operator";
@@ -31,14 +30,16 @@ pub(super) fn findings(
         .iter()
         .map(|u| {
             let (namespace, name) = &u.resource_set;
-            let object = find(head, namespace, name).unwrap_or_else(|| Identity {
-                group: OPERATOR.to_string(),
-                version: "v1".to_string(),
-                kind: RESOURCE_SET.kind.to_string(),
-                namespace: Some(namespace.clone()),
-                name: name.clone(),
-            });
-            let existed = base.is_some_and(|b| find(b, namespace, name).is_some());
+            let (object, operation) = head.reported_on(
+                Identity {
+                    group: OPERATOR.to_string(),
+                    version: "v1".to_string(),
+                    kind: RESOURCE_SET.kind.to_string(),
+                    namespace: Some(namespace.clone()),
+                    name: name.clone(),
+                },
+                base,
+            );
             let finding = if u.fails {
                 Finding {
                     level: Level::NotApplied,
@@ -56,28 +57,11 @@ pub(super) fn findings(
             Checked {
                 origin: u.origin.clone(),
                 object,
-                operation: if existed {
-                    Operation::Update
-                } else {
-                    Operation::Create
-                },
+                operation,
                 policy: RENDERER.to_string(),
                 findings: vec![finding],
                 unchanged: false,
             }
         })
         .collect()
-}
-
-fn find(revision: &Revision, namespace: &str, name: &str) -> Option<Identity> {
-    revision
-        .objects
-        .iter()
-        .find(|(_, id, _)| {
-            id.group == OPERATOR
-                && id.kind == RESOURCE_SET.kind
-                && id.namespace.as_deref() == Some(namespace)
-                && id.name == name
-        })
-        .map(|(_, id, _)| id.clone())
 }
