@@ -6,7 +6,7 @@ use guard_core::{AdmissionRequest, Metadata};
 
 use crate::gating::GATES_ANNOTATION;
 use crate::settings::limits::MAX_ANNOTATED;
-use crate::settings::{parse_ref, Compiled, GateRef};
+use crate::settings::{parse_ref, Compiled, GateRef, RefError};
 
 /// The gates bound to one object (its metadata as in the request), in order,
 /// without repeats, and what was wrong with its gates annotation, if anything.
@@ -14,7 +14,16 @@ use crate::settings::{parse_ref, Compiled, GateRef};
 pub struct Bound {
     pub gates: Vec<GateRef>,
     /// The annotation could not be read; only the bindings' gates are listed.
-    pub malformed: Option<String>,
+    pub malformed: Option<Box<AnnotationError>>,
+}
+
+/// Why an object's gates annotation names no gates. Its words are in `render`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AnnotationError {
+    /// It names this many gates, more than [`MAX_ANNOTATED`].
+    TooMany(usize),
+    /// An entry is not a gate name.
+    Ref(RefError),
 }
 
 pub fn gates_for(settings: &Compiled, request: &AdmissionRequest, meta: &Metadata) -> Bound {
@@ -50,23 +59,20 @@ pub fn gates_for(settings: &Compiled, request: &AdmissionRequest, meta: &Metadat
 }
 
 /// The gates an annotation value names.
-fn annotated(value: &str, settings: &Compiled) -> Result<Vec<GateRef>, String> {
+fn annotated(value: &str, settings: &Compiled) -> Result<Vec<GateRef>, Box<AnnotationError>> {
     let entries: Vec<&str> = value
         .split(',')
         .map(str::trim)
         .filter(|e| !e.is_empty())
         .collect();
     if entries.len() > MAX_ANNOTATED {
-        return Err(format!(
-            "annotation {GATES_ANNOTATION} names {} gates; at most {MAX_ANNOTATED} are allowed",
-            entries.len()
-        ));
+        return Err(Box::new(AnnotationError::TooMany(entries.len())));
     }
     entries
         .into_iter()
         .map(|entry| {
             parse_ref(entry, &settings.gates, &settings.gate_namespace)
-                .map_err(|e| format!("annotation {GATES_ANNOTATION}: {e}, separated by commas"))
+                .map_err(|e| Box::new(AnnotationError::Ref(e)))
         })
         .collect()
 }
@@ -163,7 +169,7 @@ mod tests {
         );
         let bad = gates_for(c, &req, &meta(&[], Some("sre approval")));
         assert_eq!(bad.gates, vec![GateRef::Declared(0)]);
-        let err = bad.malformed.unwrap();
+        let err = bad.malformed.unwrap().to_string();
         assert!(
             err.starts_with(
                 "annotation gating.toolkit.fluxcd.io/gates: \"sre approval\" is not a gate name"
@@ -171,9 +177,9 @@ mod tests {
             "{err}"
         );
         let many = vec!["g"; 17].join(",");
-        assert!(gates_for(c, &req, &meta(&[], Some(&many)))
-            .malformed
-            .unwrap()
-            .contains("names 17 gates"));
+        assert_eq!(
+            gates_for(c, &req, &meta(&[], Some(&many))).malformed,
+            Some(Box::new(AnnotationError::TooMany(17)))
+        );
     }
 }

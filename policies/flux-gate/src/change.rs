@@ -19,10 +19,10 @@
 // Annotations and labels kustomize-controller's apply removes as
 // bookkeeping, never from Git.
 use guard_core::model::keys::CLEANED_UP;
-use guard_core::Metadata;
+use guard_core::{Metadata, Which};
 use serde_json::value::RawValue;
 
-use crate::split_object::{members, Members, Spec, Top};
+use crate::split_object::{members, Members, Spec, SplitError, Top};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -76,7 +76,7 @@ pub fn classify_update(
     old_meta: &Metadata,
     new_meta: &Metadata,
     stops: &[&'static str],
-) -> Result<Change, String> {
+) -> Result<Change, SplitError> {
     let skip = ["metadata", "status", "spec"];
     if let Some(key) = first_difference(&old.members, &new.members, &skip) {
         return Ok(Change::Held(key.to_string()));
@@ -132,11 +132,14 @@ pub fn classify_update(
 /// (a lone surrogate escape) equals nothing, so two specs whose members are
 /// each the same can still differ. The objects are split again for it; an
 /// update that gets here changes no spec member, and is not held.
-fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, String> {
-    fn spec<'a>(t: &Top<'a>, what: &str) -> Result<Option<&'a RawValue>, String> {
-        Ok(members(t.raw, what)?.get("spec").copied())
+fn specs_differ(old: &Top<'_>, new: &Top<'_>) -> Result<bool, SplitError> {
+    fn spec<'a>(t: &Top<'a>, which: Which) -> Result<Option<&'a RawValue>, SplitError> {
+        Ok(members(t.raw, which, None)?.get("spec").copied())
     }
-    Ok(!same(spec(old, "oldObject")?, spec(new, "object")?))
+    Ok(!same(
+        spec(old, Which::OldObject)?,
+        spec(new, Which::Object)?,
+    ))
 }
 
 /// The field [`metadata_difference`] names for a change of the finalizers.
@@ -162,7 +165,7 @@ mod tests {
     use super::*;
     use guard_core::model::stops;
 
-    fn classify(old: &str, new: &str) -> Result<Change, String> {
+    fn classify(old: &str, new: &str) -> Result<Change, SplitError> {
         let (o, n) = (
             RawValue::from_string(old.into()).unwrap(),
             RawValue::from_string(new.into()).unwrap(),
@@ -178,8 +181,8 @@ mod tests {
                 .unwrap_or_default()
         };
         let (old_top, new_top) = (
-            Top::read(&o, "oldObject", None)?,
-            Top::read(&n, "object", None)?,
+            Top::read(&o, Which::OldObject, None)?,
+            Top::read(&n, Which::Object, None)?,
         );
         classify_update(&old_top, &new_top, &meta(&o), &meta(&n), stops::ANY_KIND)
     }
@@ -264,8 +267,8 @@ mod tests {
             );
             let meta = Metadata::default();
             classify_update(
-                &Top::read(&o, "oldObject", None).unwrap(),
-                &Top::read(&n, "object", None).unwrap(),
+                &Top::read(&o, Which::OldObject, None).unwrap(),
+                &Top::read(&n, Which::Object, None).unwrap(),
                 &meta,
                 &meta,
                 stops::stop_fields("apps", "Deployment"),
@@ -293,8 +296,8 @@ mod tests {
         let meta = Metadata::default();
         assert_eq!(
             classify_update(
-                &Top::read(&o, "oldObject", None).unwrap(),
-                &Top::read(&n, "object", None).unwrap(),
+                &Top::read(&o, Which::OldObject, None).unwrap(),
+                &Top::read(&n, Which::Object, None).unwrap(),
                 &meta,
                 &meta,
                 stops::ANY_KIND,
@@ -399,15 +402,15 @@ mod tests {
                     RawValue::from_string(new.clone()).unwrap(),
                 );
                 let read = classify_update(
-                    &Top::read(&o, "oldObject", None).unwrap(),
-                    &Top::read(&n, "object", None).unwrap(),
+                    &Top::read(&o, Which::OldObject, None).unwrap(),
+                    &Top::read(&n, Which::Object, None).unwrap(),
                     &meta,
                     &meta,
                     stops::ANY_KIND,
                 );
                 let split = classify_update(
-                    &Top::split(&o, "oldObject").unwrap(),
-                    &Top::split(&n, "object").unwrap(),
+                    &Top::split(&o, Which::OldObject).unwrap(),
+                    &Top::split(&n, Which::Object).unwrap(),
                     &meta,
                     &meta,
                     stops::ANY_KIND,
@@ -419,13 +422,16 @@ mod tests {
 
     #[test]
     fn malformed_objects_are_named() {
-        assert_eq!(
-            classify("[1]", BASE).unwrap_err().split(':').next(),
-            Some("malformed oldObject")
+        let e = classify("[1]", BASE).unwrap_err();
+        assert_eq!((e.which, e.member), (Which::OldObject, None));
+        assert!(
+            e.to_string()
+                .starts_with("malformed oldObject: not a JSON object (invalid type: sequence"),
+            "{e}"
         );
-        assert!(classify(BASE, "\"x\"")
-            .unwrap_err()
-            .starts_with("malformed object"));
+        let e = classify(BASE, "\"x\"").unwrap_err();
+        assert_eq!((e.which, e.member), (Which::Object, None));
+        assert!(e.to_string().starts_with("malformed object: "), "{e}");
         assert_eq!(
             classify(BASE, r#"{"spec":5}"#),
             Ok(Change::Held("apiVersion".into()))

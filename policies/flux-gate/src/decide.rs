@@ -17,7 +17,7 @@ use crate::binding::{self, Bound};
 use crate::change::{self, Change as Update};
 use crate::decision::{
     Change, ClosedGates, Decision, Exempted, Exemption, Failed, ForeignOverride, GateWrite, Held,
-    Named, OverrideProblem, Passing,
+    Named, OverrideProblem, Passing, Unreadable,
 };
 use crate::emergency_override::{owner_override, sets_override_without_membership};
 use crate::gate::{Gate, Zone};
@@ -26,8 +26,9 @@ use crate::gate_openers;
 use crate::gating::{GATES_ANNOTATION, GATE_KIND, GATING_GROUP, OVERRIDE_ANNOTATION};
 use crate::opening::next_opening;
 use crate::settings::{Compiled, GateRef};
-use crate::split_object::Top;
+use crate::split_object::{SplitError, Top};
 use crate::writer::{self, Sender};
+use guard_core::request::ReadError;
 
 /// What the policy decides about `request`.
 pub(crate) fn decide<'a>(
@@ -67,7 +68,7 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
         };
     }
     let unnamed = || Named::of(&ObjectName::of(request, None));
-    let view = match request.object_as::<GateView>(Which::Object) {
+    let mut view = match request.object_as::<GateView>(Which::Object) {
         Ok(Some(v)) => v,
         Ok(None) => {
             return Decision::MissingObject {
@@ -78,7 +79,7 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
         Err(e) => {
             return Decision::GateWrite(GateWrite::Refused {
                 object: unnamed(),
-                error: gate_object::WriteError::Invalid(e),
+                error: gate_object::WriteError::Invalid(Box::new(gate_object::GateError::Read(e))),
                 now: ctx.now,
             })
         }
@@ -90,7 +91,14 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
     };
     let label = format!("{namespace}/{}", request.display_name(Some(&view.metadata)));
     Decision::GateWrite(
-        match gate_object::check_write(&view, namespace, ctx.now, c.clock_skew).and_then(|g| {
+        match gate_object::check_write(
+            &view.metadata,
+            view.spec.take(),
+            namespace,
+            ctx.now,
+            c.clock_skew,
+        )
+        .and_then(|g| {
             gate_openers::check_from_git(request, c, &g, ctx.now)?;
             Ok(g)
         }) {
@@ -128,12 +136,12 @@ struct Metas<'r> {
 
 /// An UPDATE's two objects (`None`: absent), or why one could not be read.
 struct Tops<'r> {
-    old: Option<Result<Top<'r>, String>>,
-    new: Option<Result<Top<'r>, String>>,
+    old: Option<Result<Top<'r>, SplitError>>,
+    new: Option<Result<Top<'r>, SplitError>>,
 }
 
 impl<'r> Metas<'r> {
-    fn of(request: &'r AdmissionRequest) -> Result<Self, String> {
+    fn of(request: &'r AdmissionRequest) -> Result<Self, ReadError> {
         if request.operation != Operation::Update {
             return Ok(Metas {
                 new: request.metadata(Which::Object)?,
@@ -146,15 +154,15 @@ impl<'r> Metas<'r> {
         }
         let new = request
             .raw(Which::Object)
-            .map(|r| Top::read(r, "object", None));
+            .map(|r| Top::read(r, Which::Object, None));
         let like = new.as_ref().and_then(|n| n.as_ref().ok());
         let old = request
             .raw(Which::OldObject)
-            .map(|r| Top::read(r, "oldObject", like));
+            .map(|r| Top::read(r, Which::OldObject, like));
         let mut tops = Tops { new, old };
         // The metadata read with the object, or read from the whole object
         // when only that reading says what is wrong.
-        let metadata = |which: Which, top: &mut Option<Result<Top<'_>, String>>| match top
+        let metadata = |which: Which, top: &mut Option<Result<Top<'_>, SplitError>>| match top
             .as_mut()
             .and_then(|t| t.as_mut().ok()?.take_metadata())
         {
@@ -174,8 +182,8 @@ fn held_write<'a>(
     request: &AdmissionRequest,
     c: &'a Compiled,
     ctx: &Context<'_>,
-) -> Result<Decision<'a>, String> {
-    let metas = Metas::of(request)?;
+) -> Result<Decision<'a>, Unreadable> {
+    let mut metas = Metas::of(request)?;
     let Some(meta) = metas.new.as_ref().or(metas.old.as_ref()) else {
         let which = match request.operation {
             Operation::Delete => Which::OldObject,
@@ -195,21 +203,25 @@ fn held_write<'a>(
     // What the write changes comes first: no-op, metadata-only and
     // suspend-only writes are never held, whatever the annotations say, so
     // that no stored object is ever locked.
-    let effect = match classify(request, &metas, c)? {
+    // The objects are compared once, by `classify`, which takes them.
+    let (old, new) = (metas.old.as_ref(), metas.new.as_ref());
+    let effect = match classify(request, old, new, metas.tops.take(), c)? {
         Classified::NoOp => return Ok(Decision::Allow),
         Classified::Missing(which) => return Ok(Decision::MissingObject { which, object }),
         Classified::Effect(effect) => effect,
     };
-    let bound = binding::gates_for(c, request, meta);
-    if let Some(error) = &bound.malformed {
-        let written = |m: &Option<Metadata>| {
-            m.as_ref()
-                .and_then(|m| m.annotation(GATES_ANNOTATION))
-                .map(str::to_string)
-        };
-        let rewritten = written(&metas.old) != written(&metas.new);
-        if matches!(effect, Effect::Held(_)) || rewritten {
-            let error = error.clone();
+    let mut bound = binding::gates_for(c, request, meta);
+    if bound.malformed.is_some() {
+        let rewritten = metas
+            .old
+            .as_ref()
+            .and_then(|m| m.annotation(GATES_ANNOTATION))
+            != metas
+                .new
+                .as_ref()
+                .and_then(|m| m.annotation(GATES_ANNOTATION));
+        let refused = matches!(effect, Effect::Held(_)) || rewritten;
+        if let Some(error) = bound.malformed.take_if(|_| refused) {
             return Ok(Decision::GatesAnnotationMalformed { object, error });
         }
     }
@@ -472,31 +484,33 @@ enum Classified {
 
 fn classify(
     request: &AdmissionRequest,
-    metas: &Metas<'_>,
+    old_meta: Option<&Metadata>,
+    new_meta: Option<&Metadata>,
+    tops: Option<Tops<'_>>,
     c: &Compiled,
-) -> Result<Classified, String> {
-    let update = match request.operation {
+) -> Result<Classified, Unreadable> {
+    match request.operation {
         Operation::Create => return Ok(Classified::Effect(Effect::Held(Change::Creates))),
         Operation::Delete => return Ok(Classified::Effect(Effect::Held(Change::Deletes))),
-        _ => (
-            metas.tops.as_ref().and_then(|t| t.old.as_ref()),
-            metas.tops.as_ref().and_then(|t| t.new.as_ref()),
-            metas.old.as_ref(),
-            metas.new.as_ref(),
-        ),
-    };
-    let (Some(old), Some(new), Some(om), Some(nm)) = update else {
-        return Ok(Classified::Missing(match metas.new {
+        _ => {}
+    }
+    let (
+        Some(Tops {
+            old: Some(old),
+            new: Some(new),
+        }),
+        Some(om),
+        Some(nm),
+    ) = (tops, old_meta, new_meta)
+    else {
+        return Ok(Classified::Missing(match new_meta {
             None => Which::Object,
             Some(_) => Which::OldObject,
         }));
     };
-    let (old, new) = (
-        old.as_ref().map_err(String::clone)?,
-        new.as_ref().map_err(String::clone)?,
-    );
+    let (old, new) = (old?, new?);
     let stops = stops::stop_fields(&request.kind.group, &request.kind.kind);
-    let effect = match change::classify_update(old, new, om, nm, stops)? {
+    let effect = match change::classify_update(&old, &new, om, nm, stops)? {
         Update::Held(field) => Effect::Held(Change::Field(field)),
         // A resumed Flux object's next applies are writes the gates judge;
         // anything else resumed (a Job, a CronJob) runs at once
@@ -529,7 +543,7 @@ fn from_git(
     old: &Metadata,
     new: &Metadata,
     otherwise: Passing,
-) -> Result<Effect, String> {
+) -> Result<Effect, ReadError> {
     let sender = writer::sender(request, c)?;
     if sender == Sender::Other {
         return Ok(Effect::Passing(otherwise));

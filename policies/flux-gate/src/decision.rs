@@ -1,20 +1,24 @@
 //! What the policy decided about one request, before any word of it is
 //! written: [`crate::decide`] makes it, `render` writes it for the user.
 
+use guard_core::request::ReadError;
 use guard_core::Which;
 use jiff::Timestamp;
 
+use crate::binding::AnnotationError;
+use crate::emergency_override::OwnerError;
 use crate::gate::{Gate, Zone};
 use crate::gate_object::{LookupError, WriteError};
 use crate::opening::Opening;
+use crate::split_object::SplitError;
 
 /// One request's outcome.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Decision<'a> {
     /// Passes with nothing to say.
     Allow,
-    /// The request cannot be read; the reader's words.
-    Unreadable(String),
+    /// The request cannot be read; the reader's error.
+    Unreadable(Unreadable),
     /// The request lacks the object the operation must carry.
     MissingObject { which: Which, object: Named },
     /// A write of a Gate object, checked.
@@ -28,13 +32,16 @@ pub(crate) enum Decision<'a> {
     },
     /// The object's gates annotation cannot be read, and the write changes
     /// the desired state or the annotation itself.
-    GatesAnnotationMalformed { object: Named, error: String },
+    GatesAnnotationMalformed {
+        object: Named,
+        error: Box<AnnotationError>,
+    },
     /// A metadata-only or suspend-only write: passes, and says what stays held.
     Passes {
         object: Named,
         kind: Passing,
         /// The gates annotation's fault, when it has one.
-        malformed: Option<String>,
+        malformed: Option<Box<AnnotationError>>,
         closed: Option<ClosedGates<'a>>,
     },
     /// A change no closed gate holds; the Gate objects that could not be
@@ -53,6 +60,27 @@ pub(crate) enum Decision<'a> {
 /// An object as decisions name it (owned: the request's metadata is read
 /// while deciding and gone after).
 pub(crate) type Named = guard_core::object::OwnedObjectName;
+
+/// Why a request cannot be read, as its reader said.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Unreadable {
+    /// guard-core's readers: an object's metadata, the options.
+    Read(ReadError),
+    /// An UPDATE's object, split for the comparison.
+    Split(SplitError),
+}
+
+impl From<ReadError> for Unreadable {
+    fn from(e: ReadError) -> Self {
+        Unreadable::Read(e)
+    }
+}
+
+impl From<SplitError> for Unreadable {
+    fn from(e: SplitError) -> Self {
+        Unreadable::Split(e)
+    }
+}
 
 /// A Gate object's CREATE or UPDATE.
 #[derive(Debug, PartialEq)]
@@ -159,8 +187,8 @@ pub(crate) struct Held<'a> {
     pub(crate) failed: Vec<Failed>,
     /// Overrides on owners that do not cover this sender.
     pub(crate) foreign_overrides: Vec<ForeignOverride>,
-    /// Owners whose override could not be read: `Kind namespace/name`, error.
-    pub(crate) unchecked_overrides: Vec<(String, String)>,
+    /// Owners whose override could not be read, and why.
+    pub(crate) unchecked_overrides: Vec<(Named, OwnerError)>,
     pub(crate) override_problem: Option<OverrideProblem>,
 }
 

@@ -4,12 +4,12 @@
 
 use std::fmt;
 
-use guard_core::context;
+use guard_core::context::{self, ShapeError};
 use guard_core::identity;
 use guard_core::json_text::Key;
-use guard_core::object::ObjectName;
+use guard_core::object::{ObjectName, OwnedObjectName};
 use guard_core::request::null_default;
-use guard_core::{AdmissionRequest, Context, Metadata, Operation};
+use guard_core::{AdmissionRequest, ClusterError, Context, Metadata, Operation};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -66,9 +66,21 @@ pub(crate) struct OwnerOverrides<'m> {
     pub(crate) honoured: Option<OwnerOverride<'m>>,
     /// Overrides found that do not cover this request.
     pub(crate) refused: Vec<ForeignOverride<'m>>,
-    /// Owners that could not be read (`Kind namespace/name`, error): a
-    /// failed lookup is not "no override", and the refusal says so.
-    pub(crate) unchecked: Vec<(String, String)>,
+    /// Owners that could not be read, and why: a failed lookup is not "no
+    /// override", and the refusal says so.
+    pub(crate) unchecked: Vec<(OwnedObjectName, OwnerError)>,
+}
+
+/// Why the Flux object that applies a change could not be read. Its words
+/// are in `render`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum OwnerError {
+    /// The lookup failed: the cluster's error.
+    Lookup(ClusterError),
+    /// Its annotations do not read.
+    Annotations(ShapeError),
+    /// Its `spec.serviceAccountName` does not read.
+    ServiceAccount(ShapeError),
 }
 
 /// An emergency override on the Kustomization or HelmRelease that applies
@@ -103,7 +115,7 @@ pub(crate) fn owner_override<'m>(
             // Gone: nothing there overrides anything.
             Ok(None) => continue,
             Err(e) => {
-                found.unchecked.push((owner.describe(), e));
+                found.unchecked.push((OwnedObjectName::of(&owner), e));
                 continue;
             }
         };
@@ -140,7 +152,7 @@ pub(crate) fn owner_appliers(
     meta: &Metadata,
     c: &Compiled,
     ctx: &Context<'_>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, OwnerError> {
     let mut appliers = Vec::new();
     for Owner {
         kind,
@@ -162,7 +174,7 @@ struct Owner<'m> {
     kind: FluxOwnerKind,
     namespace: &'m str,
     name: &'m str,
-    read: Result<Option<OwnerView>, String>,
+    read: Result<Option<OwnerView>, OwnerError>,
 }
 
 /// Each owner in turn, read only when it is reached (the override stops at
@@ -203,8 +215,8 @@ struct OwnerView {
 fn read_owner(
     ctx: &Context<'_>,
     object: &context::ObjectRef<'_>,
-) -> Result<Option<OwnerView>, String> {
-    let Some(raw) = ctx.cluster.get(object).map_err(|e| e.to_string())? else {
+) -> Result<Option<OwnerView>, OwnerError> {
+    let Some(raw) = ctx.cluster.get(object).map_err(OwnerError::Lookup)? else {
         return Ok(None);
     };
     Ok(Some(owner_view(&raw)?))
@@ -215,7 +227,7 @@ fn read_owner(
 /// words its error has always had. Only an object is read in one pass: serde
 /// reads a struct from a list too, by position, where the two views would
 /// each take the list's first element.
-fn owner_view(raw: &RawValue) -> Result<OwnerView, String> {
+fn owner_view(raw: &RawValue) -> Result<OwnerView, OwnerError> {
     #[derive(Deserialize)]
     struct View {
         #[serde(default, deserialize_with = "null_default")]
@@ -253,27 +265,26 @@ struct Spec {
 }
 
 /// `spec.serviceAccountName`, empty when not set.
-fn service_account_name(raw: &RawValue) -> Result<String, String> {
+fn service_account_name(raw: &RawValue) -> Result<String, OwnerError> {
     #[derive(Deserialize)]
     struct View {
         #[serde(default)]
         spec: Option<Spec>,
     }
-    let view: View =
-        context::read(raw).map_err(|e| format!("unreadable: spec.serviceAccountName: {e}"))?;
+    let view: View = context::read(raw).map_err(OwnerError::ServiceAccount)?;
     Ok(view
         .spec
         .and_then(|s| s.service_account_name)
         .unwrap_or_default())
 }
 
-fn override_annotation(raw: &RawValue) -> Result<Option<String>, String> {
+fn override_annotation(raw: &RawValue) -> Result<Option<String>, OwnerError> {
     match context::annotations_as::<OverrideAnnotation>(raw) {
         Ok(annotation) => Ok(annotation.0),
-        // Read again as `context::annotations` reads, for its words.
+        // Read again as `context::annotations` reads, for its error.
         Err(_) => context::annotations(raw)
             .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
-            .map_err(|e| format!("unreadable: {e}")),
+            .map_err(OwnerError::Annotations),
     }
 }
 
@@ -344,7 +355,7 @@ mod tests {
             let raw = RawValue::from_string(owner.to_string()).unwrap();
             let whole = context::annotations(&raw)
                 .map(|a| a.get(OVERRIDE_ANNOTATION).map(str::to_string))
-                .map_err(|e| format!("unreadable: {e}"));
+                .map_err(OwnerError::Annotations);
             assert_eq!(override_annotation(&raw), whole, "{owner}");
         }
     }

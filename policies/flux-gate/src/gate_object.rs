@@ -6,9 +6,10 @@
 //! `open.gate.fluxcd.io/requestedAt` or `close.gate.fluxcd.io/requestedAt`
 //! with an RFC 3339 instant.
 
-use guard_core::context::{self, Cluster};
-use guard_core::request::null_default;
-use guard_core::{duration, names, Metadata};
+use guard_core::context::{self, Cluster, ShapeError};
+use guard_core::duration::DurationError;
+use guard_core::request::{null_default, ReadError};
+use guard_core::{duration, ClusterError, Metadata};
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
@@ -28,79 +29,97 @@ pub struct GateView {
 
 const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 
-/// Reads a Gate; the error names the field at fault.
-pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
-    let spec = match &view.spec {
+/// Why a Gate cannot be read, naming the field at fault. Its words are in
+/// `render`.
+#[derive(Debug, PartialEq)]
+pub enum GateError {
+    /// The request's object does not read.
+    Read(ReadError),
+    /// The looked-up object does not read as a Gate.
+    Shape(ShapeError),
+    /// `spec` is not an object.
+    SpecNotAnObject,
+    /// There is no `spec`.
+    NoSpec,
+    /// `spec.<field>` is not a string; what it is.
+    NotAString { field: &'static str, found: Value },
+    /// `spec.default` is neither `opened` nor `closed`.
+    Default(String),
+    /// There is no `spec.default`.
+    NoDefault,
+    /// `spec.window` is not a Go duration.
+    Window(DurationError),
+    /// `spec.window` is out of range.
+    WindowRange(String),
+    /// There is no `spec.window`.
+    NoWindow,
+    /// `spec.interval` is not a Go duration.
+    Interval(DurationError),
+    /// `spec.interval` is not positive.
+    IntervalNotPositive(String),
+    /// The value of the request annotation `key` is not an RFC 3339 instant.
+    NotAnInstant { key: &'static str, value: String },
+}
+
+/// Reads a Gate from its metadata and `spec` (taken, so that a value of
+/// the wrong type is kept as it was found); the error names the field at
+/// fault.
+pub fn read(
+    metadata: &Metadata,
+    spec: Option<Value>,
+    namespace: &str,
+) -> Result<ObjectGate, Box<GateError>> {
+    let mut spec = match spec {
         Some(Value::Object(spec)) => spec,
-        Some(_) => return Err("spec: must be an object with default and window".into()),
-        None => {
-            return Err(
-                "spec: required, with default (opened or closed) and window (e.g. 1h)".into(),
-            )
-        }
+        Some(_) => return Err(Box::new(GateError::SpecNotAnObject)),
+        None => return Err(Box::new(GateError::NoSpec)),
     };
-    let text = |field: &str| -> Result<Option<&str>, String> {
-        match spec.get(field) {
+    let mut text = |field: &'static str| -> Result<Option<String>, Box<GateError>> {
+        match spec.get_mut(field).map(Value::take) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(format!("spec.{field}: must be a string (found {other})")),
+            Some(found) => Err(Box::new(GateError::NotAString { field, found })),
         }
     };
-    let default_open = match text("default")? {
+    let default_open = match text("default")?.as_deref() {
         Some("opened") => true,
         Some("closed") => false,
-        Some(other) => {
-            return Err(format!(
-                "spec.default: {} is not accepted; use opened or closed",
-                names::quote(other)
-            ))
-        }
-        None => return Err("spec.default: required: opened or closed".into()),
+        Some(other) => return Err(Box::new(GateError::Default(other.to_string()))),
+        None => return Err(Box::new(GateError::NoDefault)),
     };
     let window = match text("window")? {
         Some(w) => {
-            let nanos = duration::parse(w).map_err(|e| format!("spec.window: {e}"))?;
+            let nanos = duration::parse(&w).map_err(|e| Box::new(GateError::Window(e)))?;
             let window = SignedDuration::from_nanos(nanos);
             if window.is_negative() || window > MAX_WINDOW {
-                return Err(format!(
-                    "spec.window: {} must be from 0s to 8784h (366 days)",
-                    names::quote(w)
-                ));
+                return Err(Box::new(GateError::WindowRange(w)));
             }
             window
         }
-        None => {
-            return Err(
-                "spec.window: required: how long an open or close request holds, e.g. 1h".into(),
-            )
-        }
+        None => return Err(Box::new(GateError::NoWindow)),
     };
     if let Some(i) = text("interval")? {
-        let nanos = duration::parse(i).map_err(|e| format!("spec.interval: {e}"))?;
+        let nanos = duration::parse(&i).map_err(|e| Box::new(GateError::Interval(e)))?;
         if nanos <= 0 {
-            return Err(format!(
-                "spec.interval: {} must be more than 0s",
-                names::quote(i)
-            ));
+            return Err(Box::new(GateError::IntervalNotPositive(i)));
         }
     }
-    let requested = |key: &str| -> Result<Option<Timestamp>, String> {
-        view.metadata
+    let requested = |key: &'static str| -> Result<Option<Timestamp>, Box<GateError>> {
+        metadata
             .annotation(key)
             .map(|v| {
                 guard_core::rfc3339::parse(v.trim()).map_err(|_| {
-                    format!(
-                        "annotation {key}: {} is not an RFC 3339 instant; write the current time in UTC, \
-                         e.g. 2026-11-20T10:00:00Z ($(date -u +%Y-%m-%dT%H:%M:%SZ))",
-                        names::quote(v)
-                    )
+                    Box::new(GateError::NotAnInstant {
+                        key,
+                        value: v.to_string(),
+                    })
                 })
             })
             .transpose()
     };
     Ok(ObjectGate {
         namespace: namespace.to_string(),
-        name: view.metadata.name.clone(),
+        name: metadata.name.clone(),
         default_open,
         window,
         open_at: requested(OPEN_ANNOTATION)?,
@@ -110,10 +129,10 @@ pub fn read(view: &GateView, namespace: &str) -> Result<ObjectGate, String> {
 }
 
 /// Why a Gate being written is refused.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum WriteError {
-    /// Malformed; the text names the field at fault.
-    Invalid(String),
+    /// Malformed; the error names the field at fault.
+    Invalid(Box<GateError>),
     /// An open or close request further ahead of the policy's clock than
     /// the clock-skew tolerance.
     Ahead {
@@ -162,12 +181,13 @@ pub fn opens_at(old: Option<&ObjectGate>, new: &ObjectGate, now: Timestamp) -> O
 /// beyond the clock-skew tolerance (a future instant would silently
 /// pre-schedule a state change nobody sees).
 pub fn check_write(
-    view: &GateView,
+    metadata: &Metadata,
+    spec: Option<Value>,
     namespace: &str,
     now: Timestamp,
     skew: SignedDuration,
 ) -> Result<ObjectGate, WriteError> {
-    let mut gate = read(view, namespace).map_err(WriteError::Invalid)?;
+    let mut gate = read(metadata, spec, namespace).map_err(WriteError::Invalid)?;
     gate.skew = skew;
     let limit = now.checked_add(skew).unwrap_or(Timestamp::MAX);
     for (key, at) in [
@@ -183,16 +203,16 @@ pub fn check_write(
 }
 
 /// Why a Gate object could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum LookupError {
     /// The cluster answered that it does not exist.
     NotFound,
     /// A binding names a gate the settings do not declare.
     NotDeclared,
     /// The lookup failed: the cluster's error.
-    Unreadable(String),
+    Unreadable(ClusterError),
     /// The object is malformed: the field at fault.
-    Malformed(String),
+    Malformed(Box<GateError>),
 }
 
 /// Looks a Gate object up; the error says why it could not be used.
@@ -209,13 +229,15 @@ pub fn lookup(
     };
     match cluster.get(&object) {
         Ok(Some(raw)) => {
-            let view: GateView = context::read(&raw).map_err(LookupError::Malformed)?;
-            let mut gate = read(&view, namespace).map_err(LookupError::Malformed)?;
+            let view: GateView = context::read(&raw)
+                .map_err(|e| LookupError::Malformed(Box::new(GateError::Shape(e))))?;
+            let mut gate =
+                read(&view.metadata, view.spec, namespace).map_err(LookupError::Malformed)?;
             name.clone_into(&mut gate.name);
             Ok(gate)
         }
         Ok(None) => Err(LookupError::NotFound),
-        Err(e) => Err(LookupError::Unreadable(e.to_string())),
+        Err(e) => Err(LookupError::Unreadable(e)),
     }
 }
 
@@ -240,10 +262,23 @@ mod tests {
         )
     }
 
+    fn read_view(v: GateView, namespace: &str) -> Result<ObjectGate, Box<GateError>> {
+        read(&v.metadata, v.spec, namespace)
+    }
+
+    fn write(
+        v: GateView,
+        namespace: &str,
+        now: Timestamp,
+        skew: SignedDuration,
+    ) -> Result<ObjectGate, WriteError> {
+        check_write(&v.metadata, v.spec, namespace, now, skew)
+    }
+
     #[test]
     fn reads_the_rfc_fields() {
-        let g = read(
-            &gate(
+        let g = read_view(
+            gate(
                 json!({"interval": "30s", "default": "closed", "window": "1h"}),
                 json!({"open.gate.fluxcd.io/requestedAt": "2026-03-26T10:00:00Z"}),
             ),
@@ -275,7 +310,9 @@ mod tests {
             (ok_spec, json!({"close.gate.fluxcd.io/requestedAt": "2026-03-26 10:00"}), "annotation close.gate.fluxcd.io/requestedAt: \"2026-03-26 10:00\""),
         ];
         for (spec, annotations, want) in cases {
-            let err = read(&gate(spec.clone(), annotations), "flux-system").unwrap_err();
+            let err = read_view(gate(spec.clone(), annotations), "flux-system")
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with(want), "{spec}: {err}");
         }
     }
@@ -290,7 +327,7 @@ mod tests {
                 json!({"open.gate.fluxcd.io/requestedAt": t}),
             )
         };
-        let ahead = check_write(&at("2026-11-20T10:05:00Z"), "flux-system", now, skew).unwrap();
+        let ahead = write(at("2026-11-20T10:05:00Z"), "flux-system", now, skew).unwrap();
         // Made already: open now, for its window from its own instant.
         let ahead = Gate::Object(ahead);
         let state = ahead.state_at(now);
@@ -306,7 +343,7 @@ mod tests {
         // Offsets and fractions name the same instants: 10:04:59.5Z is
         // within the tolerance, 11:00:00.000000001Z (as +01:00) beyond it,
         // and a far-future instant is refused rather than overflowing.
-        let offset = check_write(&at("2026-11-20T11:04:59.5+01:00"), "flux-system", now, skew);
+        let offset = write(at("2026-11-20T11:04:59.5+01:00"), "flux-system", now, skew);
         assert_eq!(
             offset.map(|g| g.open_at),
             Ok(Some(ts("2026-11-20T10:04:59.5Z")))
@@ -316,11 +353,11 @@ mod tests {
             "9999-12-31T23:59:59Z",
         ] {
             assert!(
-                check_write(&at(beyond), "flux-system", now, skew).is_err(),
+                write(at(beyond), "flux-system", now, skew).is_err(),
                 "{beyond}"
             );
         }
-        let err = check_write(&at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
+        let err = write(at("2026-11-20T12:00:00Z"), "flux-system", now, skew).unwrap_err();
         assert!(
             matches!(err, WriteError::Ahead { key: OPEN_ANNOTATION, at, .. } if at == ts("2026-11-20T12:00:00Z")),
             "{err:?}"
@@ -362,17 +399,17 @@ mod tests {
         let down = One(Err(guard_core::ClusterError("connection refused".into())));
         assert_eq!(
             lookup(&down, "a", "g").unwrap_err(),
-            LookupError::Unreadable("connection refused".into())
+            LookupError::Unreadable(guard_core::ClusterError("connection refused".into()))
         );
         let bad = One(Ok(Some(
             json!({"metadata": {"name": "g"}, "spec": {"default": "maybe", "window": "1h"}}),
         )));
         assert!(matches!(lookup(&bad, "a", "g"),
-            Err(LookupError::Malformed(e)) if e.starts_with("spec.default")));
+            Err(LookupError::Malformed(e)) if *e == GateError::Default("maybe".into())));
         let worse = One(Ok(Some(json!({"metadata": 5}))));
         assert!(matches!(
             lookup(&worse, "a", "g"),
-            Err(LookupError::Malformed(_))
+            Err(LookupError::Malformed(e)) if matches!(*e, GateError::Shape(_))
         ));
     }
 

@@ -79,7 +79,7 @@ fn stored(request: &AdmissionRequest) -> Option<ObjectGate> {
     } else {
         request.namespace.clone()
     };
-    let mut gate = gate_object::read(&view, &namespace).ok()?;
+    let mut gate = gate_object::read(&view.metadata, view.spec, &namespace).ok()?;
     if gate.name.is_empty() {
         gate.name.clone_from(&request.name);
     }

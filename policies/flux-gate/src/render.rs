@@ -1,6 +1,7 @@
 //! Every word the user reads: a [`Decision`] written as the verdict,
 //! its message, warnings, suggested commands and audit annotation.
 
+mod errors;
 mod words;
 
 use guard_core::names::quote;
@@ -23,7 +24,7 @@ pub(crate) const AUDIT_KEY: &str = "gate-exemption";
 pub(crate) fn verdict(decision: &Decision<'_>, request: &AdmissionRequest) -> Verdict {
     match decision {
         Decision::Allow => Verdict::allow(),
-        Decision::Unreadable(e) => Verdict::deny(e.clone()),
+        Decision::Unreadable(e) => Verdict::deny(e.to_string()),
         Decision::MissingObject { which, object } => {
             Verdict::deny(request.missing_object(*which, &object.object().describe()))
         }
@@ -134,7 +135,7 @@ fn gate_write(write: &GateWrite) -> Verdict {
 
 fn write_error(error: &WriteError, now: jiff::Timestamp) -> String {
     match error {
-        WriteError::Invalid(e) => e.clone(),
+        WriteError::Invalid(e) => e.to_string(),
         // The clock that wrote it is off: the command carries the policy's
         // instant rather than `$(date)`, which would read that clock again.
         WriteError::Ahead { key, at, gate } => format!(
@@ -320,9 +321,10 @@ fn override_notes(h: &Held<'_>) -> String {
     // A failed lookup honours no override (fail closed), and says so.
     for (owner, e) in &h.unchecked_overrides {
         text.push_str(&format!(
-            " An emergency override on {owner} could not be checked ({}), so none is honoured \
+            " An emergency override on {} could not be checked ({}), so none is honoured \
              from it; retry.",
-            quote(e)
+            owner.object().describe(),
+            quote(&e.to_string())
         ));
     }
     match &h.override_problem {

@@ -11,20 +11,21 @@ mod gates;
 
 use guard_core::duration::{self, GoDuration};
 use guard_core::identity::Identities;
-use guard_core::names;
+use guard_core::names::{self, NameError};
 use guard_core::request::null_default;
 use guard_core::rfc3339::Instant;
 use guard_core::selector::LabelSelector;
-use guard_core::settings::LookupFailure;
+use guard_core::settings::{Invalid, LookupFailure, Why};
 use guard_core::{Operation, UserInfo};
 use jiff::SignedDuration;
 use serde::Deserialize;
 
+use crate::cron::CronError;
 use crate::flux_owner::FluxOwnerKind;
 use crate::gate::{Action, DeclaredGate};
 
 use self::bindings::compile_binding;
-pub use self::bindings::{parse_ref, Binding, GateRef};
+pub use self::bindings::{parse_ref, Binding, GateRef, RefError};
 use self::gates::{compile_gate, ZoneCache};
 
 /// Do these settings (their JSON) bind no request? Read without compiling
@@ -255,22 +256,119 @@ use limits::*;
 
 const MAX_SKEW: SignedDuration = SignedDuration::from_hours(24);
 
+/// Why settings are refused: the setting at fault and what is wrong with
+/// it, as values; the words are in `render`. Returned boxed, one word to
+/// move however large the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// The refusals the policies share: a name that is not one, an empty
+    /// entry, identities, a label selector.
+    Invalid(Invalid),
+    /// The entry at `at` (a gate, schedule, freeze, binding or its match)
+    /// breaks `rule`.
+    Rule { at: String, rule: Rule },
+    /// More than `limit` allows: how many were found.
+    TooMany { limit: Limit, found: usize },
+    /// `gates[index].name` names a gate declared before.
+    DeclaredTwice { index: usize, name: String },
+    /// The name of the gate at `at` holds a `/`.
+    NameWithSlash { at: String, name: String },
+    /// The cron expression of the schedule at `at` does not parse.
+    Cron {
+        at: String,
+        cron: String,
+        why: CronError,
+    },
+    /// The time zone of the schedule at `at` is not known.
+    TimeZone { at: String, zone: String },
+    /// The window of the schedule at `at` is out of range.
+    Window { at: String, window: String },
+    /// The freeze at `at` ends at or before its start.
+    FreezeOrder {
+        at: String,
+        end: String,
+        start: String,
+    },
+    /// `clockSkewTolerance` is out of range.
+    ClockSkew(String),
+    /// The gate reference `setting` (`bindings[0].gates[1]`) names no gate.
+    GateRef { setting: String, error: RefError },
+}
+
+/// What an entry of the settings lacks or may not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// A gate has more than [`MAX_SCHEDULES`] schedules.
+    Schedules,
+    /// A gate has more than [`MAX_FREEZES`] freezes.
+    Freezes,
+    /// A schedule has no window.
+    WindowRequired,
+    /// A schedule has no action.
+    ActionRequired,
+    /// A freeze has no start.
+    StartRequired,
+    /// A freeze has no end.
+    EndRequired,
+    /// A binding names no gate.
+    NoGates,
+    /// A binding's kind has no kind.
+    KindRequired,
+    /// A binding's kind is the Gate's.
+    GateKind,
+    /// A binding's operation is CONNECT.
+    Connect,
+    /// An `appliedBy` entry has no kind.
+    OwnerKindRequired,
+}
+
+/// A bound on how many entries the settings hold ([`limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Gates,
+    SchedulesTotal,
+    FreezesTotal,
+    Bindings,
+    BoundObjects,
+}
+
+impl From<Invalid> for Box<SettingsError> {
+    fn from(invalid: Invalid) -> Self {
+        Box::new(SettingsError::Invalid(invalid))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// The refusal of a value that is not a Kubernetes name, at `setting`.
+pub(crate) fn name_error(setting: String, value: &str, why: NameError) -> Box<SettingsError> {
+    Invalid {
+        setting,
+        why: Why::Name {
+            value: value.to_string(),
+            why,
+        },
+    }
+    .into()
+}
+
 /// What the policy evaluates with: the document compiled once, when
 /// policy-server passes it.
 impl guard_core::Settings for Compiled {
     type Document = Settings;
+    type Error = Box<SettingsError>;
 
-    fn compile(document: Settings) -> Result<Self, String> {
+    fn compile(document: Settings) -> Result<Self, Box<SettingsError>> {
         document.compile()
     }
 }
 
 impl Settings {
-    fn compile(&self) -> Result<Compiled, String> {
+    fn compile(&self) -> Result<Compiled, Box<SettingsError>> {
         self.check_counts()?;
         let gates = self.compile_gates()?;
         names::check_dns1123_label(&self.gate_namespace)
-            .map_err(|e| format!("gateNamespace: {} {e}", names::quote(&self.gate_namespace)))?;
+            .map_err(|why| name_error("gateNamespace".into(), &self.gate_namespace, why))?;
         let bindings = self.compile_bindings(&gates)?;
         self.break_glass.validate("breakGlass")?;
         if self
@@ -279,14 +377,17 @@ impl Settings {
             .iter()
             .any(|g| g.trim().is_empty())
         {
-            return Err("emergencyOverride.groups: entries must not be empty".into());
+            return Err(Invalid {
+                setting: "emergencyOverride.groups".into(),
+                why: Why::EmptyEntry,
+            }
+            .into());
         }
         let clock_skew = self.clock_skew_tolerance.signed();
         if clock_skew.is_negative() || clock_skew > MAX_SKEW {
-            return Err(format!(
-                "clockSkewTolerance: {} must be from 0s to 24h",
-                names::quote(&self.clock_skew_tolerance.text)
-            ));
+            return Err(Box::new(SettingsError::ClockSkew(
+                self.clock_skew_tolerance.text.clone(),
+            )));
         }
         self.check_flux_identity()?;
         Ok(Compiled {
@@ -303,51 +404,39 @@ impl Settings {
     }
 
     /// The [`limits`] on how many gates, schedules, freezes and bindings.
-    fn check_counts(&self) -> Result<(), String> {
-        if self.gates.len() > MAX_GATES {
-            return Err(format!(
-                "gates: at most {MAX_GATES} gates (found {})",
-                self.gates.len()
-            ));
-        }
+    fn check_counts(&self) -> Result<(), Box<SettingsError>> {
         let schedules: usize = self.gates.iter().map(|g| g.schedules.len()).sum();
-        if schedules > MAX_SCHEDULES_TOTAL {
-            return Err(format!(
-                "gates[*].schedules: at most {MAX_SCHEDULES_TOTAL} schedules in all gates together (found {schedules})"
-            ));
-        }
         let freezes: usize = self.gates.iter().map(|g| g.freezes.len()).sum();
-        if freezes > MAX_FREEZES_TOTAL {
-            return Err(format!(
-                "gates[*].freezes: at most {MAX_FREEZES_TOTAL} freezes in all gates together (found {freezes})"
-            ));
-        }
-        if self.bindings.len() > MAX_BINDINGS {
-            return Err(format!(
-                "bindings: at most {MAX_BINDINGS} bindings (found {})",
-                self.bindings.len()
-            ));
+        for (limit, found, max) in [
+            (Limit::Gates, self.gates.len(), MAX_GATES),
+            (Limit::SchedulesTotal, schedules, MAX_SCHEDULES_TOTAL),
+            (Limit::FreezesTotal, freezes, MAX_FREEZES_TOTAL),
+            (Limit::Bindings, self.bindings.len(), MAX_BINDINGS),
+        ] {
+            if found > max {
+                return Err(Box::new(SettingsError::TooMany { limit, found }));
+            }
         }
         Ok(())
     }
 
-    fn compile_gates(&self) -> Result<Vec<DeclaredGate>, String> {
+    fn compile_gates(&self) -> Result<Vec<DeclaredGate>, Box<SettingsError>> {
         let mut zones = ZoneCache::default();
         let mut gates: Vec<DeclaredGate> = Vec::with_capacity(self.gates.len());
-        for (i, g) in self.gates.iter().enumerate() {
-            let gate = compile_gate(&format!("gates[{i}]"), g, &mut zones)?;
+        for (index, g) in self.gates.iter().enumerate() {
+            let gate = compile_gate(&format!("gates[{index}]"), g, &mut zones)?;
             if gates.iter().any(|other| other.name == gate.name) {
-                return Err(format!(
-                    "gates[{i}].name: {} is declared twice",
-                    names::quote(&gate.name)
-                ));
+                return Err(Box::new(SettingsError::DeclaredTwice {
+                    index,
+                    name: gate.name,
+                }));
             }
             gates.push(gate);
         }
         Ok(gates)
     }
 
-    fn compile_bindings(&self, gates: &[DeclaredGate]) -> Result<Vec<Binding>, String> {
+    fn compile_bindings(&self, gates: &[DeclaredGate]) -> Result<Vec<Binding>, Box<SettingsError>> {
         let bindings = self
             .bindings
             .iter()
@@ -363,24 +452,25 @@ impl Settings {
             }
         }
         if objects.len() > MAX_BOUND_OBJECTS {
-            return Err(format!(
-                "bindings[*].gates: at most {MAX_BOUND_OBJECTS} Gate objects in all bindings together (found {})",
-                objects.len()
-            ));
+            return Err(Box::new(SettingsError::TooMany {
+                limit: Limit::BoundObjects,
+                found: objects.len(),
+            }));
         }
         Ok(bindings)
     }
 
     /// `fluxNamespace` and `defaultServiceAccount`: the names Flux's appliers
     /// are known by ([`crate::writer`]).
-    fn check_flux_identity(&self) -> Result<(), String> {
+    fn check_flux_identity(&self) -> Result<(), Box<SettingsError>> {
         names::check_dns1123_label(&self.flux_namespace)
-            .map_err(|e| format!("fluxNamespace: {} {e}", names::quote(&self.flux_namespace)))?;
+            .map_err(|why| name_error("fluxNamespace".into(), &self.flux_namespace, why))?;
         if !self.default_service_account.is_empty() {
-            names::check_dns1123_subdomain(&self.default_service_account).map_err(|e| {
-                format!(
-                    "defaultServiceAccount: {} {e}",
-                    names::quote(&self.default_service_account)
+            names::check_dns1123_subdomain(&self.default_service_account).map_err(|why| {
+                name_error(
+                    "defaultServiceAccount".into(),
+                    &self.default_service_account,
+                    why,
                 )
             })?;
         }

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use guard_core::json_text::Key;
-use guard_core::request::null_default;
-use guard_core::{Metadata, StringMap};
+use guard_core::request::{null_default, same_json_error};
+use guard_core::{Metadata, StringMap, Which};
 use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer, StringDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
@@ -26,9 +26,34 @@ pub(crate) type Members<'a> = BTreeMap<String, &'a RawValue>;
 
 const OWNER_REFERENCES: &str = "ownerReferences";
 
-pub(crate) fn members<'a>(raw: &'a RawValue, what: &str) -> Result<Members<'a>, String> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| format!("malformed {what}: not a JSON object ({e})"))
+/// An UPDATE's object (`which`), or its `member` (`metadata`, `spec`), that
+/// is not a JSON object: serde's error says where. Its words are in `render`.
+#[derive(Debug)]
+pub(crate) struct SplitError {
+    pub(crate) which: Which,
+    pub(crate) member: Option<&'static str>,
+    pub(crate) error: serde_json::Error,
+}
+
+/// The same failure at the same place (serde's category and position).
+impl PartialEq for SplitError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.which, self.member) == (other.which, other.member)
+            && same_json_error(&self.error, &other.error)
+    }
+}
+
+/// The members of `which` object, or of its `member` when given.
+pub(crate) fn members<'a>(
+    raw: &'a RawValue,
+    which: Which,
+    member: Option<&'static str>,
+) -> Result<Members<'a>, SplitError> {
+    serde_json::from_str(raw.get()).map_err(|error| SplitError {
+        which,
+        member,
+        error,
+    })
 }
 
 /// `spec`, split when it is an object.
@@ -52,16 +77,16 @@ pub(crate) struct Top<'a> {
 }
 
 impl<'a> Top<'a> {
-    /// `object` or `oldObject` (`what`); its annotations are copied from
+    /// `object` or `oldObject` (`which`); its annotations are copied from
     /// `like`, the update's other object, when their text is the same (an
     /// update seldom changes them, and they may be 256 KiB of short entries).
     pub(crate) fn read(
         raw: &'a RawValue,
-        what: &str,
+        which: Which,
         like: Option<&Top<'_>>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SplitError> {
         let Ok(p) = serde_json::from_str::<OnePass<'a>>(raw.get()) else {
-            return Self::split(raw, what);
+            return Self::split(raw, which);
         };
         let mut metadata = p.metadata.metadata;
         let theirs = like.and_then(|l| Some((l.annotations?, l.metadata.as_ref()?)));
@@ -73,7 +98,7 @@ impl<'a> Top<'a> {
                 let mut reader = serde_json::Deserializer::from_str(mine.get());
                 match null_default(&mut reader).and_then(|m| reader.end().map(|()| m)) {
                     Ok(m) => m,
-                    Err(_) => return Self::split(raw, what),
+                    Err(_) => return Self::split(raw, which),
                 }
             }
             (None, _) => StringMap::default(),
@@ -89,17 +114,17 @@ impl<'a> Top<'a> {
     }
 
     /// Member by member, for any object.
-    pub(crate) fn split(raw: &'a RawValue, what: &str) -> Result<Self, String> {
-        let top = members(raw, what)?;
+    pub(crate) fn split(raw: &'a RawValue, which: Which) -> Result<Self, SplitError> {
+        let top = members(raw, which, None)?;
         let owner_references = match top.get("metadata") {
-            Some(m) if m.get().starts_with('{') => members(m, &format!("{what}.metadata"))?
+            Some(m) if m.get().starts_with('{') => members(m, which, Some("metadata"))?
                 .get(OWNER_REFERENCES)
                 .copied(),
             _ => None,
         };
         let spec = match top.get("spec") {
             Some(s) if s.get().starts_with('{') => {
-                Some(Spec::Members(members(s, &format!("{what}.spec"))?))
+                Some(Spec::Members(members(s, which, Some("spec"))?))
             }
             Some(s) => Some(Spec::Other(s)),
             None => None,
@@ -328,12 +353,13 @@ mod tests {
         let mut one_pass = 0;
         for object in objects() {
             let raw = raw(&object);
-            let (Ok(mut fast), Ok(slow)) =
-                (Top::read(&raw, "object", None), Top::split(&raw, "object"))
-            else {
+            let (Ok(mut fast), Ok(slow)) = (
+                Top::read(&raw, Which::Object, None),
+                Top::split(&raw, Which::Object),
+            ) else {
                 assert_eq!(
-                    Top::read(&raw, "object", None).err(),
-                    Top::split(&raw, "object").err(),
+                    Top::read(&raw, Which::Object, None).err(),
+                    Top::split(&raw, Which::Object).err(),
                     "{object}"
                 );
                 continue;
@@ -390,12 +416,12 @@ mod tests {
         let mut copied = 0;
         for like in &objects {
             let like_raw = raw(like);
-            let Ok(like) = Top::read(&like_raw, "object", None) else {
+            let Ok(like) = Top::read(&like_raw, Which::Object, None) else {
                 continue;
             };
             for object in &objects {
                 let raw = raw(object);
-                let Ok(mut top) = Top::read(&raw, "oldObject", Some(&like)) else {
+                let Ok(mut top) = Top::read(&raw, Which::OldObject, Some(&like)) else {
                     continue;
                 };
                 copied += usize::from(

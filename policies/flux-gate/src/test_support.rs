@@ -96,7 +96,7 @@ impl Cluster for Broken {
 
 /// Settings as policy-server passes them: `Err` is the whole message.
 pub(crate) fn parse(json: &str) -> Result<Compiled, String> {
-    guard_core::settings::parse::<Compiled>(json.as_bytes())
+    guard_core::settings::parse::<Compiled>(json.as_bytes()).map_err(|e| e.to_string())
 }
 
 pub(crate) fn err(json: &str) -> String {

@@ -4,6 +4,7 @@
 //! manager, never by labels or annotations, which any writer controls.
 
 use guard_core::model::controllers;
+use guard_core::request::ReadError;
 use guard_core::AdmissionRequest;
 
 use crate::flux_owner::FluxOwnerKind;
@@ -25,7 +26,7 @@ pub(crate) enum Sender {
     Other,
 }
 
-pub(crate) fn sender(request: &AdmissionRequest, c: &Compiled) -> Result<Sender, String> {
+pub(crate) fn sender(request: &AdmissionRequest, c: &Compiled) -> Result<Sender, ReadError> {
     let manager = request.field_manager()?;
     if controllers::flux_applier(&manager).is_none() {
         return Ok(Sender::Other);

@@ -2,7 +2,7 @@
 //! gates it names ([`GateRef`]).
 
 use guard_core::identity::Identities;
-use guard_core::names;
+use guard_core::names::{self, NameError};
 use guard_core::selector::LabelSelector;
 use guard_core::{GroupKind, Operation, StringMap};
 
@@ -10,7 +10,15 @@ use crate::flux_owner::FluxOwnerKind;
 use crate::gate::DeclaredGate;
 use crate::gating::{GATE_KIND, GATING_GROUP};
 
-use super::{BindingSettings, KindSettings, OwnerSettings};
+use super::{name_error, BindingSettings, KindSettings, OwnerSettings, Rule, SettingsError};
+
+/// The refusal of the entry at `at` by `rule`.
+fn broken(at: &str, rule: Rule) -> Box<SettingsError> {
+    Box::new(SettingsError::Rule {
+        at: at.to_string(),
+        rule,
+    })
+}
 
 /// A gate by reference: one declared in settings, or a Gate object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,25 +27,33 @@ pub enum GateRef {
     Object { namespace: String, name: String },
 }
 
+/// A reference that names no gate: the text (trimmed), and why its name,
+/// or its namespace (`in_namespace`), is not one. Its words are in `render`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefError {
+    pub text: String,
+    pub in_namespace: bool,
+    pub why: NameError,
+}
+
 /// `name` refers to a declared gate when one has that name; `[namespace/]name`
 /// otherwise refers to a Gate object.
 pub fn parse_ref(
     text: &str,
     declared: &[DeclaredGate],
     gate_namespace: &str,
-) -> Result<GateRef, String> {
+) -> Result<GateRef, RefError> {
     let text = text.trim();
     let (namespace, name) = match text.split_once('/') {
         Some((ns, name)) => (Some(ns), name),
         None => (None, text),
     };
-    let bad = |e: &dyn std::fmt::Display| {
-        format!(
-            "{} is not a gate name: {e}; write name or namespace/name",
-            names::quote(text)
-        )
+    let bad = |in_namespace, why| RefError {
+        text: text.to_string(),
+        in_namespace,
+        why,
     };
-    names::check_dns1123_subdomain(name).map_err(|e| bad(&e))?;
+    names::check_dns1123_subdomain(name).map_err(|why| bad(false, why))?;
     match namespace {
         None => Ok(match declared.iter().position(|g| g.name == name) {
             Some(i) => GateRef::Declared(i),
@@ -47,7 +63,7 @@ pub fn parse_ref(
             },
         }),
         Some(ns) => {
-            names::check_dns1123_label(ns).map_err(|e| bad(&format_args!("namespace {e}")))?;
+            names::check_dns1123_label(ns).map_err(|why| bad(true, why))?;
             Ok(GateRef::Object {
                 namespace: ns.to_string(),
                 name: name.to_string(),
@@ -96,16 +112,21 @@ pub(super) fn compile_binding(
     b: &BindingSettings,
     gates: &[DeclaredGate],
     gate_namespace: &str,
-) -> Result<Binding, String> {
+) -> Result<Binding, Box<SettingsError>> {
     if b.gates.is_empty() {
-        return Err(format!("{path}.gates: name at least one gate"));
+        return Err(broken(path, Rule::NoGates));
     }
     let refs = b
         .gates
         .iter()
         .enumerate()
         .map(|(i, g)| {
-            parse_ref(g, gates, gate_namespace).map_err(|e| format!("{path}.gates[{i}]: {e}"))
+            parse_ref(g, gates, gate_namespace).map_err(|error| {
+                Box::new(SettingsError::GateRef {
+                    setting: format!("{path}.gates[{i}]"),
+                    error,
+                })
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let m = &b.matches;
@@ -117,7 +138,7 @@ pub(super) fn compile_binding(
         .collect::<Result<Vec<_>, _>>()?;
     for (i, ns) in m.namespaces.iter().enumerate() {
         names::check_dns1123_label(ns)
-            .map_err(|e| format!("{path}.match.namespaces[{i}]: {} {e}", names::quote(ns)))?;
+            .map_err(|why| name_error(format!("{path}.match.namespaces[{i}]"), ns, why))?;
     }
     m.label_selector
         .validate(&format!("{path}.match.labelSelector"))?;
@@ -129,7 +150,7 @@ pub(super) fn compile_binding(
         .iter()
         .enumerate()
         .map(|(i, o)| compile_owner(&format!("{path}.match.appliedBy[{i}]"), o))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Binding {
         gates: refs,
         kinds,
@@ -141,23 +162,21 @@ pub(super) fn compile_binding(
     })
 }
 
-fn compile_kind(at: &str, k: &KindSettings) -> Result<GroupKind, String> {
+fn compile_kind(at: &str, k: &KindSettings) -> Result<GroupKind, Box<SettingsError>> {
     if k.kind.is_empty() {
-        return Err(format!(
-            "{at}.kind: required, e.g. {{group: {}, kind: Kustomization}}",
-            guard_core::model::kinds::KUSTOMIZE
-        ));
+        return Err(broken(at, Rule::KindRequired));
     }
     if k.group == GATING_GROUP && k.kind == GATE_KIND {
-        return Err(format!(
-            "{at}: Gate objects are never held, so that a closed gate can always be opened"
-        ));
+        return Err(broken(at, Rule::GateKind));
     }
     Ok(GroupKind::new(&k.group, &k.kind))
 }
 
 /// The operations a binding matches; none listed: every write.
-fn compile_operations(path: &str, operations: &[Operation]) -> Result<Vec<Operation>, String> {
+fn compile_operations(
+    path: &str,
+    operations: &[Operation],
+) -> Result<Vec<Operation>, Box<SettingsError>> {
     if operations.is_empty() {
         return Ok(vec![
             Operation::Create,
@@ -170,25 +189,23 @@ fn compile_operations(path: &str, operations: &[Operation]) -> Result<Vec<Operat
         .enumerate()
         .map(|(i, op)| match op {
             Operation::Create | Operation::Update | Operation::Delete => Ok(*op),
-            Operation::Connect => Err(format!(
-                "{path}.match.operations[{i}]: CONNECT never writes an object; use CREATE, \
-                 UPDATE or DELETE"
+            Operation::Connect => Err(broken(
+                &format!("{path}.match.operations[{i}]"),
+                Rule::Connect,
             )),
         })
         .collect()
 }
 
-fn compile_owner(at: &str, o: &OwnerSettings) -> Result<FluxOwner, String> {
-    let kind = o
-        .kind
-        .ok_or_else(|| format!("{at}.kind: required: Kustomization or HelmRelease"))?;
+fn compile_owner(at: &str, o: &OwnerSettings) -> Result<FluxOwner, Box<SettingsError>> {
+    let kind = o.kind.ok_or_else(|| broken(at, Rule::OwnerKindRequired))?;
     if !o.namespace.is_empty() {
         names::check_dns1123_label(&o.namespace)
-            .map_err(|e| format!("{at}.namespace: {} {e}", names::quote(&o.namespace)))?;
+            .map_err(|why| name_error(format!("{at}.namespace"), &o.namespace, why))?;
     }
     if !o.name.is_empty() {
         names::check_dns1123_subdomain(&o.name)
-            .map_err(|e| format!("{at}.name: {} {e}", names::quote(&o.name)))?;
+            .map_err(|why| name_error(format!("{at}.name"), &o.name, why))?;
     }
     Ok(FluxOwner {
         kind,
@@ -226,12 +243,24 @@ mod tests {
         );
         assert!(parse_ref("a/b/c", &declared, "x")
             .unwrap_err()
-            .contains("\"a/b/c\" is not a gate name"));
-        assert!(parse_ref("Qa/x", &declared, "x")
-            .unwrap_err()
-            .contains("namespace must begin"));
+            .to_string()
+            .starts_with("\"a/b/c\" is not a gate name: "));
+        assert_eq!(
+            parse_ref("Qa/x", &declared, "x").unwrap_err(),
+            RefError {
+                text: "Qa/x".into(),
+                in_namespace: true,
+                why: names::NameError::Ends { lower: true }
+            }
+        );
+        assert_eq!(
+            parse_ref("Qa/x", &declared, "x").unwrap_err().to_string(),
+            "\"Qa/x\" is not a gate name: namespace must begin and end with a lower-case \
+             letter or digit; write name or namespace/name"
+        );
         assert!(parse_ref("", &declared, "x")
             .unwrap_err()
+            .to_string()
             .contains("must not be empty"));
     }
 

@@ -9,7 +9,17 @@ use crate::cron::Cron;
 use crate::gate::{DeclaredGate, Freeze, Schedule, Zone};
 
 use super::limits::{MAX_FREEZES, MAX_SCHEDULES};
-use super::{FreezeSettings, GateDefault, GateSettings, ScheduleSettings};
+use super::{
+    name_error, FreezeSettings, GateDefault, GateSettings, Rule, ScheduleSettings, SettingsError,
+};
+
+/// The refusal of the entry at `at` by `rule`.
+fn broken(at: &str, rule: Rule) -> Box<SettingsError> {
+    Box::new(SettingsError::Rule {
+        at: at.to_string(),
+        rule,
+    })
+}
 
 const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(8784);
 
@@ -35,21 +45,21 @@ pub(super) fn compile_gate(
     path: &str,
     g: &GateSettings,
     zones: &mut ZoneCache,
-) -> Result<DeclaredGate, String> {
+) -> Result<DeclaredGate, Box<SettingsError>> {
     if g.name.contains('/') {
-        return Err(format!(
-            "{path}.name: {} must not contain '/'; names with a namespace refer to Gate objects",
-            names::quote(&g.name)
-        ));
+        return Err(Box::new(SettingsError::NameWithSlash {
+            at: path.to_string(),
+            name: g.name.clone(),
+        }));
     }
     names::check_dns1123_subdomain(&g.name)
-        .map_err(|e| format!("{path}.name: {} {e}", names::quote(&g.name)))?;
+        .map_err(|why| name_error(format!("{path}.name"), &g.name, why))?;
     let default_open = g.default == GateDefault::Opened;
     if g.schedules.len() > MAX_SCHEDULES {
-        return Err(format!("{path}.schedules: at most {MAX_SCHEDULES} entries"));
+        return Err(broken(path, Rule::Schedules));
     }
     if g.freezes.len() > MAX_FREEZES {
-        return Err(format!("{path}.freezes: at most {MAX_FREEZES} entries"));
+        return Err(broken(path, Rule::Freezes));
     }
     let schedules = g
         .schedules
@@ -75,31 +85,31 @@ fn compile_schedule(
     path: &str,
     s: &ScheduleSettings,
     zones: &mut ZoneCache,
-) -> Result<Schedule, String> {
-    let cron =
-        Cron::parse(&s.cron).map_err(|e| format!("{path}.cron: {} {e}", names::quote(&s.cron)))?;
+) -> Result<Schedule, Box<SettingsError>> {
+    let cron = Cron::parse(&s.cron).map_err(|why| {
+        Box::new(SettingsError::Cron {
+            at: path.to_string(),
+            cron: s.cron.clone(),
+            why,
+        })
+    })?;
     let zone = zones.get(&s.time_zone).ok_or_else(|| {
-        format!(
-            "{path}.timeZone: {} is not a known IANA time zone; use a name such as UTC, \
-             Europe/Berlin or America/Los_Angeles",
-            names::quote(&s.time_zone)
-        )
+        Box::new(SettingsError::TimeZone {
+            at: path.to_string(),
+            zone: s.time_zone.clone(),
+        })
     })?;
     let Some(window_setting) = &s.window else {
-        return Err(format!(
-            "{path}.window: required: how long each firing holds, a Go duration such as 1h or 24h"
-        ));
+        return Err(broken(path, Rule::WindowRequired));
     };
     let window = window_setting.signed();
     if !window.is_positive() || window > MAX_WINDOW {
-        return Err(format!(
-            "{path}.window: {} must be more than 0s and at most 8784h (366 days)",
-            names::quote(&window_setting.text)
-        ));
+        return Err(Box::new(SettingsError::Window {
+            at: path.to_string(),
+            window: window_setting.text.clone(),
+        }));
     }
-    let action = s
-        .action
-        .ok_or_else(|| format!("{path}.action: required: open or close"))?;
+    let action = s.action.ok_or_else(|| broken(path, Rule::ActionRequired))?;
     Ok(Schedule::new(
         s.cron.trim().to_string(),
         cron,
@@ -109,18 +119,21 @@ fn compile_schedule(
     ))
 }
 
-fn compile_freeze(path: &str, f: &FreezeSettings) -> Result<Freeze, String> {
-    let required = |which: &str| {
-        format!("{path}.{which}: required: an RFC 3339 instant such as 2026-12-24T00:00:00Z")
-    };
-    let start = f.start.as_ref().ok_or_else(|| required("start"))?;
-    let end = f.end.as_ref().ok_or_else(|| required("end"))?;
+fn compile_freeze(path: &str, f: &FreezeSettings) -> Result<Freeze, Box<SettingsError>> {
+    let start = f
+        .start
+        .as_ref()
+        .ok_or_else(|| broken(path, Rule::StartRequired))?;
+    let end = f
+        .end
+        .as_ref()
+        .ok_or_else(|| broken(path, Rule::EndRequired))?;
     if end.at <= start.at {
-        return Err(format!(
-            "{path}.end: {} must be after start {}",
-            names::quote(&end.text),
-            names::quote(&start.text)
-        ));
+        return Err(Box::new(SettingsError::FreezeOrder {
+            at: path.to_string(),
+            end: end.text.clone(),
+            start: start.text.clone(),
+        }));
     }
     Ok(Freeze {
         start: start.at,
