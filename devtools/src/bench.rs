@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use host_test::capabilities::{Exchange, Grants, Host, Source};
 use host_test::harness::Policy;
-use host_test::host::{CallError, Limits};
+use host_test::host::{thread_cpu_time, CallError, Limits};
 use host_test::replay::{median, percentile};
 
 /// One input to time: a request, settings and recorded cluster state.
@@ -562,13 +562,15 @@ pub fn read_floor_us(
         );
     }
     let limits = Limits::default();
-    // One call on a fresh instance: (time, host share), µs.
+    // One call on a fresh instance: (time, host share), µs of the thread's
+    // CPU time, so that the time the thread waits for a core while the
+    // machine's other processes run counts for neither.
     let once = |policy: &Policy, payload: &[u8], host: Box<Host>| -> Option<(f64, f64)> {
         let mut instance = policy.module().instantiate(input.now, &limits, host).ok()?;
-        let start = Instant::now();
+        let start = thread_cpu_time();
         let _ = instance.call("validate", payload);
-        let took = start.elapsed().as_secs_f64() * 1e6;
-        Some((took, instance.host_time().as_secs_f64() * 1e6))
+        let took = thread_cpu_time().saturating_sub(start).as_secs_f64() * 1e6;
+        Some((took, instance.host_cpu_time().as_secs_f64() * 1e6))
     };
     let mut rounds = Rounds::default();
     let loop_start = Instant::now();
