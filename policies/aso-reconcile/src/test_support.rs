@@ -212,27 +212,19 @@ pub fn orders_db() -> crate::decision::Subject {
 /// Random object texts for the one-pass readers' agreement tests: members
 /// the readers read, repeated, null, of the wrong type, escaped, nested to
 /// either side of the depth a `Value` allows, numbers it cannot hold.
-pub struct RandomObjects(u64);
+pub struct RandomObjects(guard_core::testing::Rng);
 
 impl RandomObjects {
     pub fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        Self(guard_core::testing::Rng::new(seed))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
 
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
+        self.0.pick(from).copied().unwrap()
     }
 
     fn string(&mut self) -> &'static str {

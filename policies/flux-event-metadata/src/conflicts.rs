@@ -420,11 +420,8 @@ mod tests {
             "5",
             "null",
         ];
-        let mut seed: u64 = 11;
-        let mut next = |n: usize| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = guard_core::testing::Rng::new(11);
+        let mut next = |n: usize| rng.below(n);
         for round in 0..2000 {
             // Half the rounds only Alerts read in place.
             let kinds = if round % 2 == 0 { 4 } else { alerts.len() };
