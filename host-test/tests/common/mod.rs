@@ -33,9 +33,18 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
     dir
 }
 
-/// The raw test policy module (`make build` builds it).
+/// The raw test policy module, built (`make build` builds it; a test that
+/// needs it fails with that advice where it is not).
 pub fn test_module_path() -> PathBuf {
-    target().join("wasm32-wasip1/release/test_policy.wasm")
+    let path = target().join("wasm32-wasip1/release/test_policy.wasm");
+    assert!(path.exists(), "{}: run `make build` first", path.display());
+    path
+}
+
+/// The raw test policy module's bytes.
+pub fn test_module() -> Vec<u8> {
+    let path = test_module_path();
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// A real Kubewarden engine, where one is installed (`KWCTL` /
