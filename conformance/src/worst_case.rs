@@ -100,6 +100,12 @@ pub fn fill_map(object: &mut Value, pointer: &str, prefix: char, budget: usize) 
     add_fillers(object, pointer, prefix, count);
 }
 
+/// Fills `object`'s labels (which have no total limit) with short ones
+/// (`l0000000: ""`) until it reaches `budget`.
+pub fn fill_labels(object: &mut Value, budget: usize) {
+    fill_map(object, "/metadata/labels", 'l', budget);
+}
+
 /// Adds short annotations (`{prefix}0000000: ""`) while `object` stays
 /// within `object_budget` bytes and its annotations within
 /// `annotation_budget` (as [`annotation_bytes`] counts them; `usize::MAX`

@@ -130,6 +130,19 @@ fn settings() -> Value {
     })
 }
 
+/// `object` with its annotations filled to their validated limit, then its
+/// labels (which have no total limit) to the object's share of the review.
+fn filled(mut object: Value) -> Value {
+    worst_case::fill_annotations(
+        &mut object,
+        'a',
+        OBJECT_BYTES - HEADROOM,
+        TOTAL_ANNOTATION_SIZE_LIMIT_B,
+    );
+    worst_case::fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
+    object
+}
+
 /// The stored ResourceGroup: taken over by ASO (finalizer, status), carrying
 /// a confirmation that does not name it, no reconcile policy of its own, and
 /// labels that select it filling it to the request limit.
@@ -140,7 +153,7 @@ fn old_object() -> Value {
         "serviceoperator.azure.com/resource-id".into(),
         json!("/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/rg-shop-prod"),
     );
-    let mut object = json!({"apiVersion": "resources.azure.com/v1api20200601", "kind": "ResourceGroup",
+    let object = json!({"apiVersion": "resources.azure.com/v1api20200601", "kind": "ResourceGroup",
         "metadata": {"name": NAME, "namespace": NAMESPACE, "uid": OWNER_UID,
             "resourceVersion": "48712", "generation": 1, "creationTimestamp": "2026-06-03T14:21:08Z",
             "labels": selected_labels(), "annotations": annotations,
@@ -150,42 +163,18 @@ fn old_object() -> Value {
             "observedGeneration": 1, "lastTransitionTime": "2026-06-03T14:21:12Z"}],
             "id": "/subscriptions/3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098/resourceGroups/rg-shop-prod",
             "location": "westeurope", "name": NAME, "provisioningState": "Succeeded"}});
-    worst_case::fill_annotations(
-        &mut object,
-        'a',
-        OBJECT_BYTES - HEADROOM,
-        TOTAL_ANNOTATION_SIZE_LIMIT_B,
-    );
-    worst_case::fill_map(
-        &mut object,
-        "/metadata/labels",
-        'l',
-        OBJECT_BYTES - HEADROOM,
-    );
-    object
+    filled(object)
 }
 
 /// The Namespace, whose annotation makes the effective policy `manage`.
 fn namespace() -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "Namespace",
+    let object = json!({"apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": NAMESPACE, "uid": "4f002bd8-786d-5135-b148-adda623ed846",
             "resourceVersion": "1207", "creationTimestamp": "2026-05-11T07:30:00Z",
             "labels": {"kubernetes.io/metadata.name": NAMESPACE},
             "annotations": {"serviceoperator.azure.com/reconcile-policy": "manage"}},
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
-    worst_case::fill_annotations(
-        &mut object,
-        'a',
-        OBJECT_BYTES - HEADROOM,
-        TOTAL_ANNOTATION_SIZE_LIMIT_B,
-    );
-    worst_case::fill_map(
-        &mut object,
-        "/metadata/labels",
-        'l',
-        OBJECT_BYTES - HEADROOM,
-    );
-    object
+    filled(object)
 }
 
 /// A protected object the ResourceGroup owns, found by its owner references.

@@ -172,12 +172,7 @@ fn kustomization(generation: u32, value: &str) -> Value {
             "finalizers": ["finalizers.fluxcd.io"]},
         "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true,
                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}});
-    worst_case::fill_map(
-        &mut object,
-        "/metadata/labels",
-        'l',
-        OBJECT_BYTES - HEADROOM,
-    );
+    worst_case::fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
     object
 }
 
