@@ -1,7 +1,7 @@
-//! What the test binaries of host-test, reconcile-guard (cli/) and devtools
-//! need: the repository's places, a scratch folder, the real engines, a real
-//! OCI registry. The other two crates include this file by its path; each
-//! binary uses part of it.
+//! What the test binaries of host-test, reconcile-guard (cli/), devtools and
+//! guard-fuzz need: the repository's places, the test module, a scratch
+//! folder, the real engines, a real OCI registry. The other crates include
+//! this file by its path; each binary uses part of it.
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 

@@ -210,6 +210,11 @@ mod tests {
         Settings::default()
     }
 
+    /// `resolve` for `team-a`, its Namespace annotated with `namespace`.
+    fn in_ns(object: Option<&str>, s: &Settings, namespace: Option<&str>) -> Effective {
+        resolve(object, "team-a", s, &RecordedCluster::new(&ns(namespace))).unwrap()
+    }
+
     #[test]
     fn the_object_annotation_wins_without_a_lookup() {
         let cluster = failing_namespace("team-a", "must not be called");
@@ -228,13 +233,7 @@ mod tests {
             default_reconcile_policy: ReconcilePolicy::Skip,
             ..settings()
         };
-        let e = resolve(
-            Some("detach-on-deletee"),
-            "team-a",
-            &s,
-            &RecordedCluster::new(&ns(Some("detach-on-delete"))),
-        )
-        .unwrap();
+        let e = in_ns(Some("detach-on-deletee"), &s, Some("detach-on-delete"));
         assert_eq!(
             (e.policy, e.source),
             (ReconcilePolicy::Skip, Source::OperatorDefault)
@@ -254,13 +253,7 @@ mod tests {
                 accept_legacy_values,
                 ..settings()
             };
-            let e = resolve(
-                Some("skip-delete"),
-                "team-a",
-                &s,
-                &RecordedCluster::new(&ns(Some("skip"))),
-            )
-            .unwrap();
+            let e = in_ns(Some("skip-delete"), &s, Some("skip"));
             assert_eq!(
                 (e.policy, e.source),
                 (ReconcilePolicy::Manage, Source::OperatorDefault)
@@ -271,30 +264,18 @@ mod tests {
                     value: "skip-delete".into()
                 }]
             );
-            let e = resolve(None, "team-a", &s, &RecordedCluster::new(&ns(Some("run")))).unwrap();
+            let e = in_ns(None, &s, Some("run"));
             assert_eq!(e.source, Source::OperatorDefault);
         }
     }
 
     #[test]
     fn an_empty_value_is_no_value() {
-        let e = resolve(
-            Some(""),
-            "team-a",
-            &settings(),
-            &RecordedCluster::new(&ns(Some("detach-on-delete"))),
-        )
-        .unwrap();
+        let e = in_ns(Some(""), &settings(), Some("detach-on-delete"));
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
         assert!(e.notes.is_empty());
-        let e = resolve(
-            Some(""),
-            "team-a",
-            &settings(),
-            &RecordedCluster::new(&ns(Some(""))),
-        )
-        .unwrap();
+        let e = in_ns(Some(""), &settings(), Some(""));
         assert_eq!(
             (e.policy, e.source),
             (ReconcilePolicy::Manage, Source::OperatorDefault)
@@ -304,13 +285,7 @@ mod tests {
 
     #[test]
     fn the_namespace_annotation_is_inherited() {
-        let e = resolve(
-            None,
-            "team-a",
-            &settings(),
-            &RecordedCluster::new(&ns(Some("detach-on-delete"))),
-        )
-        .unwrap();
+        let e = in_ns(None, &settings(), Some("detach-on-delete"));
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
         assert!(e.notes.is_empty());
@@ -330,13 +305,7 @@ mod tests {
                 (ReconcilePolicy::DetachOnDelete, Source::OperatorDefault)
             );
         }
-        let e = resolve(
-            None,
-            "team-a",
-            &settings(),
-            &RecordedCluster::new(&ns(Some("Skip"))),
-        )
-        .unwrap();
+        let e = in_ns(None, &settings(), Some("Skip"));
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert_eq!(
             e.notes,
