@@ -2,6 +2,7 @@
 //! `render` turns it into the verdict users read.
 
 use guard_core::json_text::ObjectText;
+use guard_core::request::ReadError;
 use guard_core::Which;
 
 use crate::conflicts::{Conflict, IfExistsChange};
@@ -64,8 +65,8 @@ pub(crate) type Subject = guard_core::object::OwnedObjectName;
 pub(crate) enum Refusal {
     /// The request lacks the object its operation carries.
     NoObject(Which),
-    /// The request's object does not read (guard-core's wording).
-    Malformed(String),
+    /// The request's object does not read (guard-core's reader's error).
+    Malformed(ReadError),
     /// A lookup or a stored object needed for the answer failed.
     Failed(Failure),
     /// A new, empty `reconcile-policy`: ASO reads it as none, which would

@@ -20,6 +20,8 @@ use crate::owners::{self, Child, Owner};
 use crate::settings::{DeletionProtection, Settings};
 use crate::stored::{self, Facts};
 use crate::values::{ReconcilePolicy, FIELD_MANAGER, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
+use guard_core::request::{Part, ReadError, Why};
+use guard_core::ClusterError;
 
 /// What deleting an object would do in Azure, judged on the object as it
 /// will be when ASO sees the deletion.
@@ -160,7 +162,7 @@ fn effective_of<'n>(
     meta: &Metadata,
     namespace: &str,
     settings: &Settings,
-    lookup: impl FnOnce() -> &'n Result<Option<Looked>, NamespaceError>,
+    lookup: impl FnOnce() -> &'n Result<Option<Looked>, ClusterError>,
 ) -> Result<Effective, Failure> {
     resolve_with(
         meta.annotation(RECONCILE_POLICY),
@@ -171,7 +173,7 @@ fn effective_of<'n>(
                 read: Some(meta), ..
             })) => Ok(meta.annotation(RECONCILE_POLICY).map(str::to_string)),
             Ok(looked) => namespace_policy(looked.as_ref().map(|l| &*l.raw)),
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(NamespaceError::Lookup(e.clone())),
         },
     )
 }
@@ -201,7 +203,7 @@ impl Deleted<'_> {
         &self,
         effective: Resolved,
         directly: bool,
-        lookup: impl FnOnce() -> &'n Result<Option<Looked>, NamespaceError>,
+        lookup: impl FnOnce() -> &'n Result<Option<Looked>, ClusterError>,
     ) -> Deletion {
         let (request, ctx, target, meta) = (self.request, self.ctx, self.target, self.meta);
         let p = &self.settings.deletion_protection;
@@ -227,9 +229,11 @@ impl Deleted<'_> {
             Err(failure) => return Deletion::Failed(failure),
         };
         let children = if owners::needed(p) {
-            let uid = match self.stored {
-                Some(facts) => facts.uid.clone(),
-                None => stored_uid(request),
+            let uid = match self.stored.map(|facts| &facts.uid) {
+                Some(Ok(uid)) => Ok(uid.clone()),
+                // Not read in the one pass, or its failure: reading the uid
+                // alone fails the same way (stored's tests hold them equal).
+                _ => stored_uid(request),
             };
             let inside = uid.and_then(|uid| {
                 let owner = Owner {
@@ -303,7 +307,7 @@ fn stated_by(request: &AdmissionRequest, stored: Option<&Facts<'_>>) -> Option<S
 fn namespace_confirmed<'a>(
     namespace: &str,
     key: &str,
-    lookup: impl FnOnce() -> &'a Result<Option<Looked>, NamespaceError>,
+    lookup: impl FnOnce() -> &'a Result<Option<Looked>, ClusterError>,
 ) -> Result<bool, Failure> {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
@@ -412,8 +416,12 @@ pub(crate) fn stored_uid(request: &AdmissionRequest) -> Result<String, Failure> 
         }
     }
     if let Some(raw) = request.old_object.as_deref() {
-        guard_core::json_text::check_strictly(raw.get())
-            .map_err(|e| Failure::OldObjectNotJson(e.to_string()))?;
+        guard_core::json_text::check_strictly(raw.get()).map_err(|e| {
+            Failure::Malformed(ReadError {
+                part: Part::OldObject,
+                why: Why::Json(e),
+            })
+        })?;
     }
     let old = request
         .object_as::<Head>(Which::OldObject)
@@ -438,6 +446,8 @@ mod tests {
     use crate::failure::{Failure, NamespaceError};
     use crate::test_support::*;
     use crate::values::*;
+    use guard_core::request::Part;
+    use guard_core::ClusterError;
 
     fn default_manage() -> Resolved {
         Resolved {
@@ -600,7 +610,7 @@ mod tests {
         );
         let d = decide(&bad, protect(), &NoCluster);
         assert!(
-            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed oldObject")),
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::OldObject),
             "{d:?}"
         );
         let d = decide(
@@ -610,7 +620,7 @@ mod tests {
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup("etcdserver: request timed out".into()),
+            error: NamespaceError::Lookup(ClusterError("etcdserver: request timed out".into())),
         };
         assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
     }

@@ -7,7 +7,7 @@
 //! to ASO: it logs and applies the operator default without looking at the
 //! Namespace. Every rule of this policy reads the policy from here.
 
-use guard_core::{context, Cluster, ClusterObject, ObjectRef};
+use guard_core::{context, Cluster, ClusterError, ClusterObject, ObjectRef};
 use serde_json::value::RawValue;
 
 use crate::failure::{Failure, NamespaceError};
@@ -32,7 +32,7 @@ pub(crate) struct Resolved {
     pub source: Source,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Effective {
     pub policy: ReconcilePolicy,
     pub source: Source,
@@ -53,7 +53,7 @@ impl Effective {
 
 /// What resolving found that the requester should know; each ends in the
 /// operator default.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Note {
     /// The object's own value is one ASO does not know.
     UnknownOnObject { value: String },
@@ -162,7 +162,8 @@ pub(crate) fn namespace_annotation(
     namespace: &str,
     cluster: &dyn Cluster,
 ) -> Result<Option<String>, NamespaceError> {
-    namespace_policy(namespace_object(namespace, cluster)?.as_deref())
+    let object = namespace_object(namespace, cluster).map_err(NamespaceError::Lookup)?;
+    namespace_policy(object.as_deref())
 }
 
 /// The Namespace named `namespace` as the cluster has it; `None` when it
@@ -170,16 +171,14 @@ pub(crate) fn namespace_annotation(
 pub(crate) fn namespace_object(
     namespace: &str,
     cluster: &dyn Cluster,
-) -> Result<Option<ClusterObject>, NamespaceError> {
+) -> Result<Option<ClusterObject>, ClusterError> {
     let object = ObjectRef {
         api_version: "v1",
         kind: "Namespace",
         namespace: "",
         name: namespace,
     };
-    cluster
-        .get(&object)
-        .map_err(|e| NamespaceError::Lookup(e.to_string()))
+    cluster.get(&object)
 }
 
 /// The `reconcile-policy` annotation of a looked-up Namespace.
@@ -321,12 +320,13 @@ mod tests {
     fn an_unreadable_namespace_is_refused_or_noted() {
         let failing = failing_namespace("team-a", "namespaces \"team-a\" is forbidden");
         let failing = RecordedCluster::new(&failing);
-        let forbidden = NamespaceError::Lookup("namespaces \"team-a\" is forbidden".into());
+        let forbidden =
+            || NamespaceError::Lookup(ClusterError("namespaces \"team-a\" is forbidden".into()));
         assert_eq!(
             resolve(None, "team-a", &settings(), &failing).unwrap_err(),
             Failure::NamespaceLookup {
                 namespace: "team-a".into(),
-                error: forbidden.clone()
+                error: forbidden()
             }
         );
         let s = Settings {
@@ -340,7 +340,7 @@ mod tests {
             e.notes,
             [Note::NamespaceUnread {
                 namespace: "team-a".into(),
-                error: forbidden
+                error: forbidden()
             }]
         );
         let garbage = [Recorded {

@@ -9,7 +9,7 @@
 use guard_core::{context, Context};
 
 use crate::effective::resolve_with;
-use crate::failure::{Failure, Search};
+use crate::failure::{Failure, LookupError, Search};
 use crate::owners::{self, Child, Listed};
 use crate::settings::Settings;
 use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY};
@@ -59,8 +59,8 @@ fn protected_in(
     let mut held = Vec::new();
     for (k, items) in owners::list(p, Some(namespace), SEARCH, ctx.cluster)? {
         for raw in &items {
-            let listed: Listed<'_> =
-                context::read(raw).map_err(|e| owners::cannot(k, Some(namespace), SEARCH, e))?;
+            let listed: Listed<'_> = context::read(raw)
+                .map_err(|e| owners::cannot(k, Some(namespace), SEARCH, LookupError::Shape(e)))?;
             let m = &listed.metadata;
             if !m.finalizers.iter().any(|f| f == FINALIZER)
                 || m.annotations.get(key) == Some(m.name.as_ref())

@@ -21,7 +21,7 @@ use guard_core::{context, Cluster, ClusterObject, StringMap};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::failure::{Failure, Search};
+use crate::failure::{Failure, LookupError, Search};
 use crate::settings::{DeletionProtection, ProtectedKind, MAX_LISTED_KINDS};
 use crate::values::{deletes_more, Removes, RESOURCE_ID};
 
@@ -244,7 +244,7 @@ pub(crate) fn list<'p>(
         };
         let items = cluster
             .list(&api_version, &k.kind, namespace)
-            .map_err(|e| cannot(k, namespace, search, e.to_string()))?;
+            .map_err(|e| cannot(k, namespace, search, LookupError::Cluster(e)))?;
         lists.push((k, items));
     }
     Ok(lists)
@@ -255,7 +255,7 @@ pub(crate) fn cannot(
     k: &ProtectedKind,
     scope: Option<&str>,
     search: Search,
-    error: String,
+    error: LookupError,
 ) -> Failure {
     Failure::List {
         api_version: k.api_version().unwrap_or_default(),
@@ -291,7 +291,7 @@ pub(crate) fn protected_inside(
             // kube-apiserver stored it past its schema; an object that does
             // not read is a broken reply, and what it is inside stays unknown.
             let listed: Listed<'_> =
-                context::read(raw).map_err(|e| cannot(k, *scope, SEARCH, e))?;
+                context::read(raw).map_err(|e| cannot(k, *scope, SEARCH, LookupError::Shape(e)))?;
             // The same object listed twice (two versions of one kind) counts once.
             let uid = listed.metadata.uid.clone();
             if !uid.is_empty() && !seen.insert(uid) {
@@ -879,7 +879,7 @@ mod tests {
                 kind: "StorageAccount".into(),
                 namespace: None,
                 search: Search::Inside,
-                error
+                error: LookupError::Cluster(guard_core::ClusterError(error))
             }
         );
     }
@@ -894,7 +894,8 @@ mod tests {
         let e = protected_inside(&RG, &p, &RecordedCluster::new(&c)).unwrap_err();
         assert!(
             matches!(&e, Failure::List { kind, error, .. }
-                if kind == "StorageAccount" && error.contains("invalid type: string")),
+                if kind == "StorageAccount" && matches!(error, LookupError::Shape(e)
+                    if e.to_string().starts_with("invalid type: string"))),
             "{e:?}"
         );
     }

@@ -2,6 +2,8 @@
 //! it is about), the suggested `kubectl annotate` commands and the audit
 //! annotation, written from a [`Decision`].
 
+mod settings;
+
 use guard_core::names::{quote, shell_word};
 use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Verdict};
@@ -10,7 +12,7 @@ use crate::conflicts::{Conflict, IfExistsChange};
 use crate::decision::{Audit, Decision, Inherited, Refusal, Switch, Warning};
 use crate::deletion::Protected;
 use crate::effective::{Note, Resolved, Source};
-use crate::failure::{Failure, NamespaceError, Search};
+use crate::failure::{Failure, LookupError, NamespaceError, Search};
 use crate::matrix::{By, Outcome};
 use crate::owners::{Child, More};
 use crate::repoint::Repoint;
@@ -141,7 +143,7 @@ impl Words<'_> {
     /// What could not be read, for the refusals that only say that.
     fn unreadable(&self, refusal: &Refusal) -> String {
         match refusal {
-            Refusal::Malformed(e) => e.clone(),
+            Refusal::Malformed(e) => e.to_string(),
             Refusal::Failed(f) => failure(f),
             _ => String::new(),
         }
@@ -498,10 +500,13 @@ fn failure(f: &Failure) -> String {
                 Search::Inside => "the protected resources inside it",
                 Search::InNamespace => "the protected resources in it",
             };
+            let error = match error {
+                LookupError::Cluster(e) => quote(e.cause()),
+                LookupError::Shape(e) => quote(&e.to_string()),
+            };
             format!(
-                "cannot list {api_version} {kind} {place} to find {what} ({}); grant the lookup \
-                 or retry",
-                quote(error)
+                "cannot list {api_version} {kind} {place} to find {what} ({error}); grant the \
+                 lookup or retry"
             )
         }
         Failure::Labels { name, error } => {
@@ -514,14 +519,13 @@ fn failure(f: &Failure) -> String {
         Failure::UidType(t) => {
             format!("malformed oldObject: metadata.uid must be a string, found {t}")
         }
-        Failure::OldObjectNotJson(e) => format!("malformed oldObject: {e}"),
-        Failure::Malformed(e) => e.clone(),
+        Failure::Malformed(e) => e.to_string(),
     }
 }
 
 fn namespace_error(e: &NamespaceError) -> String {
     match e {
-        NamespaceError::Lookup(e) => e.clone(),
+        NamespaceError::Lookup(e) => e.to_string(),
         NamespaceError::Unreadable(e) => format!("unreadable Namespace: {e}"),
     }
 }
@@ -852,14 +856,19 @@ mod tests {
             kind: "StorageAccount".into(),
             namespace: None,
             search: Search::Inside,
-            error: "forbidden".into(),
+            error: LookupError::Cluster(guard_core::ClusterError("forbidden".into())),
         };
         assert_eq!(
             failure(&failed),
             "cannot list storage.azure.com/v1api20230101 StorageAccount in all namespaces to find \
              the protected resources inside it (\"forbidden\"); grant the lookup or retry"
         );
-        let unread = NamespaceError::Unreadable("invalid type: sequence".into());
+        let namespace = serde_json::value::RawValue::from_string(
+            r#"{"metadata":{"annotations":[1]}}"#.to_string(),
+        )
+        .unwrap();
+        let unread =
+            NamespaceError::Unreadable(guard_core::context::annotations(&namespace).unwrap_err());
         assert_eq!(
             failure(&Failure::NamespaceLookup {
                 namespace: "team-a".into(),
@@ -867,8 +876,8 @@ mod tests {
             }),
             "cannot read Namespace \"team-a\" to resolve the effective \
              serviceoperator.azure.com/reconcile-policy (\"unreadable Namespace: invalid type: \
-             sequence\"); retry, or set the annotation on the object itself so that the Namespace \
-             is not needed"
+             sequence, expected a map at line 1 column 27\"); retry, or set the annotation on the \
+             object itself so that the Namespace is not needed"
         );
     }
 

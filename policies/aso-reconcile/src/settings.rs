@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 
 use guard_core::identity::Identities;
-use guard_core::names::{check_dns1123_label, check_qualified_name, quote};
+use guard_core::names::{check_dns1123_label, check_qualified_name, NameError, QualifiedNameError};
 use guard_core::request::null_default;
 use guard_core::selector::LabelSelector;
-use guard_core::settings::LookupFailure;
+use guard_core::settings::{Invalid, LookupFailure, Why};
 use serde::Deserialize;
 
 use guard_core::model::controllers;
@@ -139,29 +139,65 @@ impl ProtectedKind {
     }
 }
 
+/// Why settings are refused: the setting at fault and what is wrong with
+/// it, as values; the words are in `render`. Returned boxed, one word to
+/// move however large the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// `operatorIdentities`, `deletionProtection.namespaces` or its
+    /// `labelSelector`.
+    Invalid(Invalid),
+    /// More than [`MAX_LISTED_KINDS`] kinds with a version.
+    ListedKinds(usize),
+    /// `deletionProtection.kinds[index].group` is not an ASO group.
+    NotAnAsoGroup { index: usize, group: String },
+    /// `deletionProtection.kinds[index].kind` is not a kind nor `*`.
+    NotAKind { index: usize, kind: String },
+    /// `deletionProtection.kinds[index].version` given for kind `*`.
+    VersionOfEveryKind { index: usize },
+    /// `deletionProtection.kinds[index].version` is not a version.
+    Version {
+        index: usize,
+        version: String,
+        why: NameError,
+    },
+    /// `deletionProtection.confirmationAnnotation` is not an annotation key.
+    ConfirmationAnnotation {
+        key: String,
+        why: QualifiedNameError,
+    },
+    /// A key of `explicitDefaults` is neither a namespace name nor `*`.
+    ExplicitDefaultsKey { key: String, why: NameError },
+}
+
+impl From<Invalid> for Box<SettingsError> {
+    fn from(invalid: Invalid) -> Self {
+        Box::new(SettingsError::Invalid(invalid))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
 impl guard_core::Settings for Settings {
     type Document = Self;
+    type Error = Box<SettingsError>;
 
     /// Checks values that types alone cannot, naming the setting at fault.
-    fn compile(settings: Self) -> Result<Self, String> {
+    fn compile(settings: Self) -> Result<Self, Box<SettingsError>> {
         settings
             .operator_identities
             .validate("operatorIdentities")?;
         let p = &settings.deletion_protection;
         let listed = p.kinds.iter().filter(|k| k.version.is_some()).count();
         if listed > MAX_LISTED_KINDS {
-            return Err(format!(
-                "deletionProtection.kinds: at most {MAX_LISTED_KINDS} kinds with a version \
-                 (found {listed}); each is listed on every protected DELETE"
-            ));
+            return Err(Box::new(SettingsError::ListedKinds(listed)));
         }
-        for (i, k) in p.kinds.iter().enumerate() {
+        for (index, k) in p.kinds.iter().enumerate() {
             if !k.group.ends_with(".azure.com") {
-                return Err(format!(
-                    "deletionProtection.kinds[{i}].group: {} is not an ASO API group; \
-                     ASO groups end in .azure.com, e.g. dbforpostgresql.azure.com",
-                    quote(&k.group)
-                ));
+                return Err(Box::new(SettingsError::NotAnAsoGroup {
+                    index,
+                    group: k.group.clone(),
+                }));
             }
             let kind_ok = k.kind == "*"
                 || k.kind
@@ -170,47 +206,48 @@ impl guard_core::Settings for Settings {
                     .is_some_and(|b| b.is_ascii_uppercase())
                     && k.kind.bytes().all(|b| b.is_ascii_alphanumeric());
             if !kind_ok {
-                return Err(format!(
-                    "deletionProtection.kinds[{i}].kind: {} is not a kind; write it as in the \
-                     manifest (e.g. FlexibleServer) or * for every kind of the group",
-                    quote(&k.kind)
-                ));
+                return Err(Box::new(SettingsError::NotAKind {
+                    index,
+                    kind: k.kind.clone(),
+                }));
             }
             if let Some(v) = &k.version {
                 if k.kind == "*" {
-                    return Err(format!(
-                        "deletionProtection.kinds[{i}].version: a version needs one kind to \
-                         list, not *"
-                    ));
+                    return Err(Box::new(SettingsError::VersionOfEveryKind { index }));
                 }
-                check_dns1123_label(v).map_err(|e| {
-                    format!(
-                        "deletionProtection.kinds[{i}].version: {} {e}; write a version the \
-                         CRD serves, e.g. v1api20230601preview",
-                        quote(v)
-                    )
+                check_dns1123_label(v).map_err(|why| {
+                    Box::new(SettingsError::Version {
+                        index,
+                        version: v.clone(),
+                        why,
+                    })
                 })?;
             }
         }
         for (i, ns) in p.namespaces.iter().enumerate() {
-            check_dns1123_label(ns)
-                .map_err(|e| format!("deletionProtection.namespaces[{i}]: {} {e}", quote(ns)))?;
+            check_dns1123_label(ns).map_err(|why| Invalid {
+                setting: format!("deletionProtection.namespaces[{i}]"),
+                why: Why::Name {
+                    value: ns.clone(),
+                    why,
+                },
+            })?;
         }
         if let Some(selector) = &p.label_selector {
             selector.validate("deletionProtection.labelSelector")?;
         }
-        check_qualified_name(&p.confirmation_annotation).map_err(|e| {
-            format!(
-                "deletionProtection.confirmationAnnotation: {} is not an annotation key: {e}",
-                quote(&p.confirmation_annotation)
-            )
+        check_qualified_name(&p.confirmation_annotation).map_err(|why| {
+            Box::new(SettingsError::ConfirmationAnnotation {
+                key: p.confirmation_annotation.clone(),
+                why,
+            })
         })?;
         for ns in settings.explicit_defaults.keys().filter(|k| *k != "*") {
-            check_dns1123_label(ns).map_err(|e| {
-                format!(
-                    "explicitDefaults: key {} {e}; keys are namespace names or *",
-                    quote(ns)
-                )
+            check_dns1123_label(ns).map_err(|why| {
+                Box::new(SettingsError::ExplicitDefaultsKey {
+                    key: ns.clone(),
+                    why,
+                })
             })?;
         }
         Ok(settings)
@@ -223,7 +260,7 @@ mod tests {
     use guard_core::settings::parse;
 
     fn err(json: &str) -> String {
-        parse::<Settings>(json.as_bytes()).unwrap_err()
+        parse::<Settings>(json.as_bytes()).unwrap_err().to_string()
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::settings::Settings;
 use crate::values::{RECONCILE_POLICY, RESOURCE_ID};
 
 /// What the deletion rules read of the stored object, beyond its metadata.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Facts<'a> {
     /// `metadata.uid`, as the owner walk needs it.
     pub uid: Result<String, Failure>,

@@ -12,8 +12,8 @@ use guard_core::object::ObjectName;
 use guard_core::{AdmissionRequest, Context, Metadata};
 
 use crate::deletion::{assess, Assessment};
-use crate::effective::{namespace_annotation, resolve_with, Effective, Resolved};
-use crate::failure::Failure;
+use crate::effective::{namespace_object, namespace_policy, resolve_with, Effective, Resolved};
+use crate::failure::{Failure, NamespaceError};
 use crate::settings::Settings;
 use crate::values::{ReconcilePolicy, FINALIZER, RECONCILE_POLICY, RESOURCE_ID};
 
@@ -49,11 +49,12 @@ pub(crate) fn turn(
     {
         return Ok(None);
     }
-    // The Namespace is read once for both, and only when one needs it.
-    let read = std::cell::OnceCell::new();
-    let namespace = || {
-        read.get_or_init(|| namespace_annotation(target.namespace, ctx.cluster))
-            .clone()
+    // The Namespace is looked up once for both, and only when one needs it.
+    let looked = std::cell::OnceCell::new();
+    let namespace = || match looked.get_or_init(|| namespace_object(target.namespace, ctx.cluster))
+    {
+        Ok(raw) => namespace_policy(raw.as_deref()),
+        Err(e) => Err(NamespaceError::Lookup(e.clone())),
     };
     let effective = |meta: &Metadata| -> Result<Effective, Failure> {
         resolve_with(

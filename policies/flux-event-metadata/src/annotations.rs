@@ -1,6 +1,7 @@
 //! Finding the `event.toolkit.fluxcd.io/` annotations of an object, and
 //! explaining an object whose metadata cannot be read.
 
+use guard_core::request::ReadError;
 use guard_core::{AdmissionRequest, Metadata, Which};
 use serde_json::Value;
 
@@ -36,7 +37,7 @@ pub fn entries<'a>(
 /// Why an object's metadata cannot be read: the first field that is not
 /// what Kubernetes stores there (the common case is an unquoted YAML value,
 /// `true` or `42`, in annotations or labels), else the reader's own error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Malformed {
     /// The metadata is not a map; `found` is the JSON type.
     NotAMap { found: &'static str },
@@ -51,14 +52,14 @@ pub(crate) enum Malformed {
         field: &'static str,
         found: &'static str,
     },
-    /// Anything else, as the reader (serde) said it.
-    Other(String),
+    /// Anything else: the reader's error.
+    Other(ReadError),
 }
 
 /// Why `object` or `oldObject` of `request` cannot be read, from the
 /// reader's `error`. The object is read a second time, as a value, only on
 /// this path.
-pub(crate) fn malformed(request: &AdmissionRequest, which: Which, error: String) -> Malformed {
+pub(crate) fn malformed(request: &AdmissionRequest, which: Which, error: ReadError) -> Malformed {
     match request.object_value(which) {
         Ok(Some(object)) => malformed_metadata(object.get("metadata"), error),
         _ => Malformed::Other(error),
@@ -66,7 +67,7 @@ pub(crate) fn malformed(request: &AdmissionRequest, which: Which, error: String)
 }
 
 /// Why `meta`, metadata found in an object, cannot be read.
-pub(crate) fn malformed_metadata(meta: Option<&Value>, error: String) -> Malformed {
+pub(crate) fn malformed_metadata(meta: Option<&Value>, error: ReadError) -> Malformed {
     let meta = meta.unwrap_or(&Value::Null);
     if !meta.is_object() && !meta.is_null() {
         return Malformed::NotAMap {
@@ -183,7 +184,8 @@ mod tests {
         );
         assert!(matches!(
             malformed_object(r#"{"metadata":{"name":7}}"#),
-            Malformed::Other(e) if e.starts_with("malformed object")
+            Malformed::Other(e) if e.part == guard_core::request::Part::Object
+                && e.to_string().starts_with("malformed object: invalid type: integer `7`")
         ));
     }
 }

@@ -39,7 +39,7 @@ pub(crate) enum Finding {
     },
     /// The Alerts could not be listed (the cluster's error); `refused`: the
     /// setting alertLookupFailure is `deny`.
-    LookupFailed { error: String, refused: bool },
+    LookupFailed { error: ClusterError, refused: bool },
     /// More Alerts were listed than [`MAX_ALERTS`]; the rest went unchecked.
     TooManyAlerts { listed: usize },
 }
@@ -153,7 +153,7 @@ fn lookup_failed<F: From<Finding>>(
     let refused = settings.alert_lookup_failure == Action::Deny;
     findings.report(settings.alert_lookup_failure, false, || {
         Finding::LookupFailed {
-            error: e.to_string(),
+            error: e.clone(),
             refused,
         }
     });

@@ -4,6 +4,7 @@
 use guard_core::json_text::{metadata_keeping, Keys};
 use guard_core::model::kinds::{HELM, NOTIFICATION};
 use guard_core::object::ObjectName;
+use guard_core::request::ReadError;
 use guard_core::{AdmissionRequest, Context, Metadata, Operation, Which};
 use serde::Deserialize;
 use serde_json::Value;
@@ -185,7 +186,7 @@ fn decide_alert(request: &AdmissionRequest, settings: &Settings) -> Decision {
 /// the cause. kube-apiserver sends the stored object, so this is bad input.
 fn old_object<T>(
     request: &AdmissionRequest,
-    read: impl FnOnce(&AdmissionRequest) -> Result<Option<T>, String>,
+    read: impl FnOnce(&AdmissionRequest) -> Result<Option<T>, ReadError>,
 ) -> Result<Option<T>, Malformed> {
     if request.operation == Operation::Update {
         read(request).map_err(|e| annotations::malformed(request, Which::OldObject, e))
@@ -194,7 +195,7 @@ fn old_object<T>(
     }
 }
 
-fn unreadable(request: &AdmissionRequest, which: Which, error: String) -> Decision {
+fn unreadable(request: &AdmissionRequest, which: Which, error: ReadError) -> Decision {
     Decision::Unreadable {
         which,
         malformed: annotations::malformed(request, which, error),

@@ -3,6 +3,7 @@
 
 mod alert;
 mod object;
+mod settings;
 
 use std::borrow::Cow;
 
@@ -76,7 +77,7 @@ fn unreadable(subject: &str, path: &str, malformed: &Malformed) -> String {
         Malformed::NotAMapOfStrings { field, found } => {
             format!("{path}.{field} must be a map of strings, not {found}")
         }
-        Malformed::Other(error) => error.clone(),
+        Malformed::Other(error) => error.to_string(),
     };
     format!("cannot read the {subject}: {why}")
 }
@@ -328,7 +329,7 @@ mod tests {
 
     fn lookup_failed(i: usize) -> conflicts::Finding {
         conflicts::Finding::LookupFailed {
-            error: format!("e{i}"),
+            error: guard_core::ClusterError(format!("e{i}")),
             refused: true,
         }
     }

@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use guard_core::identity::Identities;
-use guard_core::names::{check_name_part, quote};
+use guard_core::names::{check_name_part, NameError};
 use guard_core::pattern;
+use guard_core::settings::Invalid;
 use regex_lite::Regex;
 use serde::Deserialize;
 
-use crate::kinds::{self, PREFIX};
+use crate::kinds;
 
 /// What a rule does when it finds something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +33,7 @@ guard_core::one_of!(Action {
 /// hold at most 256 KiB, so a larger bound could never be reached.
 pub const VALUE_LENGTH_CEILING: usize = 256 * 1024;
 /// Patterns are compiled for every request; a bound keeps that cheap.
-const MAX_PATTERN_LEN: usize = 1024;
+pub(crate) const MAX_PATTERN_LEN: usize = 1024;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "camelCase")]
@@ -157,28 +158,92 @@ fn anchored(source: &str, size_limit: usize) -> Result<Regex, pattern::Refused> 
     pattern::compile(&format!("^(?:{source})$"), size_limit)
 }
 
-fn check_keys(setting: &str, keys: &[String]) -> Result<(), String> {
-    for (i, key) in keys.iter().enumerate() {
-        check_name_part(key).map_err(|e| {
-            format!(
-                "{setting}[{i}]: {} {e}; write the part after `{PREFIX}`, e.g. \"team\"",
-                quote(key)
-            )
+/// Why settings are refused: the setting at fault and what is wrong with
+/// it, as values; the words are in `render`. Returned boxed, one word to
+/// move however large the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// `routingKeySetters` or `fluxControllers`.
+    Identities(Invalid),
+    /// Entry `index` of the key list `setting` (`deniedKeys`,
+    /// `requiredKeys.<kind>`, …) is not a key.
+    Key {
+        setting: String,
+        index: usize,
+        key: String,
+        why: NameError,
+    },
+    /// `setting` holds an action it does not accept; `allowed` are those it does.
+    Action {
+        setting: &'static str,
+        action: Action,
+        allowed: &'static [Action],
+    },
+    /// A key both denied and allowed.
+    DeniedAndAllowed(String),
+    /// `requiredKeys` names a kind that emits no events.
+    NotAnEmittingKind(String),
+    /// `requiredKeys.<kind>` requires `key`, which the list `by` refuses.
+    RequiredButRefused {
+        kind: String,
+        key: String,
+        by: &'static str,
+    },
+    /// `maxValueLength` out of its range.
+    MaxValueLength(usize),
+    /// `maxKeys` out of its range.
+    MaxKeys(usize),
+    /// A `valuePatterns` key that is not a key.
+    PatternKey { key: String, why: NameError },
+    /// The pattern of `valuePatterns.<key>` is `len` characters long, more
+    /// than [`MAX_PATTERN_LEN`].
+    PatternTooLong { key: String, len: usize },
+    /// The pattern of `valuePatterns.<key>` does not compile; `max_value_length`
+    /// and the number of `patterns` bound its program.
+    Pattern {
+        key: String,
+        source: String,
+        refused: pattern::Refused,
+        max_value_length: usize,
+        patterns: usize,
+    },
+}
+
+impl From<Invalid> for Box<SettingsError> {
+    fn from(invalid: Invalid) -> Self {
+        Box::new(SettingsError::Identities(invalid))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+fn check_keys(setting: &str, keys: &[String]) -> Result<(), Box<SettingsError>> {
+    for (index, key) in keys.iter().enumerate() {
+        check_name_part(key).map_err(|why| {
+            Box::new(SettingsError::Key {
+                setting: setting.to_string(),
+                index,
+                key: key.clone(),
+                why,
+            })
         })?;
     }
     Ok(())
 }
 
-fn check_action(setting: &str, action: Action, allowed: &[Action]) -> Result<(), String> {
+fn check_action(
+    setting: &'static str,
+    action: Action,
+    allowed: &'static [Action],
+) -> Result<(), Box<SettingsError>> {
     if allowed.contains(&action) {
         return Ok(());
     }
-    let names: Vec<&str> = allowed.iter().map(|a| a.name()).collect();
-    Err(format!(
-        "{setting}: {} is not accepted here; use one of {}",
-        quote(action.name()),
-        names.join(", ")
-    ))
+    Err(Box::new(SettingsError::Action {
+        setting,
+        action,
+        allowed,
+    }))
 }
 
 impl Action {
@@ -193,9 +258,10 @@ impl Action {
 
 impl guard_core::Settings for Settings {
     type Document = Self;
+    type Error = Box<SettingsError>;
 
     /// Checks values that types alone cannot, naming the setting at fault.
-    fn compile(mut settings: Self) -> Result<Self, String> {
+    fn compile(mut settings: Self) -> Result<Self, Box<SettingsError>> {
         let sets = KeyLists::new(&settings);
         check_key_lists(&settings, &sets)?;
         // A lookup failure cannot be ignored silently: the conflicts stay unknown.
@@ -207,17 +273,13 @@ impl guard_core::Settings for Settings {
         check_required_keys(&settings, &sets)?;
         drop(sets);
         if !(1..=VALUE_LENGTH_CEILING).contains(&settings.max_value_length) {
-            return Err(format!(
-                "maxValueLength: {} is out of range; accepted: 1 to {VALUE_LENGTH_CEILING} characters",
-                settings.max_value_length
-            ));
+            return Err(Box::new(SettingsError::MaxValueLength(
+                settings.max_value_length,
+            )));
         }
         settings.compiled = compile_patterns(&settings)?;
         if !(1..=1000).contains(&settings.max_keys) {
-            return Err(format!(
-                "maxKeys: {} is out of range; accepted: 1 to 1000",
-                settings.max_keys
-            ));
+            return Err(Box::new(SettingsError::MaxKeys(settings.max_keys)));
         }
         settings.routing_key_setters.validate("routingKeySetters")?;
         settings.flux_controllers.validate("fluxControllers")?;
@@ -247,7 +309,7 @@ impl<'s> KeyLists<'s> {
 
 /// deniedKeys, allowedKeys and reservedKeys: name parts, and no key both
 /// denied and allowed.
-fn check_key_lists(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), String> {
+fn check_key_lists(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), Box<SettingsError>> {
     check_keys("deniedKeys", &settings.denied_keys)?;
     check_keys("allowedKeys", &settings.allowed_keys)?;
     check_keys("reservedKeys", &settings.reserved_keys)?;
@@ -256,23 +318,16 @@ fn check_key_lists(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), Strin
         .iter()
         .find(|k| sets.allowed.contains(k.as_str()))
     {
-        return Err(format!(
-            "deniedKeys and allowedKeys both list {}; keep it in one of them",
-            quote(key)
-        ));
+        return Err(Box::new(SettingsError::DeniedAndAllowed(key.clone())));
     }
     Ok(())
 }
 
 /// requiredKeys: kinds that emit events, and keys no other list refuses.
-fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), String> {
+fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), Box<SettingsError>> {
     for (kind, keys) in &settings.required_keys {
         if kind != "*" && !kinds::is_emitting_kind_name(kind) {
-            return Err(format!(
-                "requiredKeys: {} is not a kind that emits Flux events; use \"*\" or one of {}",
-                quote(kind),
-                kinds::emitting_kind_names().join(", ")
-            ));
+            return Err(Box::new(SettingsError::NotAnEmittingKind(kind.clone())));
         }
         check_keys(&format!("requiredKeys.{kind}"), keys)?;
         for key in keys {
@@ -285,11 +340,12 @@ fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), S
             } else {
                 None
             };
-            if let Some(other) = conflict {
-                return Err(format!(
-                    "requiredKeys.{kind}: {} is required but refused by {other}; no object could pass",
-                    quote(key)
-                ));
+            if let Some(by) = conflict {
+                return Err(Box::new(SettingsError::RequiredButRefused {
+                    kind: kind.clone(),
+                    key: key.clone(),
+                    by,
+                }));
             }
         }
     }
@@ -297,27 +353,29 @@ fn check_required_keys(settings: &Settings, sets: &KeyLists<'_>) -> Result<(), S
 }
 
 /// valuePatterns, each compiled within its share of the matching budget.
-fn compile_patterns(settings: &Settings) -> Result<Vec<(String, Regex)>, String> {
+fn compile_patterns(settings: &Settings) -> Result<Vec<(String, Regex)>, Box<SettingsError>> {
     let mut compiled = Vec::new();
     for (key, source) in &settings.value_patterns {
-        check_name_part(key).map_err(|e| format!("valuePatterns: key {} {e}", quote(key)))?;
+        check_name_part(key).map_err(|why| {
+            Box::new(SettingsError::PatternKey {
+                key: key.clone(),
+                why,
+            })
+        })?;
         if source.len() > MAX_PATTERN_LEN {
-            return Err(format!(
-                "valuePatterns.{key}: the pattern has {} characters; at most {MAX_PATTERN_LEN} are accepted",
-                source.len()
-            ));
+            return Err(Box::new(SettingsError::PatternTooLong {
+                key: key.clone(),
+                len: source.len(),
+            }));
         }
-        let program = anchored(source, settings.pattern_size_limit()).map_err(|e| {
-            let limits = if e.limited_by_text_length() {
-                format!(
-                    " (maxValueLength is {}, shared by {} patterns)",
-                    settings.max_value_length,
-                    settings.value_patterns.len()
-                )
-            } else {
-                String::new()
-            };
-            format!("valuePatterns.{key}: {} {e}{limits}", quote(source))
+        let program = anchored(source, settings.pattern_size_limit()).map_err(|refused| {
+            Box::new(SettingsError::Pattern {
+                key: key.clone(),
+                source: source.clone(),
+                refused,
+                max_value_length: settings.max_value_length,
+                patterns: settings.value_patterns.len(),
+            })
         })?;
         compiled.push((key.clone(), program));
     }
@@ -330,7 +388,7 @@ mod tests {
     use guard_core::settings::parse;
 
     fn err(json: &str) -> String {
-        parse::<Settings>(json.as_bytes()).unwrap_err()
+        parse::<Settings>(json.as_bytes()).unwrap_err().to_string()
     }
 
     #[test]

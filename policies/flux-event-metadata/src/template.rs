@@ -9,6 +9,7 @@
 
 use guard_core::model::kinds::SOURCE;
 use guard_core::object::ObjectName;
+use guard_core::request::ReadError;
 use guard_core::{AdmissionRequest, Cluster, Metadata, Operation, UserInfo, Which};
 use serde::Deserialize;
 
@@ -102,7 +103,7 @@ fn read(request: &AdmissionRequest, which: Which) -> Result<Option<ChartTemplate
 /// Names the field of the template that could not be read: the common case
 /// is an unquoted YAML value among its annotations. Read a second time, as a
 /// value, only on this path.
-fn explain(request: &AdmissionRequest, which: Which, error: String) -> Malformed {
+fn explain(request: &AdmissionRequest, which: Which, error: ReadError) -> Malformed {
     let object = request.object_value(which).ok().flatten();
     let meta = object
         .as_ref()

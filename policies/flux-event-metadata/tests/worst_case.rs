@@ -60,7 +60,7 @@ const NOW: &str = "2026-11-20T10:00:00Z";
 const PATTERN_KEY: &str = "build";
 
 fn parse(settings: &Value) -> Result<flux_event_metadata::Settings, String> {
-    guard_core::settings::parse(settings.to_string().as_bytes())
+    guard_core::settings::parse(settings.to_string().as_bytes()).map_err(|e| e.to_string())
 }
 
 /// The smallest `maxValueLength`: the one that leaves the pattern the

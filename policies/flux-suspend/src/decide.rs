@@ -75,15 +75,19 @@ fn read(request: &AdmissionRequest, kind: &Kind, settings: &Settings) -> Result<
         _ => None,
     };
     let target = view::target(request, Some(&new_object.metadata));
-    let field = |error| Unreadable::Field {
+    let new = State::of(&new_object, kind, true).map_err(|error| Unreadable::Field {
         target: target.clone(),
         error,
-    };
-    let new = State::of(&new_object, kind, true).map_err(field)?;
+    })?;
     let old = old_object
         .as_ref()
         .and_then(|o| State::of(o, kind, false).ok());
-    let field_manager = request.field_manager().map_err(field)?;
+    let field_manager = request
+        .field_manager()
+        .map_err(|error| Unreadable::Options {
+            target: target.clone(),
+            error,
+        })?;
     Ok(Read {
         new_object,
         old_object,

@@ -17,7 +17,7 @@ use crate::warnings::Warning;
 /// stuck in Terminating with nobody told why. Who it is, with and without
 /// per-controller credentials, is the model's
 /// ([`controllers::is_namespace_controller`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
     Unreadable(Unreadable),
     /// With `resumers` listed, someone else deletes a suspended object.

@@ -13,20 +13,21 @@
 //! Kustomization re-creates the Namespace and its children from Git,
 //! unsuspended).
 
+use guard_core::context::ShapeError;
 use guard_core::model::kinds as flux;
-use guard_core::{AdmissionRequest, Context};
+use guard_core::{AdmissionRequest, ClusterError, Context};
 
 use crate::deletion;
 use crate::kinds::{self, Kind};
 use crate::settings::Settings;
 use crate::warnings::Warning;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
     /// The objects of a kind cannot be listed: the kind, the cluster's error.
-    Unlisted(&'static str, String),
+    Unlisted(&'static str, ClusterError),
     /// One of them cannot be read as a request: the kind, serde's error.
-    Unreadable(&'static str, String),
+    Unreadable(&'static str, ShapeError),
     /// The deletes of some of them are refused.
     Deletes(Vec<deletion::Refused>),
 }
@@ -79,7 +80,7 @@ fn check_kind(
         // A kind whose CRD is not installed (Flux Operator's, in a cluster
         // without it) has no objects to judge.
         Err(e) if e.is_unserved(&api_version, kind.kind) => return Ok(()),
-        Err(e) => return Err(Refused::Unlisted(kind.kind, e.to_string())),
+        Err(e) => return Err(Refused::Unlisted(kind.kind, e)),
     };
     for item in &items {
         // Judged as a DELETE of it by whoever deletes the Namespace: the
@@ -94,7 +95,7 @@ fn check_kind(
             item = item.get()
         );
         let mut one = serde_json::from_str::<AdmissionRequest>(&text)
-            .map_err(|e| Refused::Unreadable(kind.kind, e.to_string()))?;
+            .map_err(|e| Refused::Unreadable(kind.kind, ShapeError(e)))?;
         one.user_info = request.user_info.clone();
         match deletion::check(&one, kind, settings) {
             Ok(warning) => warnings.extend(warning),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::kinds::{Collects, Kind};
-use crate::view::{self, State, Target, Unreadable};
+use crate::view::{self, Malformed, Shape, State, Target, Unreadable};
 use crate::warnings::Warning;
 
 /// Deleting it would delete `objects` objects (inventory entries, or the
@@ -27,7 +27,7 @@ pub(crate) struct Hazard {
     pub(crate) reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
     Unreadable(Unreadable),
     Hazard(Box<Hazard>),
@@ -62,10 +62,19 @@ struct Inventory {
 /// How many objects (or releases) deleting it would delete, as its status
 /// says (0 without any). `Err` names the field that cannot be read: an
 /// inventory of the wrong shape is not an empty one.
-fn inventory_size(request: &AdmissionRequest, collects: Collects) -> Result<usize, String> {
+fn inventory_size(request: &AdmissionRequest, collects: Collects) -> Result<usize, Box<Malformed>> {
     let view = request
         .object_as::<InventoryView>(Which::OldObject)
-        .map_err(|e| inventory_error(request, collects).unwrap_or(e))?;
+        .map_err(|e| {
+            Box::new(
+                inventory_error(request, collects).map_or(Malformed::Read(e), |shape| {
+                    Malformed::Shape {
+                        which: Which::OldObject,
+                        shape,
+                    }
+                }),
+            )
+        })?;
     let status = view.and_then(|v| v.status);
     let counted = match collects {
         Collects::Release => status.and_then(|s| s.history),
@@ -76,41 +85,42 @@ fn inventory_size(request: &AdmissionRequest, collects: Collects) -> Result<usiz
     Ok(counted.map_or(0, |entries| entries.len()))
 }
 
-/// A member on the way to what is counted: its name, the shape it must
-/// have, and the test of that shape.
-type Step = (&'static str, &'static str, fn(&Value) -> bool);
+/// A member on the way to what is counted: its name, its path from the
+/// object, the shape it must have, and the test of that shape.
+type Step = (&'static str, &'static str, &'static str, fn(&Value) -> bool);
 
 /// The member of the status read that is not what the controller writes,
 /// for a message better than serde's. Runs only on the error path.
-fn inventory_error(request: &AdmissionRequest, collects: Collects) -> Option<String> {
+fn inventory_error(request: &AdmissionRequest, collects: Collects) -> Option<Shape> {
     let old = request.object_value(Which::OldObject).ok()??;
     let mut value = &old;
-    let mut path = String::new();
     let is_map = Value::is_object as fn(&Value) -> bool;
     let steps: &[Step] = match collects {
         Collects::Release => &[
-            ("status", "a map", is_map),
-            ("history", "a list", Value::is_array),
+            ("status", "status", "a map", is_map),
+            ("history", "status.history", "a list", Value::is_array),
         ],
         Collects::Policy(_) | Collects::Inventory => &[
-            ("status", "a map", is_map),
-            ("inventory", "a map", Value::is_object),
-            ("entries", "a list", Value::is_array),
+            ("status", "status", "a map", is_map),
+            ("inventory", "status.inventory", "a map", Value::is_object),
+            (
+                "entries",
+                "status.inventory.entries",
+                "a list",
+                Value::is_array,
+            ),
         ],
     };
-    for (member, shape, is) in steps {
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(member);
+    for (member, path, shape, is) in steps {
         value = match value.get(member) {
             None | Some(Value::Null) => return None,
             Some(v) if is(v) => v,
             Some(other) => {
-                return Some(format!(
-                    "malformed oldObject: {path} must be {shape}, found {}",
-                    json_type(other)
-                ))
+                return Some(Shape::Status {
+                    path,
+                    shape,
+                    found: json_type(other),
+                })
             }
         };
     }
@@ -171,6 +181,7 @@ pub(crate) fn check_delete(
 mod tests {
     use super::*;
     use crate::kinds;
+    use crate::view::{Found, SpecField, WrongType};
     use guard_core::model::kinds::Collects as Policy;
 
     fn ks() -> Kind {
@@ -311,13 +322,10 @@ mod tests {
             let v = delete_of(&format!(
                 r#"{{{annotation},"spec":{{"prune":true}},"status":{status}}}"#
             ));
-            assert_eq!(
-                v,
-                Err(Refused::Unreadable(Unreadable::Object(format!(
-                    "malformed oldObject: {field}"
-                )))),
-                "{status}"
-            );
+            let Err(Refused::Unreadable(Unreadable::Object(e))) = v else {
+                panic!("{status}: {v:?}")
+            };
+            assert_eq!(e.to_string(), format!("malformed oldObject: {field}"));
         }
         // The fields that decide are read strictly on the object deleted.
         let v = delete_of(&format!(
@@ -325,9 +333,10 @@ mod tests {
         ));
         assert_eq!(
             v,
-            Err(Refused::Unreadable(Unreadable::OldField(
-                "spec.prune must be a boolean (true or false), found the string \"true\"".into()
-            )))
+            Err(Refused::Unreadable(Unreadable::OldField(WrongType {
+                field: SpecField::Prune,
+                found: Box::new(Found::String("true".into()))
+            })))
         );
         // Absent or null at any level is no inventory, as in the controller.
         for status in [
@@ -380,7 +389,7 @@ mod tests {
         }
         assert!(matches!(
             hr("{}", r#"{"history":{"name":"podinfo"}}"#),
-            Err(Refused::Unreadable(Unreadable::Object(e))) if e == "malformed oldObject: status.history must be a list, found a map"
+            Err(Refused::Unreadable(Unreadable::Object(e))) if e.to_string() == "malformed oldObject: status.history must be a list, found a map"
         ));
     }
 

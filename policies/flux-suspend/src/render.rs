@@ -2,6 +2,7 @@
 //! suggest, audit annotation values, from a [`Decision`].
 
 mod refusals;
+mod settings;
 mod warnings;
 
 use guard_core::identity::{self, Identities};

@@ -4,7 +4,9 @@
 
 use guard_core::duration::{self, GoDuration};
 use guard_core::identity::Identities;
-use guard_core::{names, pattern};
+use guard_core::names::{self, QualifiedNameError};
+use guard_core::pattern;
+use guard_core::settings::Invalid;
 use regex_lite::Regex;
 use serde::Deserialize;
 
@@ -205,10 +207,55 @@ impl Settings {
     }
 }
 
+/// Why settings are refused: the setting at fault and what is wrong with
+/// it, as values; the words are in `render`. Returned boxed, one word to
+/// move however large the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// `suspenders`, `resumers` or `reconcilers`.
+    Identities(Invalid),
+    /// `operatorServiceAccount` is not `namespace:name`.
+    OperatorServiceAccount(String),
+    /// `recordSuspender` in a mode that never mutates.
+    RecordSuspender(Mode),
+    /// `maxDuration` (its text) is not positive.
+    MaxDuration(String),
+    /// `reasonPattern` is longer than [`MAX_PATTERN_LEN`].
+    PatternTooLong,
+    /// `maxReasonLength` is 0 or more than [`MAX_ANNOTATION_BYTES`].
+    MaxReasonLength(usize),
+    /// `minReasonLength` exceeds `maxReasonLength`.
+    MinExceedsMax { min: usize, max: usize },
+    /// `placeholderReasons[i]` is empty.
+    EmptyPlaceholder(usize),
+    /// `suspenderAnnotation` is not an annotation key.
+    NotAKey {
+        key: String,
+        why: QualifiedNameError,
+    },
+    /// `suspenderAnnotation` is one the policy reads.
+    ReadAnnotation(String),
+    /// `reasonPattern` does not compile; `max_reason_length` bounds its program.
+    Pattern {
+        source: String,
+        refused: pattern::Refused,
+        max_reason_length: usize,
+    },
+}
+
+impl From<Invalid> for Box<SettingsError> {
+    fn from(invalid: Invalid) -> Self {
+        Box::new(SettingsError::Identities(invalid))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
 impl guard_core::Settings for Settings {
     type Document = Self;
+    type Error = Box<SettingsError>;
 
-    fn compile(mut document: Self) -> Result<Self, String> {
+    fn compile(mut document: Self) -> Result<Self, Box<SettingsError>> {
         document.reason_pattern.regex = document.check()?;
         Ok(document)
     }
@@ -217,7 +264,7 @@ impl guard_core::Settings for Settings {
 impl Settings {
     /// Checks values that types alone cannot, naming the setting at fault;
     /// `reasonPattern`'s program, compiled.
-    fn check(&self) -> Result<Option<Regex>, String> {
+    fn check(&self) -> Result<Option<Regex>, Box<SettingsError>> {
         self.check_reason_bounds()?;
         self.suspenders.validate("suspenders")?;
         self.resumers.validate("resumers")?;
@@ -226,100 +273,73 @@ impl Settings {
         if !matches!(account.split_once(':'), Some((ns, name))
             if names::check_dns1123_label(ns).is_ok() && !name.is_empty() && !name.contains(':'))
         {
-            return Err(format!(
-                "operatorServiceAccount: {} is not a service account; write `namespace:name`, \
-                 e.g. flux-system:flux-operator",
-                names::quote(account)
-            ));
+            return Err(SettingsError::OperatorServiceAccount(account.clone()).into());
         }
         self.check_suspender_annotation()?;
         let reason_pattern = self.compile_reason_pattern()?;
         if self.record_suspender && self.mode != Mode::Mirror {
-            return Err(format!(
-                "recordSuspender: writing the suspender is a mutation, and mode {} never mutates; \
-                 use mode mirror or set recordSuspender to false",
-                self.mode.as_str()
-            ));
+            return Err(SettingsError::RecordSuspender(self.mode).into());
         }
         Ok(reason_pattern)
     }
 
     /// `maxDuration`, the lengths, the pattern's length and the placeholders.
-    fn check_reason_bounds(&self) -> Result<(), String> {
+    fn check_reason_bounds(&self) -> Result<(), Box<SettingsError>> {
         if let Some(max) = self.max_duration.as_ref().filter(|d| d.nanos <= 0) {
-            return Err(format!(
-                "maxDuration: {} is not a positive duration; write one such as 72h or 168h, \
-                 or leave it empty for no cap",
-                names::quote(&max.text)
-            ));
+            return Err(SettingsError::MaxDuration(max.text.clone()).into());
         }
         if self.reason_pattern.source.len() > MAX_PATTERN_LEN {
-            return Err(format!(
-                "reasonPattern: at most {MAX_PATTERN_LEN} characters are accepted"
-            ));
+            return Err(SettingsError::PatternTooLong.into());
         }
         if self.max_reason_length == 0 || self.max_reason_length > MAX_ANNOTATION_BYTES {
-            return Err(format!(
-                "maxReasonLength: {} is out of range; accepted: 1 to {MAX_ANNOTATION_BYTES}",
-                self.max_reason_length
-            ));
+            return Err(SettingsError::MaxReasonLength(self.max_reason_length).into());
         }
         if self.min_reason_length > self.max_reason_length {
-            return Err(format!(
-                "minReasonLength ({}) must not exceed maxReasonLength ({})",
-                self.min_reason_length, self.max_reason_length
-            ));
+            return Err(SettingsError::MinExceedsMax {
+                min: self.min_reason_length,
+                max: self.max_reason_length,
+            }
+            .into());
         }
         if let Some(i) = self
             .placeholder_reasons
             .iter()
             .position(|p| p.trim().is_empty())
         {
-            return Err(format!(
-                "placeholderReasons[{i}]: entries must not be empty (an empty reason is always refused)"
-            ));
+            return Err(SettingsError::EmptyPlaceholder(i).into());
         }
         Ok(())
     }
 
     /// `suspenderAnnotation`: a key, and not one the policy reads.
-    fn check_suspender_annotation(&self) -> Result<(), String> {
+    fn check_suspender_annotation(&self) -> Result<(), Box<SettingsError>> {
         let key = &self.suspender_annotation;
-        names::check_qualified_name(key).map_err(|e| {
-            format!(
-                "suspenderAnnotation: {} is not an annotation key: {e}",
-                names::quote(key)
-            )
+        names::check_qualified_name(key).map_err(|why| {
+            Box::new(SettingsError::NotAKey {
+                key: key.clone(),
+                why,
+            })
         })?;
         if key == SUSPEND_ANNOTATION || kinds::is_disable_annotation(key) {
-            return Err(format!(
-                "suspenderAnnotation: {} is an annotation the policy already reads; \
-                 use another key, e.g. {DEFAULT_SUSPENDER_ANNOTATION}",
-                names::quote(key)
-            ));
+            return Err(SettingsError::ReadAnnotation(key.clone()).into());
         }
         Ok(())
     }
 
     /// `reasonPattern`'s program, `None` when there is no pattern.
-    fn compile_reason_pattern(&self) -> Result<Option<Regex>, String> {
+    fn compile_reason_pattern(&self) -> Result<Option<Regex>, Box<SettingsError>> {
         if self.reason_pattern.source.is_empty() {
             return Ok(None);
         }
         // Matched against reasons up to maxReasonLength, so its cost is
         // bounded by the pair (guard_core::pattern).
-        let source = names::quote(&self.reason_pattern.source);
         let limit = pattern::size_limit(self.max_reason_length, 1);
-        let regex = pattern::compile(&self.reason_pattern.source, limit).map_err(|e| match e {
-            pattern::Refused::Syntax(e) => format!(
-                "reasonPattern: {source} is not a regular expression ({e}); \
-                 write one such as ^[A-Z]+-[0-9]+ (a ticket reference first)"
-            ),
-            too_large if too_large.limited_by_text_length() => format!(
-                "reasonPattern: {source} {too_large} (maxReasonLength is {})",
-                self.max_reason_length
-            ),
-            too_large => format!("reasonPattern: {source} {too_large}"),
+        let regex = pattern::compile(&self.reason_pattern.source, limit).map_err(|refused| {
+            Box::new(SettingsError::Pattern {
+                source: self.reason_pattern.source.clone(),
+                refused,
+                max_reason_length: self.max_reason_length,
+            })
         })?;
         Ok(Some(regex))
     }
@@ -330,7 +350,7 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<Settings, String> {
-        guard_core::settings::parse::<Settings>(json.as_bytes())
+        guard_core::settings::parse::<Settings>(json.as_bytes()).map_err(|e| e.to_string())
     }
 
     fn err(json: &str) -> String {

@@ -1,6 +1,7 @@
 //! What the rules read of an object, parsed once, and its suspend state.
 
-use guard_core::{json_text, names, AdmissionRequest, Metadata, Which};
+use guard_core::request::{json_type, ReadError};
+use guard_core::{json_text, AdmissionRequest, Metadata, Which};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -19,18 +20,103 @@ pub(crate) fn target(request: &AdmissionRequest, meta: Option<&Metadata>) -> Tar
     Target::of(&ObjectName::of(request, meta))
 }
 
-/// An object that cannot be read as the rules need it. The texts are the
-/// parse diagnostics of this module (and serde's), carried through.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An object that cannot be read as the rules need it: which, and why, as
+/// values (the words are in `render`).
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Unreadable {
     /// The request lacks the object its operation carries.
     Missing { which: Which, target: Target },
-    /// The whole diagnostic, naming `object` or `oldObject` itself.
-    Object(String),
+    /// The object does not have the shape the rules read.
+    Object(Box<Malformed>),
     /// A field of the request's object, named for the object.
-    Field { target: Target, error: String },
+    Field { target: Target, error: WrongType },
+    /// The request's options (its field manager), named for the object.
+    Options { target: Target, error: ReadError },
     /// A field of the object a DELETE judges.
-    OldField(String),
+    OldField(WrongType),
+}
+
+/// `object` or `oldObject` not of the shape the rules read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Malformed {
+    /// guard-core's reading failed; it names the object itself.
+    Read(ReadError),
+    /// A member of the object (`which`) is not what the controllers write.
+    Shape { which: Which, shape: Shape },
+}
+
+/// Which member of an object is not of the shape the rules read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// The object has no `metadata`.
+    NoMetadata,
+    /// `metadata` is not an object.
+    Metadata,
+    /// `spec` is not an object.
+    Spec,
+    /// `metadata.<map>` (`annotations`, `labels`) is not a map; `found`
+    /// names what it is ([`json_type`]).
+    Map {
+        map: &'static str,
+        found: &'static str,
+    },
+    /// The entry `key` of `metadata.<map>` is not a string.
+    MapEntry {
+        map: &'static str,
+        key: String,
+        found: &'static str,
+    },
+    /// A member on the way to what a deletion would delete (`status`,
+    /// `status.inventory.entries`) is not `shape` (`a map`, `a list`).
+    Status {
+        path: &'static str,
+        shape: &'static str,
+        found: &'static str,
+    },
+}
+
+/// A field of `spec` that is not of its type, and the value found instead.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct WrongType {
+    pub(crate) field: SpecField,
+    pub(crate) found: Box<Found>,
+}
+
+/// A value of the wrong type: a string or a number as it was, the others
+/// by their type.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    String(String),
+    Number(serde_json::Number),
+    Bool(bool),
+    Null,
+    List,
+    Object,
+}
+
+impl WrongType {
+    fn of(field: SpecField, value: &Value) -> Self {
+        let found = match value {
+            Value::String(s) => Found::String(s.clone()),
+            Value::Number(n) => Found::Number(n.clone()),
+            Value::Bool(b) => Found::Bool(*b),
+            Value::Null => Found::Null,
+            Value::Array(_) => Found::List,
+            Value::Object(_) => Found::Object,
+        };
+        WrongType {
+            field,
+            found: Box::new(found),
+        }
+    }
+}
+
+/// The fields of `spec` the rules read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpecField {
+    Suspend,
+    Prune,
+    DeletionPolicy,
 }
 
 /// An object reduced to metadata and the raw `spec`; status and managed
@@ -61,11 +147,11 @@ pub(crate) struct Object {
     pub(crate) metadata: Metadata,
     /// The raw `spec` text (`None` when absent or null), to see staged changes.
     pub(crate) spec_raw: Option<Box<RawValue>>,
-    /// `spec.suspend` when it is a boolean; `Err` names what was found instead.
-    suspend: Result<bool, String>,
+    /// `spec.suspend` when it is a boolean; `Err` holds what was found instead.
+    suspend: Result<bool, Value>,
     /// What would make kustomize-controller delete the inventory; `Err`
-    /// names a `spec.prune` or `spec.deletionPolicy` of the wrong type.
-    collects: Result<Option<guard_core::model::kinds::Collects>, String>,
+    /// holds a `spec.prune` or `spec.deletionPolicy` of the wrong type.
+    collects: Result<Option<guard_core::model::kinds::Collects>, (SpecField, Value)>,
 }
 
 /// The annotations the rules read of a `kind` object: the reason, the
@@ -82,12 +168,12 @@ pub(crate) fn annotations_read<'k>(kind: &Kind, also: Option<&'k str>) -> Vec<&'
 
 /// Reads `object` or `oldObject`, keeping of its annotations those under
 /// `annotations` (see [`annotations_read`]): `Ok(None)` when the request has
-/// none, `Err` with a message naming the field when it is malformed.
+/// none, `Err` naming the field when it is malformed.
 pub(crate) fn load(
     request: &AdmissionRequest,
     which: Which,
     annotations: &[&str],
-) -> Result<Option<Object>, String> {
+) -> Result<Option<Object>, Box<Malformed>> {
     let asked = json_text::Asked {
         annotations: json_text::Keys::Only(annotations),
         labels: json_text::Keys::Only(&[]),
@@ -113,38 +199,37 @@ pub(crate) fn load(
         None => match request.object_as::<ObjectView>(which) {
             Ok(None) => return Ok(None),
             Ok(Some(view)) => view,
-            Err(e) => return Err(diagnose(request, which).unwrap_or(e)),
+            Err(e) => {
+                return Err(Box::new(diagnose(request, which).map_or(
+                    Malformed::Read(e),
+                    |shape| Malformed::Shape { which, shape },
+                )))
+            }
         },
     };
-    let field = field_name(which);
+    let malformed = |shape| Box::new(Malformed::Shape { which, shape });
     let Some(metadata) = view.metadata else {
-        return Err(format!("malformed {field}: it has no metadata"));
+        return Err(malformed(Shape::NoMetadata));
     };
     let (suspend, collects) = match view.spec.as_deref() {
         None => (Ok(false), Ok(None)),
         Some(raw) if raw.get() == "null" => (Ok(false), Ok(None)),
         // serde would read the view from a list as well.
         Some(raw) if !raw.get().trim_start().starts_with('{') => {
-            return Err(format!("malformed {field}: spec must be an object"))
+            return Err(malformed(Shape::Spec))
         }
         Some(raw) => {
-            let spec: SpecView = serde_json::from_str(raw.get())
-                .map_err(|_| format!("malformed {field}: spec must be an object"))?;
-            let deletion_policy = match spec.deletion_policy.as_ref() {
+            let spec: SpecView =
+                serde_json::from_str(raw.get()).map_err(|_| malformed(Shape::Spec))?;
+            let deletion_policy = match spec.deletion_policy {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.as_str())),
-                Some(other) => Err(format!(
-                    "spec.deletionPolicy must be a string (MirrorPrune, Delete, \
-                     WaitForTermination or Orphan), found {}",
-                    found(other)
-                )),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(found) => Err((SpecField::DeletionPolicy, found)),
             };
-            let prune = boolean(spec.prune.as_ref()).map_err(|found| {
-                format!("spec.prune must be a boolean (true or false), found {found}")
-            });
+            let prune = boolean(spec.prune).map_err(|found| (SpecField::Prune, found));
             (
-                boolean(spec.suspend.as_ref()),
-                deletion_policy.and_then(|policy| Ok(collects(policy, prune?))),
+                boolean(spec.suspend),
+                deletion_policy.and_then(|policy| Ok(collects(policy.as_deref(), prune?))),
             )
         }
     };
@@ -172,38 +257,19 @@ pub(crate) fn load_required(
         })
 }
 
-fn field_name(which: Which) -> &'static str {
-    match which {
-        Which::Object => "object",
-        Which::OldObject => "oldObject",
-    }
-}
-
 /// A boolean of `spec` (`suspend`, `prune`) as the controllers read it:
-/// absent and null are `false`; `Err` says what was found instead.
-fn boolean(value: Option<&Value>) -> Result<bool, String> {
+/// absent and null are `false`; `Err` holds what was found instead.
+fn boolean(value: Option<Value>) -> Result<bool, Value> {
     match value {
         None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(found(other)),
-    }
-}
-
-/// A value of the wrong type, for messages.
-fn found(value: &Value) -> String {
-    match value {
-        Value::String(s) => format!("the string {}", names::quote(s)),
-        Value::Number(n) => format!("the number {n}"),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Null => "null".to_string(),
-        Value::Array(_) => "a list".to_string(),
-        Value::Object(_) => "an object".to_string(),
+        Some(Value::Bool(b)) => Ok(b),
+        Some(found) => Err(found),
     }
 }
 
 /// Finds the field that made the view fail, for a message better than serde's.
 /// Runs only on the error path, so parsing the whole object is affordable.
-fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
+fn diagnose(request: &AdmissionRequest, which: Which) -> Option<Shape> {
     /// Only what a diagnosis reads: the whole object as a `Value` could
     /// take tens of MiB for a 2 MiB request of small nested members.
     #[derive(Deserialize)]
@@ -215,11 +281,10 @@ fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
         annotations: Option<Value>,
         labels: Option<Value>,
     }
-    let field = field_name(which);
     let head = request.object_as::<Head>(which).ok()??;
     let metadata = head.metadata?;
     if !metadata.get().trim_start().starts_with('{') {
-        return Some(format!("malformed {field}: metadata must be an object"));
+        return Some(Shape::Metadata);
     }
     let maps: Maps = serde_json::from_str(metadata.get()).ok()?;
     for (map, value) in [("annotations", maps.annotations), ("labels", maps.labels)] {
@@ -227,18 +292,18 @@ fn diagnose(request: &AdmissionRequest, which: Which) -> Option<String> {
             None | Some(Value::Null) => {}
             Some(Value::Object(entries)) => {
                 if let Some((key, value)) = entries.iter().find(|(_, v)| !v.is_string()) {
-                    return Some(format!(
-                        "malformed {field}: metadata.{map}[{}] must be a string, found {}",
-                        names::quote(key),
-                        guard_core::request::json_type(value)
-                    ));
+                    return Some(Shape::MapEntry {
+                        map,
+                        key: key.clone(),
+                        found: json_type(value),
+                    });
                 }
             }
             Some(other) => {
-                return Some(format!(
-                    "malformed {field}: metadata.{map} must be a map of strings, found {}",
-                    guard_core::request::json_type(&other)
-                ))
+                return Some(Shape::Map {
+                    map,
+                    found: json_type(&other),
+                })
             }
         }
     }
@@ -268,15 +333,11 @@ impl State {
     /// `spec.deletionPolicy` of the wrong type. Otherwise (an object already
     /// stored, which its CRD schema validated) they read as not suspended and
     /// not deleting anything.
-    pub(crate) fn of(object: &Object, kind: &Kind, strict: bool) -> Result<Self, String> {
+    pub(crate) fn of(object: &Object, kind: &Kind, strict: bool) -> Result<Self, WrongType> {
         let (spec_suspend, disabled) = match kind.honours {
             Honours::SpecSuspend => match &object.suspend {
                 Ok(b) => (*b, false),
-                Err(found) if strict => {
-                    return Err(format!(
-                        "spec.suspend must be a boolean (true or false), found {found}"
-                    ))
-                }
+                Err(found) if strict => return Err(WrongType::of(SpecField::Suspend, found)),
                 Err(_) => (false, false),
             },
             Honours::DisableAnnotation(key) => (
@@ -290,7 +351,7 @@ impl State {
         let policy = match &object.collects {
             _ if !kind.prunes() => None,
             Ok(policy) => *policy,
-            Err(e) if strict => return Err(e.clone()),
+            Err((field, found)) if strict => return Err(WrongType::of(*field, found)),
             Err(_) => None,
         };
         let collects = kind.collects(policy);
@@ -396,12 +457,20 @@ mod tests {
         let e = State::of(&o, &ks(), true).unwrap_err();
         assert_eq!(
             e,
+            WrongType {
+                field: SpecField::Suspend,
+                found: Box::new(Found::String("true".into()))
+            }
+        );
+        assert_eq!(
+            e.to_string(),
             "spec.suspend must be a boolean (true or false), found the string \"true\""
         );
         assert!(!State::of(&o, &ks(), false).unwrap().spec_suspend);
         let o = loaded(r#"{"metadata":{},"spec":{"suspend":1}}"#);
         assert!(State::of(&o, &ks(), true)
             .unwrap_err()
+            .to_string()
             .contains("the number 1"));
     }
 
@@ -427,7 +496,11 @@ mod tests {
             ),
         ] {
             let o = loaded(&format!(r#"{{"metadata":{{}},"spec":{spec}}}"#));
-            assert_eq!(State::of(&o, &ks(), true).unwrap_err(), error, "{spec}");
+            assert_eq!(
+                State::of(&o, &ks(), true).unwrap_err().to_string(),
+                error,
+                "{spec}"
+            );
             assert_eq!(
                 State::of(&o, &ks(), false).unwrap().collects,
                 None,
@@ -451,7 +524,15 @@ mod tests {
                 &[],
             )
             .unwrap_err();
-            assert_eq!(e, "malformed object: spec must be an object", "{spec}");
+            assert_eq!(
+                *e,
+                Malformed::Shape {
+                    which: Which::Object,
+                    shape: Shape::Spec
+                },
+                "{spec}"
+            );
+            assert_eq!(e.to_string(), "malformed object: spec must be an object");
         }
     }
 
@@ -471,7 +552,7 @@ mod tests {
     #[test]
     fn malformed_objects_name_the_field() {
         let r = request(r#"{"metadata":{"annotations":{"reconcile.fluxcd.io/suspended":1}}}"#);
-        let e = load(&r, Which::Object, &[]).unwrap_err();
+        let e = load(&r, Which::Object, &[]).unwrap_err().to_string();
         assert_eq!(
             e,
             "malformed object: metadata.annotations[\"reconcile.fluxcd.io/suspended\"] must be a string, found a number"
@@ -481,22 +562,26 @@ mod tests {
             Which::Object,
             &[],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("metadata.labels must be a map of strings, found a list"),
             "{e}"
         );
         let e = load(&request(r#"{"kind":"Kustomization"}"#), Which::Object, &[]).unwrap_err();
-        assert_eq!(e, "malformed object: it has no metadata");
+        assert_eq!(e.to_string(), "malformed object: it has no metadata");
         let e = load(
             &request(r#"{"metadata":{},"spec":"x"}"#),
             Which::Object,
             &[],
         )
         .unwrap_err();
-        assert_eq!(e, "malformed object: spec must be an object");
+        assert_eq!(e.to_string(), "malformed object: spec must be an object");
         let e = load(&request("[1]"), Which::Object, &[]).unwrap_err();
-        assert_eq!(e, "malformed object: it is not an object, found a list");
+        assert_eq!(
+            e.to_string(),
+            "malformed object: it is not an object, found a list"
+        );
         assert!(load(&request("null"), Which::Object, &[])
             .unwrap()
             .is_none());

@@ -41,6 +41,8 @@ use conformance::worst_case::{
     self, HEADROOM, LIST_ENTRIES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,
 };
 use flux_suspend::settings::limits::*;
+use flux_suspend::settings::SettingsError;
+use guard_core::settings::SettingsError::Compile;
 use serde_json::{json, Map, Value};
 
 /// The share of policy-server's AdmissionReview limit for each of the request's two objects.
@@ -250,12 +252,25 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     longer["maxReasonLength"] = json!(longest + 1);
     let e = guard_core::settings::parse::<flux_suspend::Settings>(longer.to_string().as_bytes())
         .unwrap_err();
-    assert!(e.contains("maxReasonLength"), "{e}");
+    // The pattern's program no longer fits its budget for the longer reasons.
+    assert!(
+        matches!(&e, Compile(b) if matches!(&**b, SettingsError::Pattern { refused, max_reason_length, .. }
+            if *max_reason_length == longest + 1 && refused.limited_by_text_length())),
+        "{e}"
+    );
     let mut longer = s.clone();
     longer["reasonPattern"] = json!(format!("{}a", reason_pattern()));
     let e = guard_core::settings::parse::<flux_suspend::Settings>(longer.to_string().as_bytes())
         .unwrap_err();
-    assert!(e.contains(&format!("at most {MAX_PATTERN_LEN}")), "{e}");
+    assert!(
+        matches!(&e, Compile(b) if **b == SettingsError::PatternTooLong),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .contains(&format!("at most {MAX_PATTERN_LEN}")),
+        "{e}"
+    );
     let mut key = s.clone();
     key["suspenderAnnotation"] = json!(format!("{}/{}", "a".repeat(254), "b".repeat(63)));
     assert!(

@@ -134,22 +134,44 @@ pub fn is_not_found(error: &str, object: &ObjectRef<'_>, namespace: Option<&str>
 /// costs many times what reading past the unneeded fields does.
 pub type ClusterObject = Box<RawValue>;
 
+/// A looked-up object that does not have the shape a view of it expects:
+/// serde's error, whose words (what, at which line and column) are its
+/// `Display`; compared by category and position.
+#[derive(Debug)]
+pub struct ShapeError(pub serde_json::Error);
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+impl PartialEq for ShapeError {
+    fn eq(&self, other: &Self) -> bool {
+        crate::request::same_json_error(&self.0, &other.0)
+    }
+}
+
+impl Eq for ShapeError {}
+
 /// Reads a looked-up object into `T`, a view of what a rule needs. The text
 /// is JSON (the host checked it), so an error means the object does not
 /// have the shape `T` expects.
-pub fn read<'a, T: Deserialize<'a>>(object: &'a RawValue) -> Result<T, String> {
-    serde_json::from_str(object.get()).map_err(|e| e.to_string())
+pub fn read<'a, T: Deserialize<'a>>(object: &'a RawValue) -> Result<T, ShapeError> {
+    serde_json::from_str(object.get()).map_err(ShapeError)
 }
 
 /// A looked-up object's `metadata.annotations`, the rest of it skipped
 /// unparsed (its labels and spec may be megabytes).
-pub fn annotations(object: &RawValue) -> Result<StringMap, String> {
+pub fn annotations(object: &RawValue) -> Result<StringMap, ShapeError> {
     annotations_as::<StringMap>(object)
 }
 
 /// [`annotations`] read into `M`, a map type that may keep less of them
 /// (one key, say) while accepting the same objects.
-pub fn annotations_as<M: DeserializeOwned + Default>(object: &RawValue) -> Result<M, String> {
+pub fn annotations_as<M: DeserializeOwned + Default>(object: &RawValue) -> Result<M, ShapeError> {
     #[derive(Deserialize)]
     #[serde(bound = "M: DeserializeOwned + Default")]
     struct View<M> {
@@ -264,10 +286,10 @@ pub fn each_listed<'de, T: Deserialize<'de>>(
     text: &'de [u8],
     limit: usize,
     each: impl FnMut(T),
-) -> Result<usize, String> {
+) -> Result<usize, ListError> {
     // Checked as UTF-8 once, in words: read from bytes, serde_json checks
     // every string it borrows, a third of the reading of a List of Alerts.
-    let text = std::str::from_utf8(text).map_err(|e| e.to_string())?;
+    let text = std::str::from_utf8(text).map_err(ListError::NotUtf8)?;
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let count = serde::de::Deserializer::deserialize_map(
         &mut deserializer,
@@ -277,9 +299,27 @@ pub fn each_listed<'de, T: Deserialize<'de>>(
             item: std::marker::PhantomData,
         },
     )
-    .map_err(|e| e.to_string())?;
-    deserializer.end().map_err(|e| e.to_string())?;
+    .map_err(ListError::Json)?;
+    deserializer.end().map_err(ListError::Json)?;
     Ok(count)
+}
+
+/// Why [`each_listed`] could not read a List reply.
+#[cfg(any(test, feature = "testing"))]
+#[derive(Debug)]
+pub enum ListError {
+    NotUtf8(std::str::Utf8Error),
+    Json(serde_json::Error),
+}
+
+#[cfg(any(test, feature = "testing"))]
+impl std::fmt::Display for ListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotUtf8(e) => e.fmt(f),
+            Self::Json(e) => e.fmt(f),
+        }
+    }
 }
 
 /// Reads a List reply in one pass, in place: each of its first `limit`
@@ -530,8 +570,8 @@ mod tests {
             assert!(each_listed::<&RawValue>(other, 9, |_| ()).is_err());
         }
         assert_eq!(
-            each_listed::<&RawValue>(b"{\"items\":null}", 9, |_| ()),
-            Ok(0)
+            each_listed::<&RawValue>(b"{\"items\":null}", 9, |_| ()).ok(),
+            Some(0)
         );
     }
 
@@ -587,7 +627,7 @@ mod tests {
             let serde = each_listed::<&str>(text.as_bytes(), limit, |s| slow.push(s));
             match in_place {
                 Some(count) => {
-                    assert_eq!((Ok(count), fast), (serde, slow), "{text}");
+                    assert_eq!((Some(count), fast), (serde.ok(), slow), "{text}");
                     answered += 1;
                 }
                 None => assert!(!plain, "a plain List left to serde: {text}"),

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 
 use crate::request::{null_default, UserInfo};
+use crate::settings::{Invalid, Why};
 
 /// Users, groups and service accounts, as a settings block.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -41,10 +42,13 @@ impl Identities {
     }
 
     /// Checks entries, naming the setting (e.g. `suspenders`) at fault.
-    pub fn validate(&self, setting: &str) -> Result<(), String> {
+    pub fn validate(&self, setting: &str) -> Result<(), Invalid> {
         for (field, list) in [("users", &self.users), ("groups", &self.groups)] {
             if list.iter().any(|v| v.trim().is_empty()) {
-                return Err(format!("{setting}.{field}: entries must not be empty"));
+                return Err(Invalid {
+                    setting: format!("{setting}.{field}"),
+                    why: Why::EmptyEntry,
+                });
             }
         }
         for sa in &self.service_accounts {
@@ -55,10 +59,10 @@ impl Identities {
                 (Some(ns), Some(name), None) if !ns.is_empty() && !name.is_empty()
             );
             if !ok {
-                return Err(format!(
-                    "{setting}.serviceAccounts: {sa:?} is not a service account; \
-                     write `namespace:name` or `system:serviceaccount:namespace:name`"
-                ));
+                return Err(Invalid {
+                    setting: format!("{setting}.serviceAccounts"),
+                    why: Why::NotAServiceAccount(sa.clone()),
+                });
             }
         }
         Ok(())
@@ -119,9 +123,21 @@ mod tests {
             service_accounts: vec!["just-a-name".into()],
             ..Default::default()
         };
-        assert!(bad
-            .validate("suspenders")
-            .unwrap_err()
-            .contains("suspenders.serviceAccounts"));
+        assert_eq!(
+            bad.validate("suspenders").unwrap_err().to_string(),
+            "suspenders.serviceAccounts: \"just-a-name\" is not a service account; \
+             write `namespace:name` or `system:serviceaccount:namespace:name`"
+        );
+        let empty = Identities {
+            groups: vec![" ".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            empty.validate("a").unwrap_err(),
+            Invalid {
+                setting: "a.groups".into(),
+                why: Why::EmptyEntry
+            }
+        );
     }
 }

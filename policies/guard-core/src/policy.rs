@@ -166,14 +166,23 @@ pub fn validate_prejudged_json<P: Policy>(
 pub fn validate_settings_json<P: Policy>(payload: &[u8]) -> Vec<u8> {
     let reply = match settings::parse::<P::Settings>(payload) {
         Ok(_) => serde_json::json!({"valid": true, "message": null}),
-        Err(e) => serde_json::json!({"valid": false, "message": crate::names::bounded(&e)}),
+        Err(e) => {
+            serde_json::json!({"valid": false, "message": crate::names::bounded(&e.to_string())})
+        }
     };
     serde_json::to_vec(&reply).unwrap_or_default()
 }
 
+/// Settings a host refused, whichever policy's: a
+/// [`settings::SettingsError`] of the policy's error type.
+pub type SettingsRefused = Box<dyn std::error::Error + Send + Sync>;
+
 /// [`Policy::lookups`] under settings given as JSON; invalid settings are refused.
-pub fn lookups_json<P: Policy>(settings: &[u8]) -> Result<Option<Lookups>, String> {
-    settings::parse::<P::Settings>(settings).map(|s| P::lookups(&s))
+pub fn lookups_json<P: Policy>(settings: &[u8]) -> Result<Option<Lookups>, SettingsRefused> {
+    match settings::parse::<P::Settings>(settings) {
+        Ok(s) => Ok(P::lookups(&s)),
+        Err(e) => Err(Box::new(e)),
+    }
 }
 
 /// A policy's entry points as plain function pointers, and the facts it is
@@ -184,7 +193,7 @@ pub struct Entry {
     pub name: &'static str,
     pub validate: fn(&[u8], &Context<'_>) -> Vec<u8>,
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
-    pub lookups: fn(&[u8]) -> Result<Option<Lookups>, String>,
+    pub lookups: fn(&[u8]) -> Result<Option<Lookups>, SettingsRefused>,
     /// The policy's `metadata.yml`, which kwctl annotates its module with and
     /// its generated ClusterAdmissionPolicy is made from.
     pub metadata: &'static str,

@@ -167,12 +167,92 @@ pub enum Which {
 }
 
 impl Which {
-    fn field(self) -> &'static str {
+    /// The request's field that holds it: `object` or `oldObject`.
+    pub fn field(self) -> &'static str {
+        Part::from(self).field()
+    }
+}
+
+/// The part of a request a reader read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Object,
+    OldObject,
+    /// `options`: the `CreateOptions`, `UpdateOptions` or `DeleteOptions`.
+    Options,
+}
+
+impl Part {
+    /// The request's field that holds it.
+    pub fn field(self) -> &'static str {
         match self {
-            Which::Object => "object",
-            Which::OldObject => "oldObject",
+            Part::Object => "object",
+            Part::OldObject => "oldObject",
+            Part::Options => "options",
         }
     }
+}
+
+impl From<Which> for Part {
+    fn from(which: Which) -> Self {
+        match which {
+            Which::Object => Part::Object,
+            Which::OldObject => Part::OldObject,
+        }
+    }
+}
+
+/// A part of the request that cannot be read as a reader needs it: which
+/// part, and why. Its words are in `Display` (`malformed object: …`).
+#[derive(Debug)]
+pub struct ReadError {
+    pub part: Part,
+    pub why: Why,
+}
+
+/// Why a part of the request cannot be read.
+#[derive(Debug)]
+pub enum Why {
+    /// It is not a JSON object; `found` is what it is instead, as
+    /// [`json_type`] names it.
+    NotAnObject { found: &'static str },
+    /// serde's reading of it failed, in serde's words.
+    Json(serde_json::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed {}: ", self.part.field())?;
+        match &self.why {
+            Why::NotAnObject { found } if self.part == Part::Options => {
+                write!(f, "they must be a map, found {found}")
+            }
+            Why::NotAnObject { found } => write!(f, "it is not an object, found {found}"),
+            Why::Json(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// The same failure of the same part: serde_json's errors compare by their
+/// category and position, the facts they expose besides their words.
+impl PartialEq for ReadError {
+    fn eq(&self, other: &Self) -> bool {
+        self.part == other.part
+            && match (&self.why, &other.why) {
+                (Why::NotAnObject { found: a }, Why::NotAnObject { found: b }) => a == b,
+                (Why::Json(a), Why::Json(b)) => same_json_error(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for ReadError {}
+
+/// Two serde_json errors of the same category at the same place.
+pub fn same_json_error(a: &serde_json::Error, b: &serde_json::Error) -> bool {
+    (a.classify(), a.line(), a.column()) == (b.classify(), b.line(), b.column())
 }
 
 impl AdmissionRequest {
@@ -196,18 +276,20 @@ impl AdmissionRequest {
     /// from a JSON list too (`[]` would pass as an object with no metadata),
     /// and its error for a string quotes all of it through `Debug`, about
     /// 200 ns a character for most scripts (a 1 MB string took 200 ms).
-    pub fn object_as<T: DeserializeOwned>(&self, which: Which) -> Result<Option<T>, String> {
+    pub fn object_as<T: DeserializeOwned>(&self, which: Which) -> Result<Option<T>, ReadError> {
+        let error = |why| ReadError {
+            part: which.into(),
+            why,
+        };
         match self.raw(which) {
             None => Ok(None),
             Some(raw) if raw.get() == "null" => Ok(None),
-            Some(raw) if !raw.get().trim_start().starts_with('{') => Err(format!(
-                "malformed {}: it is not an object, found {}",
-                which.field(),
-                json_type_of_text(raw.get())
-            )),
+            Some(raw) if !raw.get().trim_start().starts_with('{') => Err(error(Why::NotAnObject {
+                found: json_type_of_text(raw.get()),
+            })),
             Some(raw) => serde_json::from_str(raw.get())
                 .map(Some)
-                .map_err(|e| format!("malformed {}: {e}", which.field())),
+                .map_err(|e| error(Why::Json(e))),
         }
     }
 
@@ -227,7 +309,7 @@ impl AdmissionRequest {
     /// named none. `Err` when the options cannot be read: kube-apiserver
     /// writes them from its typed `CreateOptions`/`UpdateOptions`, so
     /// unreadable ones are not "no field manager".
-    pub fn field_manager(&self) -> Result<String, String> {
+    pub fn field_manager(&self) -> Result<String, ReadError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Options {
@@ -237,26 +319,29 @@ impl AdmissionRequest {
         let Some(raw) = self.options.as_deref() else {
             return Ok(String::new());
         };
+        let error = |why| ReadError {
+            part: Part::Options,
+            why,
+        };
         match serde_json::from_str::<Value>(raw.get()) {
             Ok(Value::Null) => Ok(String::new()),
             Ok(options @ Value::Object(_)) => serde_json::from_value::<Options>(options)
                 .map(|o| o.field_manager)
-                .map_err(|e| format!("malformed options: {e}")),
-            Ok(other) => Err(format!(
-                "malformed options: they must be a map, found {}",
-                json_type(&other)
-            )),
-            Err(e) => Err(format!("malformed options: {e}")),
+                .map_err(|e| error(Why::Json(e))),
+            Ok(other) => Err(error(Why::NotAnObject {
+                found: json_type(&other),
+            })),
+            Err(e) => Err(error(Why::Json(e))),
         }
     }
 
     /// The full object as a JSON value, for policies that return a mutated copy.
-    pub fn object_value(&self, which: Which) -> Result<Option<Value>, String> {
+    pub fn object_value(&self, which: Which) -> Result<Option<Value>, ReadError> {
         self.object_as::<Value>(which)
     }
 
     /// The metadata of `object` or `oldObject` (default metadata when absent).
-    pub fn metadata(&self, which: Which) -> Result<Option<Metadata>, String> {
+    pub fn metadata(&self, which: Which) -> Result<Option<Metadata>, ReadError> {
         Ok(self.object_as::<ObjectHead>(which)?.map(|h| h.metadata))
     }
 
@@ -355,7 +440,9 @@ mod tests {
         let req: AdmissionRequest =
             serde_json::from_str(r#"{"object":{"metadata":{"annotations":{"k":1}}}}"#).unwrap();
         let err = req.metadata(Which::Object).unwrap_err();
-        assert!(err.starts_with("malformed object:"), "{err}");
+        assert_eq!(err.part, Part::Object);
+        assert!(matches!(err.why, Why::Json(_)), "{err}");
+        assert!(err.to_string().starts_with("malformed object:"), "{err}");
     }
 
     /// serde reads a struct from a JSON list as well; an object sent as a
@@ -368,10 +455,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             req.metadata(Which::Object).unwrap_err(),
-            "malformed object: it is not an object, found a list"
+            ReadError {
+                part: Part::Object,
+                why: Why::NotAnObject { found: "a list" }
+            }
         );
         assert_eq!(
-            req.object_value(Which::OldObject).unwrap_err(),
+            req.object_value(Which::OldObject).unwrap_err().to_string(),
             "malformed oldObject: it is not an object, found a list"
         );
         for (text, found) in [
@@ -382,7 +472,7 @@ mod tests {
             let req: AdmissionRequest =
                 serde_json::from_str(&format!(r#"{{"object":{text}}}"#)).unwrap();
             assert_eq!(
-                req.metadata(Which::Object).unwrap_err(),
+                req.metadata(Which::Object).unwrap_err().to_string(),
                 format!("malformed object: it is not an object, found {found}")
             );
         }
@@ -402,13 +492,13 @@ mod tests {
         for none in ["null", "{}", r#"{"fieldManager":null}"#] {
             assert_eq!(manager(none).unwrap(), "", "{none}");
         }
-        let err = manager(r#"{"fieldManager":7}"#).unwrap_err();
+        let err = manager(r#"{"fieldManager":7}"#).unwrap_err().to_string();
         assert!(
             err.starts_with("malformed options: invalid type: integer `7`"),
             "{err}"
         );
         assert_eq!(
-            manager(r#"["kubectl"]"#).unwrap_err(),
+            manager(r#"["kubectl"]"#).unwrap_err().to_string(),
             "malformed options: they must be a map, found a list"
         );
         let absent: AdmissionRequest = serde_json::from_str("{}").unwrap();

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::request::null_default;
+use crate::settings::{Invalid, Why};
 use crate::string_map::StringMap;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -54,23 +55,28 @@ impl LabelSelector {
     }
 
     /// The API server's rules: `In`/`NotIn` need values, `Exists`/`DoesNotExist` none.
-    pub fn validate(&self, setting: &str) -> Result<(), String> {
-        for r in &self.match_expressions {
-            let needs_values = matches!(r.operator, SelectorOperator::In | SelectorOperator::NotIn);
-            if needs_values == r.values.is_empty() {
-                return Err(format!(
-                    "{setting}.matchExpressions: key {:?} with operator {:?} {}",
-                    r.key,
-                    r.operator,
-                    if needs_values {
-                        "needs values"
-                    } else {
-                        "takes no values"
-                    }
-                ));
-            }
+    pub fn validate(&self, setting: &str) -> Result<(), Invalid> {
+        match self
+            .match_expressions
+            .iter()
+            .find(|r| r.operator.takes_values() == r.values.is_empty())
+        {
+            Some(r) => Err(Invalid {
+                setting: format!("{setting}.matchExpressions"),
+                why: Why::SelectorValues {
+                    key: r.key.clone(),
+                    operator: r.operator,
+                },
+            }),
+            None => Ok(()),
         }
-        Ok(())
+    }
+}
+
+impl SelectorOperator {
+    /// `In` and `NotIn` compare with values; `Exists` and `DoesNotExist` take none.
+    pub fn takes_values(self) -> bool {
+        matches!(self, SelectorOperator::In | SelectorOperator::NotIn)
     }
 }
 
@@ -100,10 +106,21 @@ mod tests {
     fn validation() {
         let sel: LabelSelector =
             serde_json::from_str(r#"{"matchExpressions":[{"key":"a","operator":"In"}]}"#).unwrap();
+        assert_eq!(
+            sel.validate("protect.labelSelector")
+                .unwrap_err()
+                .to_string(),
+            "protect.labelSelector.matchExpressions: key \"a\" with operator In needs values"
+        );
+        let sel: LabelSelector = serde_json::from_str(
+            r#"{"matchExpressions":[{"key":"a","operator":"Exists","values":["x"]}]}"#,
+        )
+        .unwrap();
         assert!(sel
-            .validate("protect.labelSelector")
+            .validate("s")
             .unwrap_err()
-            .contains("needs values"));
+            .to_string()
+            .ends_with("with operator Exists takes no values"));
         assert!(serde_json::from_str::<LabelSelector>(r#"{"matchLabel":{}}"#).is_err());
     }
 }

@@ -22,32 +22,118 @@
 
 use serde::de::DeserializeOwned;
 
+use crate::names::{quote, NameError};
+use crate::selector::SelectorOperator;
+
 /// What a policy evaluates with: its settings document, checked and compiled.
 pub trait Settings: Sized {
     /// The document as policy-server passes it.
     type Document: DeserializeOwned + Default;
+    /// Why [`Settings::compile`] refuses a document: which setting and why,
+    /// as values; its words are its `Display`.
+    type Error: std::fmt::Display + std::fmt::Debug + Send + Sync + 'static;
     /// Checks the document's values that types alone cannot, naming the
     /// setting at fault, and compiles what evaluation needs.
-    fn compile(document: Self::Document) -> Result<Self, String>;
+    fn compile(document: Self::Document) -> Result<Self, Self::Error>;
 }
+
+/// Settings refused: a document that does not deserialize, or one that
+/// [`Settings::compile`] refuses (`E`). Its words are in `Display`, each
+/// naming the setting at fault.
+#[derive(Debug)]
+pub enum SettingsError<E> {
+    /// serde's reading failed (`error`) inside the setting at `path`
+    /// (`deletionProtection.kinds[2].group`; empty at the top level).
+    Document {
+        path: String,
+        error: serde_json::Error,
+    },
+    /// The document was read, and `compile` refused it.
+    Compile(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for SettingsError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("invalid settings: ")?;
+        match self {
+            Self::Document { path, error } if path.is_empty() => error.fmt(f),
+            Self::Document { path, error } => write!(f, "{path}: {error}"),
+            Self::Compile(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::fmt::Display + std::fmt::Debug> std::error::Error for SettingsError<E> {}
 
 /// Reads, checks and compiles settings from their JSON form. `null` and `{}`
 /// both give the defaults. A document that does not deserialize is refused
 /// with the path of the setting at fault (`deletionProtection.kinds[2].group:
 /// invalid type: …`), so every type error names its setting.
-pub fn parse<S: Settings>(json: &[u8]) -> Result<S, String> {
+pub fn parse<S: Settings>(json: &[u8]) -> Result<S, SettingsError<S::Error>> {
     let document: S::Document = if json.is_empty() || json == b"null" {
         S::Document::default()
     } else {
         serde_json::from_slice::<Option<S::Document>>(json)
-            .map_err(|e| match path_at(json, e.line(), e.column()) {
-                path if path.is_empty() => format!("invalid settings: {e}"),
-                path => format!("invalid settings: {path}: {e}"),
+            .map_err(|error| SettingsError::Document {
+                path: path_at(json, error.line(), error.column()),
+                error,
             })?
             .unwrap_or_default()
     };
-    S::compile(document).map_err(|e| format!("invalid settings: {e}"))
+    S::compile(document).map_err(SettingsError::Compile)
 }
+
+/// A setting refused for a reason the policies share: which setting (its
+/// path, `bindings[0].match.requestedBy.users`) and why. Its words are in
+/// `Display`; a policy's own refusals carry it as one of theirs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub setting: String,
+    pub why: Why,
+}
+
+/// Why a setting is refused, in [`Invalid`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// A list holds an empty (or blank) entry.
+    EmptyEntry,
+    /// A service account entry that is not `namespace:name` (or the full
+    /// `system:serviceaccount:namespace:name` username).
+    NotAServiceAccount(String),
+    /// A label selector requirement on `key` whose values do not suit its
+    /// operator (`In`/`NotIn` need values, `Exists`/`DoesNotExist` take none).
+    SelectorValues {
+        key: String,
+        operator: SelectorOperator,
+    },
+    /// A value that is not the Kubernetes name the setting holds.
+    Name { value: String, why: NameError },
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ", self.setting)?;
+        match &self.why {
+            Why::EmptyEntry => f.write_str("entries must not be empty"),
+            Why::NotAServiceAccount(account) => write!(
+                f,
+                "{account:?} is not a service account; \
+                 write `namespace:name` or `system:serviceaccount:namespace:name`"
+            ),
+            Why::SelectorValues { key, operator } => {
+                let needs = if operator.takes_values() {
+                    "needs values"
+                } else {
+                    "takes no values"
+                };
+                write!(f, "key {key:?} with operator {operator:?} {needs}")
+            }
+            Why::Name { value, why } => write!(f, "{} {why}", quote(value)),
+        }
+    }
+}
+
+impl std::error::Error for Invalid {}
 
 /// The setting a serde_json error at `line` and `column` (1-based, in bytes,
 /// where serde_json stopped reading) is inside: `a.b[2].c`, or empty at the
@@ -200,19 +286,34 @@ mod tests {
 
     crate::one_of!(Mode { "open" => Mode::Open, "close" => Mode::Close });
 
+    /// An open window of no length, at `windows[i]`.
+    #[derive(Debug)]
+    struct EmptyWindow(usize);
+
+    impl std::fmt::Display for EmptyWindow {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(
+                f,
+                "windows[{}].length: an open window must not be 0",
+                self.0
+            )
+        }
+    }
+
     impl Settings for Document {
         type Document = Self;
-        fn compile(document: Self) -> Result<Self, String> {
+        type Error = EmptyWindow;
+        fn compile(document: Self) -> Result<Self, EmptyWindow> {
             let empty = |w: &Window| w.length.nanos == 0 && matches!(w.mode, Mode::Open);
             match document.windows.iter().position(empty) {
-                Some(i) => Err(format!("windows[{i}].length: an open window must not be 0")),
+                Some(i) => Err(EmptyWindow(i)),
                 None => Ok(document),
             }
         }
     }
 
     fn err(json: &str) -> String {
-        parse::<Document>(json.as_bytes()).unwrap_err()
+        parse::<Document>(json.as_bytes()).unwrap_err().to_string()
     }
 
     #[test]
@@ -258,6 +359,35 @@ mod tests {
         assert_eq!(
             path_at(br#"{"a\"[{":{"b]":[1,{"c,":"x"#, 1, 26),
             "a\"[{.b][1].c,"
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_what_where_and_why() {
+        let e = parse::<Document>(br#"{"windows":[{"length":"0s","mode":"open"}]}"#).unwrap_err();
+        assert!(matches!(e, SettingsError::Compile(EmptyWindow(0))), "{e:?}");
+        let e = parse::<Document>(br#"{"windows":[{"length":5,"mode":"open"}]}"#).unwrap_err();
+        assert!(
+            matches!(&e, SettingsError::Document { path, .. } if path == "windows[0].length"),
+            "{e:?}"
+        );
+        let invalid = |why| {
+            Invalid {
+                setting: "a.b[1]".into(),
+                why,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            invalid(Why::EmptyEntry),
+            "a.b[1]: entries must not be empty"
+        );
+        assert_eq!(
+            invalid(Why::Name {
+                value: "A".into(),
+                why: NameError::Dot
+            }),
+            "a.b[1]: \"A\" may not contain '.'"
         );
     }
 

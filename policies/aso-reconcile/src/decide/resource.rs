@@ -402,6 +402,8 @@ mod tests {
     use crate::render::AUDIT_KEY;
     use crate::test_support::*;
     use crate::values::*;
+    use guard_core::request::Part;
+    use guard_core::ClusterError;
 
     const RP: &str = RECONCILE_POLICY;
     const IE: &str = RECONCILE_POLICY_IF_EXISTS;
@@ -755,7 +757,7 @@ mod tests {
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup("connection refused".into()),
+            error: NamespaceError::Lookup(ClusterError("connection refused".into())),
         };
         assert_eq!(d, Decision::refuse(orders_db(), Refusal::Failed(failed)));
         let d = decide(
@@ -765,7 +767,7 @@ mod tests {
         );
         let note = Note::NamespaceUnread {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup("timeout".into()),
+            error: NamespaceError::Lookup(ClusterError("timeout".into())),
         };
         assert_eq!(d.refusal, None);
         assert_eq!(d.warnings[0], Warning::Note(note));
@@ -892,7 +894,7 @@ mod tests {
             &NoCluster,
         );
         assert!(
-            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed object")),
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::Object),
             "{d:?}"
         );
         let d = decide(
@@ -906,7 +908,7 @@ mod tests {
             &NoCluster,
         );
         assert!(
-            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.starts_with("malformed oldObject")),
+            matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::OldObject),
             "{d:?}"
         );
         // No metadata at all reads as no annotations.

@@ -298,7 +298,8 @@ mod tests {
         let mut alerts = Vec::new();
         let count = each_listed::<ListedAlert<'_>>(text, limit, |listed| {
             alerts.push(format!("{:?}", Alert::from_listed(&listed)));
-        })?;
+        })
+        .map_err(|e| e.to_string())?;
         Ok((count, alerts))
     }
 

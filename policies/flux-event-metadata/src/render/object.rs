@@ -253,7 +253,7 @@ pub(super) fn conflict(scene: &Scene<'_>, finding: &conflicts::Finding) -> Strin
             format!(
                 "could not list the Alerts to look for metadata keys that would override this \
                  object's annotations ({}); {consequence}.",
-                quote(error)
+                quote(error.cause())
             )
         }
         conflicts::Finding::TooManyAlerts { listed } => format!(

@@ -15,7 +15,7 @@ use crate::namespace;
 use crate::prune::Hazard;
 use crate::reason::{self, Problem};
 use crate::settings::Settings;
-use crate::view::{Target, Unreadable};
+use crate::view::{Found, Malformed, Shape, SpecField, Target, Unreadable, WrongType};
 use crate::write::{Change, Origin, Write};
 
 pub(super) fn verdict(
@@ -51,9 +51,66 @@ fn unreadable(e: &Unreadable, request: &AdmissionRequest) -> String {
         Unreadable::Missing { which, target } => {
             request.missing_object(*which, &target.object().describe())
         }
-        Unreadable::Object(e) => e.clone(),
+        Unreadable::Object(e) => e.to_string(),
         Unreadable::Field { target, error } => format!("{}: {error}", target.object().describe()),
+        Unreadable::Options { target, error } => {
+            format!("{}: {error}", target.object().describe())
+        }
         Unreadable::OldField(e) => format!("malformed oldObject: {e}"),
+    }
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (which, shape) = match self {
+            Malformed::Read(e) => return e.fmt(f),
+            Malformed::Shape { which, shape } => (which, shape),
+        };
+        write!(f, "malformed {}: ", which.field())?;
+        match shape {
+            Shape::NoMetadata => f.write_str("it has no metadata"),
+            Shape::Metadata => f.write_str("metadata must be an object"),
+            Shape::Spec => f.write_str("spec must be an object"),
+            Shape::Map { map, found } => {
+                write!(f, "metadata.{map} must be a map of strings, found {found}")
+            }
+            Shape::MapEntry { map, key, found } => write!(
+                f,
+                "metadata.{map}[{}] must be a string, found {found}",
+                names::quote(key)
+            ),
+            Shape::Status { path, shape, found } => {
+                write!(f, "{path} must be {shape}, found {found}")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for WrongType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.field {
+            SpecField::Suspend => "spec.suspend must be a boolean (true or false), found ",
+            SpecField::Prune => "spec.prune must be a boolean (true or false), found ",
+            SpecField::DeletionPolicy => {
+                "spec.deletionPolicy must be a string (MirrorPrune, Delete, WaitForTermination \
+                 or Orphan), found "
+            }
+        })?;
+        match &*self.found {
+            Found::String(s) => {
+                f.write_str("the string ")?;
+                f.write_str(&names::quote(s))
+            }
+            Found::Number(n) => {
+                f.write_str("the number ")?;
+                n.fmt(f)
+            }
+            Found::Bool(true) => f.write_str("the boolean true"),
+            Found::Bool(false) => f.write_str("the boolean false"),
+            Found::Null => f.write_str("null"),
+            Found::List => f.write_str("a list"),
+            Found::Object => f.write_str("an object"),
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use super::scan::{closing_quote, skip_space, skip_value, string_at, walk};
 use super::strict::{plain_value, VALUE_DEPTH};
-use crate::request::{AdmissionRequest, Metadata, Which};
+use crate::request::{AdmissionRequest, Metadata, ReadError, Which};
 use crate::string_map::StringMap;
 
 /// The annotations and labels a reading keeps; the others are checked (each
@@ -94,7 +94,7 @@ pub fn metadata_keeping(
     which: Which,
     labels: Keys<'_>,
     annotations: Keys<'_>,
-) -> Result<Option<Metadata>, String> {
+) -> Result<Option<Metadata>, ReadError> {
     let asked = Asked {
         annotations,
         labels,
