@@ -447,7 +447,6 @@ mod tests {
     use crate::test_support::*;
     use crate::values::*;
     use guard_core::request::Part;
-    use guard_core::ClusterError;
 
     fn default_manage() -> Resolved {
         Resolved {
@@ -620,7 +619,10 @@ mod tests {
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("etcdserver: request timed out".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error(
+                "shop",
+                "etcdserver: request timed out",
+            )),
         };
         assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
     }

@@ -193,7 +193,9 @@ pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{failing_namespace, Recorded, RecordedCluster};
+    use crate::test_support::{
+        failing_namespace, namespace_lookup_error, Recorded, RecordedCluster,
+    };
     use serde_json::json;
 
     /// Namespace `team-a`, with this reconcile-policy annotation.
@@ -320,8 +322,12 @@ mod tests {
     fn an_unreadable_namespace_is_refused_or_noted() {
         let failing = failing_namespace("team-a", "namespaces \"team-a\" is forbidden");
         let failing = RecordedCluster::new(&failing);
-        let forbidden =
-            || NamespaceError::Lookup(ClusterError("namespaces \"team-a\" is forbidden".into()));
+        let forbidden = || {
+            NamespaceError::Lookup(namespace_lookup_error(
+                "team-a",
+                "namespaces \"team-a\" is forbidden",
+            ))
+        };
         assert_eq!(
             resolve(None, "team-a", &settings(), &failing).unwrap_err(),
             Failure::NamespaceLookup {

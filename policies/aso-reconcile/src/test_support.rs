@@ -95,6 +95,14 @@ pub fn failing_namespace(name: &str, error: &str) -> [Recorded; 1] {
     [Recorded::failing("v1", "Namespace", "", name, error)]
 }
 
+/// The error the policy reads from a Namespace lookup that [`failing_namespace`] records.
+pub fn namespace_lookup_error(name: &str, error: &str) -> guard_core::ClusterError {
+    conformance::cluster::callback_failure(
+        &conformance::cluster::ApiStatus::of(error, "v1", "Namespace", name)
+            .as_policy_server_says(),
+    )
+}
+
 /// ASO objects (with their `apiVersion`) as the cluster holds them.
 pub fn recorded(objects: Vec<Value>) -> Vec<Recorded> {
     objects.into_iter().map(Recorded::of).collect()

@@ -403,7 +403,6 @@ mod tests {
     use crate::test_support::*;
     use crate::values::*;
     use guard_core::request::Part;
-    use guard_core::ClusterError;
 
     const RP: &str = RECONCILE_POLICY;
     const IE: &str = RECONCILE_POLICY_IF_EXISTS;
@@ -757,7 +756,7 @@ mod tests {
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("connection refused".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error("shop", "connection refused")),
         };
         assert_eq!(d, Decision::refuse(orders_db(), Refusal::Failed(failed)));
         let d = decide(
@@ -767,7 +766,7 @@ mod tests {
         );
         let note = Note::NamespaceUnread {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("timeout".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error("shop", "timeout")),
         };
         assert_eq!(d.refusal, None);
         assert_eq!(d.warnings[0], Warning::Note(note));
