@@ -78,7 +78,7 @@ fn gate_write<'a>(request: &AdmissionRequest, c: &Compiled, ctx: &Context<'_>) -
         Err(e) => {
             return Decision::GateWrite(GateWrite::Refused {
                 object: unnamed(),
-                error: gate_object::WriteError::Invalid(e),
+                error: gate_object::WriteError::Invalid(e.to_string()),
                 now: ctx.now,
             })
         }
@@ -136,10 +136,12 @@ impl<'r> Metas<'r> {
     fn of(request: &'r AdmissionRequest) -> Result<Self, String> {
         if request.operation != Operation::Update {
             return Ok(Metas {
-                new: request.metadata(Which::Object)?,
+                new: request.metadata(Which::Object).map_err(|e| e.to_string())?,
                 old: match request.operation {
                     Operation::Create => None,
-                    _ => request.metadata(Which::OldObject)?,
+                    _ => request
+                        .metadata(Which::OldObject)
+                        .map_err(|e| e.to_string())?,
                 },
                 tops: None,
             });
@@ -162,8 +164,8 @@ impl<'r> Metas<'r> {
             None => request.metadata(which),
         };
         Ok(Metas {
-            new: metadata(Which::Object, &mut tops.new)?,
-            old: metadata(Which::OldObject, &mut tops.old)?,
+            new: metadata(Which::Object, &mut tops.new).map_err(|e| e.to_string())?,
+            old: metadata(Which::OldObject, &mut tops.old).map_err(|e| e.to_string())?,
             tops: Some(tops),
         })
     }
@@ -542,7 +544,7 @@ fn from_git(
         }
         Some(field) => Effect::Held(Change::FromGit {
             field,
-            manager: request.field_manager()?,
+            manager: request.field_manager().map_err(|e| e.to_string())?,
         }),
         None => Effect::Passing(otherwise),
     })

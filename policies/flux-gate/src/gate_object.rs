@@ -209,7 +209,8 @@ pub fn lookup(
     };
     match cluster.get(&object) {
         Ok(Some(raw)) => {
-            let view: GateView = context::read(&raw).map_err(LookupError::Malformed)?;
+            let view: GateView =
+                context::read(&raw).map_err(|e| LookupError::Malformed(e.to_string()))?;
             let mut gate = read(&view, namespace).map_err(LookupError::Malformed)?;
             name.clone_into(&mut gate.name);
             Ok(gate)

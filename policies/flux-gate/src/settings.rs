@@ -259,6 +259,7 @@ const MAX_SKEW: SignedDuration = SignedDuration::from_hours(24);
 /// policy-server passes it.
 impl guard_core::Settings for Compiled {
     type Document = Settings;
+    type Error = String;
 
     fn compile(document: Settings) -> Result<Self, String> {
         document.compile()
@@ -272,7 +273,9 @@ impl Settings {
         names::check_dns1123_label(&self.gate_namespace)
             .map_err(|e| format!("gateNamespace: {} {e}", names::quote(&self.gate_namespace)))?;
         let bindings = self.compile_bindings(&gates)?;
-        self.break_glass.validate("breakGlass")?;
+        self.break_glass
+            .validate("breakGlass")
+            .map_err(|e| e.to_string())?;
         if self
             .emergency_override
             .groups

@@ -89,7 +89,7 @@ pub(crate) fn timing_out(api_version: &str, kind: &str, namespace: &str, name: &
 
 /// Settings as policy-server passes them: `Err` is the whole message.
 pub(crate) fn parse(json: &str) -> Result<Compiled, String> {
-    guard_core::settings::parse::<Compiled>(json.as_bytes())
+    guard_core::settings::parse::<Compiled>(json.as_bytes()).map_err(|e| e.to_string())
 }
 
 pub(crate) fn err(json: &str) -> String {

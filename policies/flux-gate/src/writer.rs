@@ -26,7 +26,7 @@ pub(crate) enum Sender {
 }
 
 pub(crate) fn sender(request: &AdmissionRequest, c: &Compiled) -> Result<Sender, String> {
-    let manager = request.field_manager()?;
+    let manager = request.field_manager().map_err(|e| e.to_string())?;
     if controllers::flux_applier(&manager).is_none() {
         return Ok(Sender::Other);
     }

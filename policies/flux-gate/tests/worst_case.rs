@@ -246,6 +246,7 @@ fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     assert!(
         guard_core::settings::parse::<flux_gate::Compiled>(more.to_string().as_bytes())
             .unwrap_err()
+            .to_string()
             .contains(&format!("at most {MAX_BINDINGS} bindings"))
     );
     // Each object takes its share of the review, its annotations

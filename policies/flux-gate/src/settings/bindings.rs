@@ -120,10 +120,12 @@ pub(super) fn compile_binding(
             .map_err(|e| format!("{path}.match.namespaces[{i}]: {} {e}", names::quote(ns)))?;
     }
     m.label_selector
-        .validate(&format!("{path}.match.labelSelector"))?;
+        .validate(&format!("{path}.match.labelSelector"))
+        .map_err(|e| e.to_string())?;
     let operations = compile_operations(path, &m.operations)?;
     m.requested_by
-        .validate(&format!("{path}.match.requestedBy"))?;
+        .validate(&format!("{path}.match.requestedBy"))
+        .map_err(|e| e.to_string())?;
     let applied_by = m
         .applied_by
         .iter()
