@@ -104,11 +104,10 @@ bench: build worst-cases
 
 # Each policy's worst case, written under target/bench/worst-case by its
 # tests/worst_case.rs from the limits its settings enforce (megabytes each,
-# so they are made, not kept). Selected from the whole workspace so that
-# cargo unifies the features native-tests' build does and builds each
-# crate once for both.
+# so they are made, not kept). Selected as native-tests selects, so that
+# cargo unifies the same features and builds each crate once for both.
 worst-cases: setup
-	cargo test --profile host --workspace --test worst_case
+	$(NATIVE_TESTS) --test worst_case
 
 # The real policy-server with our modules and the official annotations policy
 # under the same load from Debian's `hey` (skipped without POLICY_SERVER or
@@ -194,9 +193,23 @@ lint-workflows:
 	node .github/lint-workflows.cjs
 
 # Native unit tests, the native corpus runs and the harness' own tests (which
-# use the built modules and the test policy).
+# use the built modules and the test policy). The workspace's tests are built
+# with the features `make build` resolves, so that the harness, wasmtime and
+# sigstore compile once for both; two kinds of crate would change them and are
+# left out of that build:
+# - test-policy, read-floor and noop-floor are modules only (no tests) and
+#   natively pull kubewarden-policy-sdk's `num` features into chrono and sigstore;
+# - the playground's build script's own serde_json and serde_norway unify new
+#   features into the build-time graph of wasmtime's proc macros, which compiles
+#   wasmtime again. Its tests run on their own, in a graph without wasmtime and
+#   in a target directory of their own: its graph resolves serde differently,
+#   and sharing one directory would have each build compile the policies again
+#   for the other.
+NATIVE_TESTS := cargo test --profile host --workspace \
+	--exclude test-policy --exclude read-floor --exclude noop-floor --exclude playground
 native-tests: build test-setup worst-cases
-	cargo test --workspace --profile host
+	$(NATIVE_TESTS)
+	CARGO_TARGET_DIR=$(or $(CARGO_TARGET_DIR),target)/playground-native cargo test --profile host -p playground
 
 replay: build
 	$(DEVTOOLS) replay tests/cases
@@ -245,7 +258,7 @@ fuzz: build
 # binaries for its integration tests): `-p guard-fuzz` alone unifies other
 # features and would compile the harness and the policies again.
 fuzz-smoke: build
-	cargo test --profile host --workspace --no-run
+	$(NATIVE_TESTS) --no-run
 	@status=0; \
 	$(FUZZ) --policy all --engine native --inputs 4000 --seed 1 --progress-seconds 60 \
 		--minimize-seconds 5 --out target/fuzz-smoke || status=1; \

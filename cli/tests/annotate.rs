@@ -25,12 +25,6 @@ use serde_json::{json, Value};
 
 use common::root;
 
-fn test_module() -> PathBuf {
-    let path = common::test_module_path();
-    assert!(path.exists(), "{}: run `make build` first", path.display());
-    path
-}
-
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "reconcile-guard-annotate-{}-{name}",
@@ -56,7 +50,7 @@ fn annotate_with(tool: &Path, dir: &Path, yaml: &str) -> Result<Value, String> {
         .arg(&meta)
         .arg("-o")
         .arg(&out)
-        .arg(test_module())
+        .arg(common::test_module_path())
         .output()
         .unwrap();
     if !result.status.success() {
@@ -241,13 +235,7 @@ fn annotate_refuses_what_kwctl_refuses() {
 #[test]
 fn metadata_with_host_capabilities_is_read_from_the_section() {
     let meta = Metadata::parse(&accepted()[0].1).unwrap();
-    let wasm = metadata::annotate(
-        &std::fs::read(test_module()).unwrap(),
-        &meta,
-        "v1",
-        Some("u"),
-    )
-    .unwrap();
+    let wasm = metadata::annotate(&common::test_module(), &meta, "v1", Some("u")).unwrap();
     let back = metadata::read(&wasm).unwrap().unwrap();
     assert_eq!(
         back.host_capabilities

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 /// The test module, annotated as policy-server requires (it refuses modules
 /// without a protocol version), through the CLI's own `annotate`.
-fn test_module() -> PathBuf {
+fn annotated_test_module() -> PathBuf {
     let raw = common::test_module_path();
     let dir = common::target().join("cli-tests");
     std::fs::create_dir_all(&dir).unwrap();
@@ -80,7 +80,7 @@ request:
 
 #[test]
 fn run_prints_one_admission_response_line_and_exits_zero_when_refused() {
-    let module = test_module();
+    let module = annotated_test_module();
     let (code, out, err) = cli(
         &[
             "run",
@@ -102,7 +102,7 @@ fn run_prints_one_admission_response_line_and_exits_zero_when_refused() {
 
 #[test]
 fn run_pins_the_clock_with_now() {
-    let module = test_module();
+    let module = annotated_test_module();
     let (code, out, err) = cli(
         &[
             "run",
@@ -123,7 +123,7 @@ fn run_pins_the_clock_with_now() {
 
 #[test]
 fn run_fails_clearly_on_invalid_settings_malformed_requests_and_bad_modules() {
-    let module = test_module();
+    let module = annotated_test_module();
     let module = module.to_str().unwrap();
     let (code, out, err) = cli(
         &[

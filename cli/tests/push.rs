@@ -25,13 +25,7 @@ use std::process::Command;
 use host_test::metadata::{self, Metadata};
 use reconcile_guard::oci;
 
-use common::Registry;
-
-fn test_module() -> Vec<u8> {
-    let path = common::test_module_path();
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
-}
+use common::{test_module, Registry};
 
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs

@@ -25,6 +25,47 @@ pub struct Recorded {
     pub error: Option<String>,
 }
 
+impl Recorded {
+    /// `object` as the cluster holds it, under its own `apiVersion`, `kind`,
+    /// `metadata.namespace` and `metadata.name`.
+    pub fn of(object: Value) -> Self {
+        let text = |pointer: &str| {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Self {
+            api_version: text("/apiVersion"),
+            kind: text("/kind"),
+            namespace: text("/metadata/namespace"),
+            name: text("/metadata/name"),
+            error: None,
+            object: Some(object),
+        }
+    }
+
+    /// An object every lookup of which kube-apiserver answers with `error`
+    /// (see [`Recorded::error`]).
+    pub fn failing(
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        error: &str,
+    ) -> Self {
+        Self {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            object: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
 /// The recorded `error` of a kind the cluster does not serve.
 pub const UNSERVED: &str = "not served";
 
@@ -228,14 +269,26 @@ pub struct RecordedCluster<'a> {
     /// The first lookup that got no answer, for the native evaluation (the
     /// policy code carries on with an error it would never have seen).
     unanswered: std::cell::OnceCell<NoAnswer>,
+    /// The lists asked for, in order, for tests of which lists a policy makes.
+    listed: std::cell::RefCell<Vec<Listed>>,
 }
+
+/// One list asked for: `(apiVersion, kind, namespace)`, `None` for all
+/// namespaces.
+pub type Listed = (String, String, Option<String>);
 
 impl<'a> RecordedCluster<'a> {
     pub fn new(objects: &'a [Recorded]) -> Self {
         Self {
             objects,
             unanswered: std::cell::OnceCell::new(),
+            listed: std::cell::RefCell::default(),
         }
+    }
+
+    /// The lists asked for so far through [`Cluster`], in order.
+    pub fn listed(&self) -> Vec<Listed> {
+        self.listed.borrow().clone()
     }
 
     fn of_kind<'b>(
@@ -372,6 +425,11 @@ impl Cluster for RecordedCluster<'_> {
         kind: &str,
         namespace: Option<&str>,
     ) -> Result<Vec<ClusterObject>, ClusterError> {
+        self.listed.borrow_mut().push((
+            api_version.to_string(),
+            kind.to_string(),
+            namespace.map(str::to_string),
+        ));
         match RecordedCluster::list(self, api_version, kind, namespace) {
             Ok(answer) => answer?.iter().map(raw).collect(),
             Err(none) => {

@@ -57,16 +57,74 @@ pub fn takes(object: &Value, bytes: usize) -> Result<(), String> {
     }
 }
 
-/// `Ok` when the keys and values of `object`'s annotations, as kube-apiserver
-/// counts them, fill [`TOTAL_ANNOTATION_SIZE_LIMIT_B`] to within `slack` bytes.
-pub fn fills_annotations(object: &Value, slack: usize) -> Result<(), String> {
-    let size: usize = object
+/// Room left in each generated object for the rest of the review.
+pub const HEADROOM: usize = 16 * 1024;
+
+/// Entries in each settings list the validation does not bound.
+pub const LIST_ENTRIES: usize = 1024;
+
+/// The bytes of `object`'s annotations as kube-apiserver counts them: keys
+/// and values.
+pub fn annotation_bytes(object: &Value) -> usize {
+    object
         .pointer("/metadata/annotations")
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
         .map(|(k, v)| k.len().saturating_add(v.as_str().map_or(0, str::len)))
-        .sum();
+        .sum()
+}
+
+/// The JSON of one filler entry, `"x0000000":"",`; its key alone counts
+/// [`FILLER_KEY`] bytes towards the annotations' limit.
+const FILLER_JSON: usize = r#""x0000000":"","#.len();
+const FILLER_KEY: usize = "x0000000".len();
+
+/// Adds `count` entries `"{prefix}{i:07}": ""` to the map at `pointer`.
+fn add_fillers(object: &mut Value, pointer: &str, prefix: char, count: usize) {
+    if let Some(map) = object.pointer_mut(pointer).and_then(Value::as_object_mut) {
+        map.extend((0..count).map(|i| (format!("{prefix}{i:07}"), Value::from(""))));
+    }
+}
+
+/// How many filler entries `object` takes before it reaches `budget` bytes
+/// as compact JSON.
+fn fillers_within(object: &Value, budget: usize) -> usize {
+    budget.saturating_sub(json_size(object)) / FILLER_JSON
+}
+
+/// Fills the map at `pointer` (labels, `spec.postBuild.substitute`) with
+/// short entries (`{prefix}0000000: ""`) until `object` reaches `budget`.
+pub fn fill_map(object: &mut Value, pointer: &str, prefix: char, budget: usize) {
+    let count = fillers_within(object, budget);
+    add_fillers(object, pointer, prefix, count);
+}
+
+/// Fills `object`'s labels (which have no total limit) with short ones
+/// (`l0000000: ""`) until it reaches `budget`.
+pub fn fill_labels(object: &mut Value, budget: usize) {
+    fill_map(object, "/metadata/labels", 'l', budget);
+}
+
+/// Adds short annotations (`{prefix}0000000: ""`) while `object` stays
+/// within `object_budget` bytes and its annotations within
+/// `annotation_budget` (as [`annotation_bytes`] counts them; `usize::MAX`
+/// for an object mutating admission sees before the size is validated).
+pub fn fill_annotations(
+    object: &mut Value,
+    prefix: char,
+    object_budget: usize,
+    annotation_budget: usize,
+) {
+    let by_annotations = annotation_budget.saturating_sub(annotation_bytes(object)) / FILLER_KEY;
+    let count = fillers_within(object, object_budget).min(by_annotations);
+    add_fillers(object, "/metadata/annotations", prefix, count);
+}
+
+/// `Ok` when the keys and values of `object`'s annotations, as kube-apiserver
+/// counts them, fill [`TOTAL_ANNOTATION_SIZE_LIMIT_B`] to within `slack` bytes.
+pub fn fills_annotations(object: &Value, slack: usize) -> Result<(), String> {
+    let size = annotation_bytes(object);
     if size <= TOTAL_ANNOTATION_SIZE_LIMIT_B
         && size > TOTAL_ANNOTATION_SIZE_LIMIT_B.saturating_sub(slack)
     {
@@ -81,6 +139,21 @@ pub fn fills_annotations(object: &Value, slack: usize) -> Result<(), String> {
 /// `<root>/target/bench/worst-case/<policy>-worst-case.yaml`.
 pub fn path(root: &Path, policy: &str) -> PathBuf {
     root.join(DIR).join(format!("{policy}-worst-case.yaml"))
+}
+
+/// The AdmissionReview of `request` (its `uid`, `name`, `operation`,
+/// objects …) for an object of `group`, `version` and `kind` written to
+/// `resource`, asked for as it is written (`requestKind`, `requestResource`).
+pub fn review(group: &str, version: &str, kind: &str, resource: &str, mut request: Value) -> Value {
+    let kind = serde_json::json!({"group": group, "version": version, "kind": kind});
+    let resource = serde_json::json!({"group": group, "version": version, "resource": resource});
+    if let Some(map) = request.as_object_mut() {
+        map.insert("kind".into(), kind.clone());
+        map.insert("requestKind".into(), kind);
+        map.insert("resource".into(), resource.clone());
+        map.insert("requestResource".into(), resource);
+    }
+    serde_json::json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
 }
 
 /// Writes a policy's worst case (a corpus case, as one line of JSON, which
@@ -100,5 +173,21 @@ pub fn write(root: &Path, policy: &str, case: &Value) -> Result<PathBuf, String>
     }
     let text = serde_json::to_string(case).map_err(|e| e.to_string())? + "\n";
     std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(file)
+}
+
+/// [`write`]s the worst case of `entry`'s policy and checks that the verdict
+/// it records is the policy's (the native evaluation, as policy-server
+/// would reply); returns where it went.
+pub fn write_checked(entry: &guard_core::Entry, case: &Value) -> Result<PathBuf, String> {
+    let file = write(&workspace_root(), entry.name, case)?;
+    let (count, failures) = crate::check_native(entry, &file)?;
+    if count != 1 || !failures.is_empty() {
+        return Err(format!(
+            "{}: {count} cases, failing: {}",
+            file.display(),
+            failures.join("\n")
+        ));
+    }
     Ok(file)
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use host_test::capabilities::{Exchange, Grants, Host, Source};
 use host_test::harness::Policy;
-use host_test::host::{CallError, Limits};
+use host_test::host::{thread_cpu_time, CallError, Limits};
 use host_test::replay::{median, percentile};
 
 /// One input to time: a request, settings and recorded cluster state.
@@ -129,9 +129,13 @@ pub struct Row {
     /// whole (the protocol hands back a whole `mutated_object`, never a
     /// patch): its own fresh median. The budget is then held to it.
     pub write_floor_own_median_us: Option<f64>,
-    /// `fresh_own_median_us` over the write floor where there is one, else
-    /// over the read floor.
+    /// The policy's own time over the floor's (the write floor where there
+    /// is one, else the read floor), the two timed in turn: the median of
+    /// the rounds' ratios ([`Rounds::ratios`]).
     pub own_over_read_floor: Option<f64>,
+    /// Those ratios' first and third quartiles, and the rounds timed.
+    pub own_over_floor_quartiles: Option<(f64, f64)>,
+    pub floor_rounds: Option<usize>,
     /// An answer, peak memory under [`BUDGET_MEMORY_BYTES`] and, where the
     /// read floor was measured, the own time within
     /// [`BUDGET_READ_FLOOR_MULTIPLE`] times it.
@@ -348,33 +352,25 @@ pub fn bench_policy(
         let (fresh, host_times) = time_fresh(&policy, input, &payload, iterations, host);
         let own = own_times(&fresh, &host_times);
         // The floor, reading only or also writing the object back, timed
-        // in turn with the policy (one of each per round, so that both see
-        // the same load on the machine): (floor own median, floor host
-        // median, the policy's own median beside it).
-        let floor_of = |write_back: bool| -> Result<(f64, f64, f64)> {
+        // in turn with the policy ([`read_floor_us`]).
+        let floor_of = |write_back: bool| -> Result<Against> {
             let paired = Paired {
                 policy: &policy,
                 payload: &payload,
                 host: &host,
             };
-            let (floor, floor_host, own_beside) = read_floor_us(
+            let rounds = read_floor_us(
                 read_floor, input, &lookups, allowed, write_back, iterations, &paired,
             )?;
-            Ok((
-                median(&own_times(&floor, &floor_host)),
-                median(&floor_host),
-                median(&own_beside),
-            ))
+            Ok(Against::of(&rounds))
         };
         let read_floor = input.with_floor.then(|| floor_of(false)).transpose()?;
         let write_floor = (input.with_floor && mutated(&reply))
             .then(|| floor_of(true))
             .transpose()?;
         // A policy that mutated is held to the floor that writes back too.
-        let own_over_read_floor = write_floor
-            .or(read_floor)
-            .filter(|(floor, _, _)| *floor > 0.0)
-            .map(|(floor, _, own)| own / floor);
+        let held_to = write_floor.as_ref().or(read_floor.as_ref());
+        let own_over_read_floor = held_to.map(|a| a.ratio).filter(|ratio| *ratio > 0.0);
         let (warm, native) = if answered {
             let mut warm_instance = policy
                 .module()
@@ -422,10 +418,12 @@ pub fn bench_policy(
             memory_per_input_byte: peak_memory_bytes as f64
                 / (payload.len() + context_bytes).max(1) as f64,
             fresh_own_median_us: median(&own),
-            read_floor_own_median_us: read_floor.map(|(own, _, _)| own),
-            read_floor_host_median_us: read_floor.map(|(_, host, _)| host),
-            write_floor_own_median_us: write_floor.map(|(own, _, _)| own),
+            read_floor_own_median_us: read_floor.as_ref().map(|a| a.own),
+            read_floor_host_median_us: read_floor.as_ref().map(|a| a.host),
+            write_floor_own_median_us: write_floor.as_ref().map(|a| a.own),
             own_over_read_floor,
+            own_over_floor_quartiles: held_to.map(|a| a.quartiles),
+            floor_rounds: held_to.map(|a| a.rounds),
             within_budget: answered
                 && peak_memory_bytes <= BUDGET_MEMORY_BYTES
                 && own_over_read_floor.is_none_or(|x| x <= BUDGET_READ_FLOOR_MULTIPLE),
@@ -502,14 +500,37 @@ pub struct Paired<'a> {
     pub host: &'a dyn Fn() -> Box<Host>,
 }
 
+/// A floor timed in turn with a policy, summed up: the floor's own and host
+/// medians, the median of the rounds' ratios, their quartiles, the rounds.
+struct Against {
+    own: f64,
+    host: f64,
+    ratio: f64,
+    quartiles: (f64, f64),
+    rounds: usize,
+}
+
+impl Against {
+    fn of(rounds: &Rounds) -> Self {
+        let ratios = rounds.ratios();
+        Self {
+            own: median(&rounds.floor_own()),
+            host: median(&rounds.floor_host),
+            ratio: median(&ratios),
+            quartiles: (percentile(&ratios, 25.0), percentile(&ratios, 75.0)),
+            rounds: ratios.len(),
+        }
+    }
+}
+
 /// The read floor under an input (`host-test/read-floor`): a module that
 /// parses the same request and the policy's settings strictly, makes the
 /// same lookups (`lookups`, those the policy made) against the same
 /// recorded cluster and parses each answer, keeping nothing, then allows;
 /// with `write_back` (the policy mutated) it hands the object back whole.
-/// Timed in turn with `beside`, one evaluation of each per round: the
-/// floor's fresh times, their host shares, and the policy's own times
-/// (its host share taken out) from the same rounds, in microseconds.
+/// Timed in turn with `beside`, one evaluation of each per round, the first
+/// of the two alternating, so that the machine's load and any warmth one
+/// leaves the other fall on both alike.
 pub fn read_floor_us(
     floor: &Policy,
     input: &Input,
@@ -518,7 +539,7 @@ pub fn read_floor_us(
     write_back: bool,
     iterations: usize,
     beside: &Paired<'_>,
-) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+) -> Result<Rounds> {
     let request = conformance::as_policy_server_sends(&input.request)
         .map_err(|e| anyhow::anyhow!("{}: {e}", input.label))?;
     let calls: Vec<Value> = lookups
@@ -541,32 +562,82 @@ pub fn read_floor_us(
         );
     }
     let limits = Limits::default();
+    // One call on a fresh instance: (time, host share), µs of the thread's
+    // CPU time, so that the time the thread waits for a core while the
+    // machine's other processes run counts for neither.
     let once = |policy: &Policy, payload: &[u8], host: Box<Host>| -> Option<(f64, f64)> {
         let mut instance = policy.module().instantiate(input.now, &limits, host).ok()?;
-        let start = Instant::now();
+        let start = thread_cpu_time();
         let _ = instance.call("validate", payload);
-        let took = start.elapsed().as_secs_f64() * 1e6;
-        Some((took, instance.host_time().as_secs_f64() * 1e6))
+        let took = thread_cpu_time().saturating_sub(start).as_secs_f64() * 1e6;
+        Some((took, instance.host_cpu_time().as_secs_f64() * 1e6))
     };
-    let (mut fresh, mut host_times, mut own_beside) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rounds = Rounds::default();
     let loop_start = Instant::now();
-    while fresh.len() < iterations {
+    while rounds.floor.len() < iterations {
         let floor_host = host();
         let policy_host = (beside.host)();
-        if let Some((took, in_host)) = once(floor, &payload, floor_host) {
-            fresh.push(took);
-            host_times.push(in_host);
+        let floor_run = || once(floor, &payload, floor_host);
+        let policy_run = || once(beside.policy, beside.payload, policy_host);
+        let (floor_time, policy_time) = if rounds.floor.len() % 2 == 0 {
+            let floor_time = floor_run();
+            (floor_time, policy_run())
+        } else {
+            let policy_time = policy_run();
+            (floor_run(), policy_time)
+        };
+        if let (Some(f), Some(p)) = (floor_time, policy_time) {
+            rounds.push(f, p);
         }
-        if let Some((took, in_host)) = once(beside.policy, beside.payload, policy_host) {
-            own_beside.push(took - in_host);
-        }
-        if fresh.len() >= MIN_SAMPLES
+        if rounds.floor.len() >= MIN_ROUNDS
             && loop_start.elapsed().as_secs_f64() > 2.0 * TIME_PER_LOOP_SECONDS
         {
             break;
         }
     }
-    Ok((fresh, host_times, own_beside))
+    Ok(rounds)
+}
+
+/// Worst cases are timed against their floor for at least this many rounds
+/// (one evaluation of each), however long they take: the per-round ratio's
+/// median needs them to stay put from run to run.
+pub const MIN_ROUNDS: usize = 31;
+
+/// A floor and a policy timed in turn: each round's times, µs.
+#[derive(Debug, Default)]
+pub struct Rounds {
+    /// The floor's fresh times and their host shares.
+    pub floor: Vec<f64>,
+    pub floor_host: Vec<f64>,
+    /// The policy's own times (its host share taken out).
+    pub policy_own: Vec<f64>,
+}
+
+impl Rounds {
+    fn push(&mut self, (floor, floor_host): (f64, f64), (policy, policy_host): (f64, f64)) {
+        self.floor.push(floor);
+        self.floor_host.push(floor_host);
+        self.policy_own.push(policy - policy_host);
+    }
+
+    /// The floor's own times.
+    pub fn floor_own(&self) -> Vec<f64> {
+        own_times(&self.floor, &self.floor_host)
+    }
+
+    /// The policy's own time over the floor's, round by round: the median
+    /// of these is the multiple held to the budget. The two of a round run
+    /// within milliseconds of each other, so a load that lasts longer than a
+    /// round slows both and leaves their ratio; the median sets aside the
+    /// rounds where it hit only one of them.
+    pub fn ratios(&self) -> Vec<f64> {
+        self.floor_own()
+            .iter()
+            .zip(&self.policy_own)
+            .filter(|(floor, _)| **floor > 0.0)
+            .map(|(floor, policy)| policy / floor)
+            .collect()
+    }
 }
 
 /// A policy on an input beside the engine's no-op floor
@@ -802,7 +873,7 @@ pub fn print_budget(rows: &[Row]) {
                 None => opt(r.read_floor_own_median_us.map(ms), 2),
             },
             opt(r.read_floor_host_median_us.map(ms), 2),
-            opt(r.own_over_read_floor, 1),
+            opt(r.own_over_read_floor, 2),
             opt(r.floor_fresh_median_us.map(ms), 2),
             opt(r.warm_median_us.map(ms), 2),
             opt(r.native_median_us.map(ms), 2),

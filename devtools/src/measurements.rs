@@ -10,8 +10,8 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use crate::bench::{
-    ratio, BesideNoop, Row, BUDGET_MEMORY_BYTES, BUDGET_READ_FLOOR_MULTIPLE, MIN_SAMPLES,
-    TIME_PER_LOOP_SECONDS,
+    ratio, BesideNoop, Row, BUDGET_MEMORY_BYTES, BUDGET_READ_FLOOR_MULTIPLE, MIN_ROUNDS,
+    MIN_SAMPLES, TIME_PER_LOOP_SECONDS,
 };
 use crate::growth::GrowthRow;
 
@@ -96,12 +96,16 @@ holds its settings at every limit they accept and a request at policy-server's 2
 It is held to its **read floor**: `host-test/read-floor`, a module that parses the same request \
 and settings, makes the same lookups against the same recorded cluster and parses every answer, \
 then allows; for a policy that mutated, the **write floor**, which also hands the object back \
-whole, as the protocol's reply requires. Own time is a fresh evaluation less the host's share \
+whole, as the protocol's reply requires. The floor and the policy are timed in turn, one \
+evaluation of each per round, which of the two goes first alternating, for at least {MIN_ROUNDS} \
+rounds and {floor_seconds:.0} s; x floor is the median of the rounds' ratios (own time over the \
+floor's own time), with its quartiles. Own time is a fresh evaluation less the host's share \
 of answering lookups (which policy-server pays too). The **growth** table times one typical \
 request of each context-aware policy with its recorded cluster padded to 10, 100, 1,000 and \
 10,000 objects of the kinds it may look up, each placed where it cannot change the verdict \
 (`devtools/src/growth.rs`); handed KiB is deterministic, the times are not. Times are medians \
-of one run on the machine above, which may be shared: the load average says how busy it was."
+of one run on the machine above, which may be shared: the load average says how busy it was.",
+        floor_seconds = 2.0 * TIME_PER_LOOP_SECONDS
     )
 }
 
@@ -171,8 +175,8 @@ impl Measurements {
              official: Kubewarden's annotations policy on the same request, fresh (- when \
              `OFFICIAL_POLICY` was not set).\n\n\
              | policy | input MiB | answer | fresh ms | own ms | host ms | floor own ms | x floor \
-             | official ms | native ms | peak MiB | peak ÷ input | samples | budget |\n\
-             |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+             | quartiles | rounds | official ms | native ms | peak MiB | peak ÷ input | samples | budget |\n\
+             |---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n",
             BUDGET_MEMORY_BYTES >> 20
         );
         // Only worst cases are timed against the read floor.
@@ -187,7 +191,7 @@ impl Measurements {
             };
             let _ = writeln!(
                 out,
-                "| {} | {:.1} | {} | {} | {} | {} | {floor} | {} | {} | {} | {:.1} | {:.1}x | {} | {} |",
+                "| {} | {:.1} | {} | {} | {} | {} | {floor} | {} | {} | {} | {} | {} | {:.1} | {:.1}x | {} | {} |",
                 r.policy,
                 mib(r.payload_bytes + r.context_bytes),
                 r.outcome,
@@ -195,7 +199,10 @@ impl Measurements {
                 ms(r.fresh_own_median_us),
                 ms(r.fresh_host_median_us),
                 r.own_over_read_floor
-                    .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
+                    .map_or_else(|| "-".into(), |x| format!("{x:.2}x")),
+                r.own_over_floor_quartiles
+                    .map_or_else(|| "-".into(), |(q1, q3)| format!("{q1:.2}–{q3:.2}")),
+                r.floor_rounds.map_or_else(|| "-".into(), |n| n.to_string()),
                 opt_ms(r.floor_fresh_median_us),
                 opt_ms(r.native_median_us),
                 mib(r.peak_memory_bytes),

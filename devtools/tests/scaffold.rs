@@ -4,9 +4,8 @@
 //! `make scaffold` builds everything and writes the deploy manifest, and the
 //! new policy's corpus is replayed through its compiled module (and natively,
 //! which must agree). The copy builds in its own target folder, seeded with
-//! hard links to this one's dependencies so that only what the new policy
-//! changes is compiled (cargo replaces an output it rebuilds rather than
-//! writing through the link; its lock files are not linked).
+//! hard links to this one's compiled dependencies (and copies of their
+//! fingerprints) so that only what the new policy changes is compiled.
 
 #![allow(
     clippy::unwrap_used,
@@ -126,22 +125,25 @@ fn copy_repository(root: &Path, target: &Path) -> PathBuf {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run(root, "cp", &args);
     std::os::unix::fs::symlink(root.join("node_modules"), copy.join("node_modules")).unwrap();
-    // The harness and the tools are compiled again in the copy (its catalog changed); without
-    // optimizations that takes a third of the time, and it runs two cases.
+    // The harness, the CLI and the tools are compiled again in the copy (its catalog changed);
+    // without optimizations that takes a third of the time, and they run two cases.
     std::fs::create_dir_all(copy.join(".cargo")).unwrap();
-    std::fs::write(
-        copy.join(".cargo/config.toml"),
-        "[profile.host.package.host-test]\nopt-level = 0\n[profile.host.package.devtools]\nopt-level = 0\n",
-    )
-    .unwrap();
+    let unoptimized: String = ["host-test", "reconcile-guard", "devtools"]
+        .iter()
+        .map(|package| format!("[profile.host.package.{package}]\nopt-level = 0\n"))
+        .collect();
+    std::fs::write(copy.join(".cargo/config.toml"), unoptimized).unwrap();
     for profile in ["host", "wasm32-wasip1/release"] {
         let to = copy.join("target").join(profile);
         std::fs::create_dir_all(&to).unwrap();
-        for part in ["deps", "build", ".fingerprint"] {
+        // Compiled crates are linked (rustc replaces an output it rebuilds); the fingerprints
+        // and build-script outputs, which cargo rewrites in place, are copied, so that a
+        // rebuild in the copy cannot mark this build's crates stale through a shared inode.
+        for (part, how) in [("deps", "-al"), ("build", "-a"), (".fingerprint", "-a")] {
             let from = target.join(profile).join(part);
             if from.is_dir() {
                 let (from, to) = (from.display().to_string(), to.display().to_string());
-                run(root, "cp", &["-al", &from, &to]);
+                run(root, "cp", &[how, &from, &to]);
             }
         }
     }

@@ -13,7 +13,6 @@ pub mod engine;
 pub mod minimize;
 pub mod mutate;
 pub mod oracle;
-pub mod prng;
 pub mod raw;
 pub mod repro;
 pub mod run;

@@ -7,11 +7,11 @@ use conformance::cluster::Recorded;
 use guard_core::Timestamp;
 use serde_json::{json, Map, Value};
 
-use crate::prng::Rng;
 use crate::raw::RawOp;
 use crate::seeds::{Corpus, Field, Seed, Shape};
 use crate::tree::{self, Seg};
 use crate::values::{self, CRONS, DURATIONS, OPERATIONS, SUB_RESOURCES, TIME_ZONES};
+use guard_core::testing::Rng;
 
 /// The classes of mutation, for reports and for the tests that check each
 /// one is produced.

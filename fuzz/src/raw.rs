@@ -7,7 +7,7 @@
 //! Each operation names its position as a fraction of the candidate places,
 //! so that it applies again to the smaller payloads of a minimization.
 
-use crate::prng::Rng;
+use guard_core::testing::Rng;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RawOp {

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::engine::{payloads, EngineKind};
 use crate::mutate::Input;
 use crate::oracle::{Finding, Operation};
-use crate::prng::name_hash;
+use guard_core::testing::rng::name_hash;
 
 /// A recorded context object as a case writes it.
 pub fn recorded_to_value(r: &Recorded) -> Value {

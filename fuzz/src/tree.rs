@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::prng::Rng;
+use guard_core::testing::Rng;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seg {

@@ -6,7 +6,7 @@
 use guard_core::Timestamp;
 use serde_json::{json, Value};
 
-use crate::prng::Rng;
+use guard_core::testing::Rng;
 
 /// Pieces of text that are valid UTF-8 but unkind to string code.
 pub const ODD_PIECES: &[&str] = &[

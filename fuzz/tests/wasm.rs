@@ -11,7 +11,9 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
-use std::path::PathBuf;
+#[path = "../../host-test/tests/common/mod.rs"]
+mod common;
+
 use std::time::Duration;
 
 use guard_fuzz::engine::{self, EngineKind, Thresholds, Wasm};
@@ -25,16 +27,8 @@ use host_test::host::Limits;
 use host_test::metadata::{self, Metadata};
 use serde_json::{json, Value};
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-}
-
 fn test_policy() -> Wasm {
-    let path = target_dir().join("wasm32-wasip1/release/test_policy.wasm");
-    let wasm = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()));
+    let wasm = common::test_module();
     let meta = Metadata::from_yaml(
         r#"
 rules:
@@ -169,7 +163,7 @@ fn a_finding_is_minimized_and_saved_as_a_loadable_case() {
         .iter()
         .any(|f| f.same_as(finding)));
 
-    let out = target_dir()
+    let out = common::target()
         .join("fuzz-tests")
         .join(format!("saved-{}", std::process::id()));
     let origin = Origin {

@@ -163,6 +163,18 @@ struct HostState {
     capabilities: Box<dyn Capabilities>,
     /// Time spent answering host calls: policy-server's side of a lookup.
     host_time: Duration,
+    /// The same, on the thread's CPU clock ([`thread_cpu_time`]).
+    host_cpu_time: Duration,
+}
+
+/// The CPU time the calling thread has run: unlike the wall clock, it does
+/// not count the time the thread waited for a core while other processes ran.
+pub fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// A policy module, compiled and linked once, instantiated per call.
@@ -250,6 +262,7 @@ impl PolicyModule {
             host_error: Vec::new(),
             capabilities,
             host_time: Duration::ZERO,
+            host_cpu_time: Duration::ZERO,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
@@ -340,6 +353,11 @@ impl Instance<'_> {
     /// serializing of looked-up objects that policy-server does too).
     pub fn host_time(&self) -> Duration {
         self.store.data().host_time
+    }
+
+    /// [`Instance::host_time`] on the thread's CPU clock.
+    pub fn host_cpu_time(&self) -> Duration {
+        self.store.data().host_cpu_time
     }
 
     /// Log lines the guest sent through `tracing/log` and `__console_log`.
@@ -457,10 +475,12 @@ fn link_wapc(linker: &mut Linker<HostState>) -> Result<()> {
             state.host_response.clear();
             state.host_error.clear();
             let started = Instant::now();
+            let started_cpu = thread_cpu_time();
             let answer = state
                 .capabilities
                 .call(&binding, &namespace, &operation, &payload);
             state.host_time += started.elapsed();
+            state.host_cpu_time += thread_cpu_time().saturating_sub(started_cpu);
             match answer {
                 Ok(reply) => {
                     state.host_response = reply;

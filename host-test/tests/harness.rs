@@ -24,12 +24,6 @@ use host_test::host::{Limits, TIMEOUT_MESSAGE};
 use host_test::metadata::{self, Metadata};
 use serde_json::{json, Value};
 
-fn test_module() -> Vec<u8> {
-    let path = common::test_module_path();
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run `make build` first", path.display()))
-}
-
 /// The test module annotated to be granted Namespace lookups only.
 fn policy() -> Policy {
     let meta = Metadata::from_yaml(
@@ -52,7 +46,7 @@ annotations:
 "#,
     )
     .unwrap();
-    let wasm = metadata::annotate(&test_module(), &meta, "v1", Some("usage")).unwrap();
+    let wasm = metadata::annotate(&common::test_module(), &meta, "v1", Some("usage")).unwrap();
     Policy::from_bytes("test-policy".into(), &wasm).unwrap()
 }
 
@@ -138,7 +132,7 @@ fn answers_protocol_version_v1_and_validates_settings() {
     let p = policy();
     assert_eq!(p.protocol_version().unwrap(), "v1");
     // Like policy-server, the harness reads the version from the annotation.
-    let err = Policy::from_bytes("bare".into(), &test_module())
+    let err = Policy::from_bytes("bare".into(), &common::test_module())
         .err()
         .unwrap();
     assert!(
@@ -632,7 +626,7 @@ fn annotate_stores_metadata_once_and_keeps_the_module_runnable() {
     assert_eq!(meta.protocol_version.as_deref(), Some("v1"));
     assert_eq!(meta.annotations["io.kubewarden.policy.usage"], "usage");
     // Re-annotating replaces the section rather than adding a second one.
-    let once = metadata::annotate(&test_module(), &meta, "v1", None).unwrap();
+    let once = metadata::annotate(&common::test_module(), &meta, "v1", None).unwrap();
     let twice = metadata::annotate(&once, &meta, "v1", None).unwrap();
     assert_eq!(once, twice);
     assert!(Policy::from_bytes("again".into(), &twice).is_ok());

@@ -1,7 +1,7 @@
-//! What the test binaries of host-test, reconcile-guard (cli/) and devtools
-//! need: the repository's places, a scratch folder, the real engines, a real
-//! OCI registry. The other two crates include this file by its path; each
-//! binary uses part of it.
+//! What the test binaries of host-test, reconcile-guard (cli/), devtools and
+//! guard-fuzz need: the repository's places, the test module, a scratch
+//! folder, the real engines, a real OCI registry. The other crates include
+//! this file by its path; each binary uses part of it.
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
@@ -33,9 +33,18 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
     dir
 }
 
-/// The raw test policy module (`make build` builds it).
+/// The raw test policy module, built (`make build` builds it; a test that
+/// needs it fails with that advice where it is not).
 pub fn test_module_path() -> PathBuf {
-    target().join("wasm32-wasip1/release/test_policy.wasm")
+    let path = target().join("wasm32-wasip1/release/test_policy.wasm");
+    assert!(path.exists(), "{}: run `make build` first", path.display());
+    path
+}
+
+/// The raw test policy module's bytes.
+pub fn test_module() -> Vec<u8> {
+    let path = test_module_path();
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// A real Kubewarden engine, where one is installed (`KWCTL` /

@@ -447,7 +447,6 @@ mod tests {
     use crate::test_support::*;
     use crate::values::*;
     use guard_core::request::Part;
-    use guard_core::ClusterError;
 
     fn default_manage() -> Resolved {
         Resolved {
@@ -473,13 +472,13 @@ mod tests {
 
     #[test]
     fn nothing_is_protected_by_default() {
-        let d = decide(&delete(json!({})), json!({}), &Namespaces::none());
+        let d = decide(&delete(json!({})), json!({}), &NoCluster);
         assert_eq!(d, Decision::pass(orders_db()));
     }
 
     #[test]
     fn a_protected_manage_deletion_is_refused_with_both_ways_out() {
-        let v = eval(&delete(json!({})), protect(), &Namespaces::none());
+        let v = eval(&delete(json!({})), protect(), &NoCluster);
         assert_eq!(
             message(&v),
             "FlexibleServer shop/orders-db is protected from deletion: ASO \
@@ -497,20 +496,12 @@ mod tests {
     #[test]
     fn confirmed_deletions_pass_and_wrong_confirmations_are_named() {
         let key = "reconcile-guard.io/confirm-delete";
-        let d = decide(
-            &delete(json!({ key: "orders-db" })),
-            protect(),
-            &Namespaces::none(),
-        );
+        let d = decide(&delete(json!({ key: "orders-db" })), protect(), &NoCluster);
         let confirmed = Decision::pass(orders_db())
             .warned([Warning::Confirmed(default_manage())])
             .audited(Audit::Confirmed);
         assert_eq!(d, confirmed);
-        let d = decide(
-            &delete(json!({ key: "yes" })),
-            protect(),
-            &Namespaces::none(),
-        );
+        let d = decide(&delete(json!({ key: "yes" })), protect(), &NoCluster);
         let protected = Protected {
             effective: default_manage(),
             children: Vec::new(),
@@ -528,7 +519,7 @@ mod tests {
         let d = decide(
             &delete(json!({"example.com/delete": "orders-db"})),
             custom,
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.audit, Some(Audit::Confirmed));
     }
@@ -539,7 +530,7 @@ mod tests {
             let d = decide(
                 &delete(json!({ RECONCILE_POLICY: policy.as_str() })),
                 protect(),
-                &Namespaces::none(),
+                &NoCluster,
             );
             let on_object = Resolved {
                 policy,
@@ -554,7 +545,7 @@ mod tests {
         let d = decide(
             &delete(json!({})),
             protect(),
-            &Namespaces::with("shop", Some("detach-on-delete")),
+            &RecordedCluster::new(&with_namespace("shop", Some("detach-on-delete"))),
         );
         let inherited = Resolved {
             policy: ReconcilePolicy::DetachOnDelete,
@@ -562,10 +553,7 @@ mod tests {
         };
         assert_eq!(d.warnings, [Warning::Kept(inherited)]);
         let s = json!({"defaultReconcilePolicy": "skip", "deletionProtection": {"namespaces": ["shop"]}});
-        assert_eq!(
-            decide(&delete(json!({})), s, &Namespaces::none()).refusal,
-            None
-        );
+        assert_eq!(decide(&delete(json!({})), s, &NoCluster).refusal, None);
     }
 
     #[test]
@@ -573,7 +561,7 @@ mod tests {
         let d = decide(
             &delete(json!({ RECONCILE_POLICY: "detach-on-deletee" })),
             protect(),
-            &Namespaces::with("shop", Some("skip")),
+            &RecordedCluster::new(&with_namespace("shop", Some("skip"))),
         );
         assert!(
             matches!(&d.refusal, Some(Refusal::Protected { protected, .. })
@@ -590,39 +578,36 @@ mod tests {
     fn selection_by_kind_namespace_and_labels() {
         let other_kind =
             json!({"deletionProtection": {"kinds": [{"group": "storage.azure.com", "kind": "*"}]}});
-        assert!(eval(&delete(json!({})), other_kind, &Namespaces::none()).allowed);
+        assert!(eval(&delete(json!({})), other_kind, &NoCluster).allowed);
         let every_kind = json!({"deletionProtection": {"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "*"}]}});
-        assert!(!eval(&delete(json!({})), every_kind, &Namespaces::none()).allowed);
+        assert!(!eval(&delete(json!({})), every_kind, &NoCluster).allowed);
         let other_ns = json!({"deletionProtection": {"namespaces": ["prod"]}});
-        assert!(eval(&delete(json!({})), other_ns, &Namespaces::none()).allowed);
+        assert!(eval(&delete(json!({})), other_ns, &NoCluster).allowed);
         let labels =
             json!({"deletionProtection": {"labelSelector": {"matchLabels": {"tier": "data"}}}});
-        assert!(!eval(&delete(json!({})), labels, &Namespaces::none()).allowed);
+        assert!(!eval(&delete(json!({})), labels, &NoCluster).allowed);
         // All given criteria must hold.
         let both = json!({"deletionProtection": {"namespaces": ["shop"], "labelSelector": {"matchLabels": {"tier": "web"}}}});
-        assert!(eval(&delete(json!({})), both, &Namespaces::none()).allowed);
+        assert!(eval(&delete(json!({})), both, &NoCluster).allowed);
     }
 
     #[test]
     fn bad_input_on_delete() {
         let no_old = request("DELETE", KUSTOMIZE, None, None);
-        let d = decide(&no_old, protect(), &Namespaces::none());
+        let d = decide(&no_old, protect(), &NoCluster);
         assert_eq!(d.refusal, Some(Refusal::NoObject(Which::OldObject)));
         assert_eq!(
-            message(&eval(&no_old, protect(), &Namespaces::none())),
+            message(&eval(&no_old, protect(), &NoCluster)),
             "FlexibleServer shop/orders-db: the DELETE request carries no oldObject"
         );
-        assert_eq!(
-            decide(&no_old, json!({}), &Namespaces::none()).refusal,
-            None
-        );
+        assert_eq!(decide(&no_old, json!({}), &NoCluster).refusal, None);
         let bad = request(
             "DELETE",
             KUSTOMIZE,
             None,
             Some(json!({"metadata": {"labels": "x"}})),
         );
-        let d = decide(&bad, protect(), &Namespaces::none());
+        let d = decide(&bad, protect(), &NoCluster);
         assert!(
             matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::OldObject),
             "{d:?}"
@@ -630,11 +615,14 @@ mod tests {
         let d = decide(
             &delete(json!({})),
             protect(),
-            &Namespaces::failing("shop", "etcdserver: request timed out"),
+            &RecordedCluster::new(&failing_namespace("shop", "etcdserver: request timed out")),
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("etcdserver: request timed out".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error(
+                "shop",
+                "etcdserver: request timed out",
+            )),
         };
         assert_eq!(d.refusal, Some(Refusal::Failed(failed)));
     }
@@ -697,14 +685,14 @@ mod tests {
     fn an_owner_without_a_stored_uid_is_refused() {
         let owns = json!({"deletionProtection": {"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}});
-        let d = decide(&delete(json!({})), owns.clone(), &Namespaces::none());
+        let d = decide(&delete(json!({})), owns.clone(), &NoCluster);
         assert_eq!(d.refusal, Some(Refusal::Failed(Failure::NoUid)));
         let mut numeric = server(json!({}), &[FINALIZER]);
         numeric["metadata"]["uid"] = json!(42);
         let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(numeric)),
             owns.clone(),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(
             d.refusal,
@@ -715,7 +703,7 @@ mod tests {
         let d = decide(
             &request("DELETE", KUSTOMIZE, None, Some(stored)),
             owns,
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.refusal, None);
     }

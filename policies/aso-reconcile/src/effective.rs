@@ -193,39 +193,33 @@ pub(crate) fn namespace_policy(raw: Option<&RawValue>) -> Result<Option<String>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use guard_core::testing::raw;
-    use guard_core::ClusterError;
-    use serde_json::{json, Value};
+    use crate::test_support::{
+        failing_namespace, namespace_lookup_error, Recorded, RecordedCluster,
+    };
+    use serde_json::json;
 
-    struct OneNamespace(Result<Option<Value>, ClusterError>);
-
-    impl Cluster for OneNamespace {
-        fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-            assert_eq!(
-                (o.api_version, o.kind, o.namespace, o.name),
-                ("v1", "Namespace", "", "team-a")
-            );
-            self.0.clone().map(|v| v.as_ref().map(raw))
-        }
-        fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-            Ok(Vec::new())
-        }
-    }
-
-    fn ns(annotation: Option<&str>) -> OneNamespace {
+    /// Namespace `team-a`, with this reconcile-policy annotation.
+    fn ns(annotation: Option<&str>) -> [Recorded; 1] {
         let annotations = annotation.map(|v| json!({ RECONCILE_POLICY: v }));
-        OneNamespace(Ok(Some(
-            json!({"metadata": {"name": "team-a", "annotations": annotations}}),
-        )))
+        [Recorded::of(
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": "team-a", "annotations": annotations}}),
+        )]
     }
 
     fn settings() -> Settings {
         Settings::default()
     }
 
+    /// `resolve` for `team-a`, its Namespace annotated with `namespace`.
+    fn in_ns(object: Option<&str>, s: &Settings, namespace: Option<&str>) -> Effective {
+        resolve(object, "team-a", s, &RecordedCluster::new(&ns(namespace))).unwrap()
+    }
+
     #[test]
     fn the_object_annotation_wins_without_a_lookup() {
-        let cluster = OneNamespace(Err(ClusterError("must not be called".into())));
+        let cluster = failing_namespace("team-a", "must not be called");
+        let cluster = RecordedCluster::new(&cluster);
         let e = resolve(Some("skip"), "team-a", &settings(), &cluster).unwrap();
         assert_eq!(
             (e.policy, e.source),
@@ -240,13 +234,7 @@ mod tests {
             default_reconcile_policy: ReconcilePolicy::Skip,
             ..settings()
         };
-        let e = resolve(
-            Some("detach-on-deletee"),
-            "team-a",
-            &s,
-            &ns(Some("detach-on-delete")),
-        )
-        .unwrap();
+        let e = in_ns(Some("detach-on-deletee"), &s, Some("detach-on-delete"));
         assert_eq!(
             (e.policy, e.source),
             (ReconcilePolicy::Skip, Source::OperatorDefault)
@@ -266,7 +254,7 @@ mod tests {
                 accept_legacy_values,
                 ..settings()
             };
-            let e = resolve(Some("skip-delete"), "team-a", &s, &ns(Some("skip"))).unwrap();
+            let e = in_ns(Some("skip-delete"), &s, Some("skip"));
             assert_eq!(
                 (e.policy, e.source),
                 (ReconcilePolicy::Manage, Source::OperatorDefault)
@@ -277,24 +265,18 @@ mod tests {
                     value: "skip-delete".into()
                 }]
             );
-            let e = resolve(None, "team-a", &s, &ns(Some("run"))).unwrap();
+            let e = in_ns(None, &s, Some("run"));
             assert_eq!(e.source, Source::OperatorDefault);
         }
     }
 
     #[test]
     fn an_empty_value_is_no_value() {
-        let e = resolve(
-            Some(""),
-            "team-a",
-            &settings(),
-            &ns(Some("detach-on-delete")),
-        )
-        .unwrap();
+        let e = in_ns(Some(""), &settings(), Some("detach-on-delete"));
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
         assert!(e.notes.is_empty());
-        let e = resolve(Some(""), "team-a", &settings(), &ns(Some(""))).unwrap();
+        let e = in_ns(Some(""), &settings(), Some(""));
         assert_eq!(
             (e.policy, e.source),
             (ReconcilePolicy::Manage, Source::OperatorDefault)
@@ -304,7 +286,7 @@ mod tests {
 
     #[test]
     fn the_namespace_annotation_is_inherited() {
-        let e = resolve(None, "team-a", &settings(), &ns(Some("detach-on-delete"))).unwrap();
+        let e = in_ns(None, &settings(), Some("detach-on-delete"));
         assert_eq!(e.policy, ReconcilePolicy::DetachOnDelete);
         assert_eq!(e.source, Source::Namespace("team-a".into()));
         assert!(e.notes.is_empty());
@@ -316,14 +298,15 @@ mod tests {
             default_reconcile_policy: ReconcilePolicy::DetachOnDelete,
             ..settings()
         };
-        for cluster in [ns(None), OneNamespace(Ok(None))] {
+        for recorded in [ns(None).to_vec(), Vec::new()] {
+            let cluster = RecordedCluster::new(&recorded);
             let e = resolve(None, "team-a", &s, &cluster).unwrap();
             assert_eq!(
                 (e.policy, e.source.clone()),
                 (ReconcilePolicy::DetachOnDelete, Source::OperatorDefault)
             );
         }
-        let e = resolve(None, "team-a", &settings(), &ns(Some("Skip"))).unwrap();
+        let e = in_ns(None, &settings(), Some("Skip"));
         assert_eq!(e.policy, ReconcilePolicy::Manage);
         assert_eq!(
             e.notes,
@@ -337,11 +320,14 @@ mod tests {
 
     #[test]
     fn an_unreadable_namespace_is_refused_or_noted() {
-        let failing = OneNamespace(Err(ClusterError(
-            "namespaces \"team-a\" is forbidden".into(),
-        )));
-        let forbidden =
-            || NamespaceError::Lookup(ClusterError("namespaces \"team-a\" is forbidden".into()));
+        let failing = failing_namespace("team-a", "namespaces \"team-a\" is forbidden");
+        let failing = RecordedCluster::new(&failing);
+        let forbidden = || {
+            NamespaceError::Lookup(namespace_lookup_error(
+                "team-a",
+                "namespaces \"team-a\" is forbidden",
+            ))
+        };
         assert_eq!(
             resolve(None, "team-a", &settings(), &failing).unwrap_err(),
             Failure::NamespaceLookup {
@@ -363,7 +349,12 @@ mod tests {
                 error: forbidden()
             }]
         );
-        let garbage = OneNamespace(Ok(Some(json!({"metadata": {"annotations": [1]}}))));
+        let garbage = [Recorded {
+            object: Some(json!({"metadata": {"annotations": [1]}})),
+            error: None,
+            ..failing_namespace("team-a", "")[0].clone()
+        }];
+        let garbage = RecordedCluster::new(&garbage);
         let m = resolve(None, "team-a", &settings(), &garbage).unwrap_err();
         assert!(
             matches!(

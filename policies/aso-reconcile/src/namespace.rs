@@ -74,7 +74,7 @@ mod tests {
             Some(namespace("shop", Some("detach-on-delete"))),
             Some(namespace("shop", None)),
         );
-        let v = eval(&req, json!({}), &Namespaces::none());
+        let v = eval(&req, json!({}), &NoCluster);
         assert!(v.allowed);
         assert_eq!(
             v.warnings,
@@ -91,13 +91,15 @@ mod tests {
     #[test]
     fn a_switch_to_manage_that_deletes_terminating_protected_resources_is_refused() {
         let settings = json!({"deletionProtection": {"kinds": [
-            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}]}});
+            {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer",
+             "version": "v1api20230601preview"}]}});
         let mut terminating = server(json!({}), &[FINALIZER]);
         terminating["metadata"]["deletionTimestamp"] = json!("2026-11-20T09:58:41Z");
         let mut own = terminating.clone();
         own["metadata"]["name"] = json!("own-db");
         own["metadata"]["annotations"] = json!({ RECONCILE_POLICY: "skip" });
-        let cluster = listing(vec![terminating, own, server(json!({}), &[FINALIZER])]);
+        let cluster = recorded(vec![terminating, own, server(json!({}), &[FINALIZER])]);
+        let cluster = RecordedCluster::new(&cluster);
         let req = namespace_request(
             "UPDATE",
             Some(namespace("shop", Some("manage"))),
@@ -119,7 +121,8 @@ mod tests {
         );
         assert!(!eval(&req, settings.clone(), &cluster).allowed);
         // Nothing terminating, or a switch that keeps the Azure resources.
-        let calm = listing(vec![server(json!({}), &[FINALIZER])]);
+        let calm = recorded(vec![server(json!({}), &[FINALIZER])]);
+        let calm = RecordedCluster::new(&calm);
         let req = namespace_request(
             "UPDATE",
             Some(namespace("shop", Some("manage"))),
@@ -144,7 +147,7 @@ mod tests {
         let d = decide(
             &req,
             json!({"defaultReconcilePolicy": "manage"}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let follows = Warning::NamespaceFollows {
             policy: ReconcilePolicy::Manage,
@@ -163,7 +166,7 @@ mod tests {
             Some(namespace("shop", Some("Detach-On-Delete"))),
             None,
         );
-        let m = message(&eval(&req, json!({}), &Namespaces::none())).to_string();
+        let m = message(&eval(&req, json!({}), &NoCluster)).to_string();
         assert!(
             m.starts_with("Namespace shop: annotation serviceoperator.azure.com/reconcile-policy"),
             "{m}"
@@ -174,16 +177,12 @@ mod tests {
             "{m}"
         );
         let req = namespace_request("CREATE", Some(namespace("shop", Some("run"))), None);
-        let d = decide(&req, json!({}), &Namespaces::none());
+        let d = decide(&req, json!({}), &NoCluster);
         let refusal = Refusal::InvalidOnNamespace {
             value: "run".into(),
         };
         assert_eq!(d, Decision::refuse(shop(), refusal));
-        let d = decide(
-            &req,
-            json!({"acceptLegacyValues": true}),
-            &Namespaces::none(),
-        );
+        let d = decide(&req, json!({"acceptLegacyValues": true}), &NoCluster);
         let legacy = Warning::Legacy {
             key: Annotation::ReconcilePolicy,
             value: "run".into(),
@@ -200,10 +199,7 @@ mod tests {
     #[test]
     fn unrelated_changes_pass_quietly() {
         let req = namespace_request("CREATE", Some(namespace("shop", None)), None);
-        assert_eq!(
-            decide(&req, json!({}), &Namespaces::none()),
-            Decision::pass(shop())
-        );
+        assert_eq!(decide(&req, json!({}), &NoCluster), Decision::pass(shop()));
         let mut labelled = namespace("shop", Some("bogus"));
         labelled["metadata"]["labels"] = json!({"team": "orders"});
         let req = namespace_request(
@@ -215,11 +211,11 @@ mod tests {
             value: "bogus".into(),
         };
         assert_eq!(
-            decide(&req, json!({}), &Namespaces::none()),
+            decide(&req, json!({}), &NoCluster),
             Decision::pass(shop()).warned([keeps])
         );
         let req = namespace_request("DELETE", None, Some(namespace("shop", Some("bogus"))));
-        assert_eq!(decide(&req, json!({}), &Namespaces::none()).refusal, None);
+        assert_eq!(decide(&req, json!({}), &NoCluster).refusal, None);
     }
 
     #[test]
@@ -229,7 +225,7 @@ mod tests {
         let d = decide(
             &namespace_request("CREATE", Some(ns), None),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let no_effect = Warning::NoEffectOnNamespace(Annotation::AdoptionPolicy);
         assert_eq!(d, Decision::pass(shop()).warned([no_effect]));
@@ -240,13 +236,13 @@ mod tests {
         let d = decide(
             &namespace_request("CREATE", None, None),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.refusal, Some(Refusal::NoObject(Which::Object)));
         let d = decide(
             &namespace_request("CREATE", Some(json!("x")), None),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(
             matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == guard_core::request::Part::Object),

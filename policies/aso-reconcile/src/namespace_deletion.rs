@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn a_namespace_holding_protected_managed_resources_is_refused() {
-        let cluster = listing(vec![
+        let cluster = recorded(vec![
             listed("orders-db", json!({}), true),
             listed(
                 "kept-db",
@@ -119,6 +119,7 @@ mod tests {
                 true,
             ),
         ]);
+        let cluster = RecordedCluster::new(&cluster);
         let v = eval(&delete_namespace(json!({})), protect(), &cluster);
         assert_eq!(
             message(&v),
@@ -153,7 +154,8 @@ mod tests {
 
     #[test]
     fn unprotected_namespaces_and_settings_without_lookups_pass() {
-        let cluster = listing(vec![listed("orders-db", json!({}), true)]);
+        let cluster = recorded(vec![listed("orders-db", json!({}), true)]);
+        let cluster = RecordedCluster::new(&cluster);
         let req = delete_namespace(json!({}));
         assert!(eval(&req, json!({}), &cluster).allowed);
         let elsewhere = json!({"deletionProtection": {"namespaces": ["prod"], "kinds": [

@@ -456,8 +456,32 @@ pub(crate) fn within(inner: &str, outer: &str) -> bool {
 mod tests {
     use super::*;
     use crate::render::children as describe;
-    use crate::test_support::{listing as cluster, Listing};
+    use crate::test_support::{Recorded, RecordedCluster};
     use serde_json::{json, Value};
+
+    /// `objects` recorded under the apiVersion `p` names for their kind (the
+    /// test objects carry none of their own).
+    fn recorded(p: &DeletionProtection, objects: Vec<Value>) -> Vec<Recorded> {
+        let api_version = |kind: &Value| {
+            let k = p.kinds.iter().find(|k| *kind == k.kind.as_str())?;
+            Some(format!("{}/{}", k.group, k.version.as_deref()?))
+        };
+        objects
+            .into_iter()
+            .map(|mut o| {
+                o["apiVersion"] = json!(api_version(&o["kind"]));
+                Recorded::of(o)
+            })
+            .collect()
+    }
+
+    /// The lists asked for: kind and namespace.
+    fn asked(c: &RecordedCluster) -> Vec<(String, Option<String>)> {
+        c.listed()
+            .into_iter()
+            .map(|(_, kind, ns)| (kind, ns))
+            .collect()
+    }
 
     fn protection(settings: Value) -> DeletionProtection {
         serde_json::from_value(settings).unwrap()
@@ -527,7 +551,8 @@ mod tests {
             object("ResourceGroup", "infra", "rg-shop", "g1"),
             "/resourceGroups/rg-shop",
         );
-        let c = cluster(vec![rg]);
+        let c = recorded(&p, vec![rg]);
+        let c = RecordedCluster::new(&c);
         let alias_id = "/providers/Microsoft.Subscription/aliases/shop";
         let more = |sub: Option<&str>| {
             more(
@@ -570,17 +595,21 @@ mod tests {
             o["spec"] = json!({"scope": scope, "owner": {"name": "apim"}});
             o
         };
-        let c = cluster(vec![
-            sub("by-short-scope", "s1", "/products/starter"),
-            sub(
-                "by-full-scope",
-                "s2",
-                &format!("{SUB}{APIM}/PRODUCTS/starter"),
-            ),
-            sub("by-k8s-name", "s3", "/products/starter-object"),
-            sub("other-product", "s4", "/products/premium"),
-            sub("all-apis", "s5", "/apis"),
-        ]);
+        let c = recorded(
+            &p,
+            vec![
+                sub("by-short-scope", "s1", "/products/starter"),
+                sub(
+                    "by-full-scope",
+                    "s2",
+                    &format!("{SUB}{APIM}/PRODUCTS/starter"),
+                ),
+                sub("by-k8s-name", "s3", "/products/starter-object"),
+                sub("other-product", "s4", "/products/premium"),
+                sub("all-apis", "s5", "/apis"),
+            ],
+        );
+        let c = RecordedCluster::new(&c);
         let id = format!("{SUB}{APIM}/products/starter");
         let more = more(
             "apimanagement.azure.com",
@@ -620,15 +649,19 @@ mod tests {
     #[test]
     fn children_by_owner_reference_or_by_name_before_the_claim() {
         let p = both();
-        let c = cluster(vec![
-            child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
-            child(FS, "shop", "new-db", "s2", "shop-rg", None),
-            // Same name, another owner resolved by ASO (another kind).
-            child(FS, "shop", "other-db", "s3", "shop-rg", Some("77aa")),
-            child(FS, "shop", "far-db", "s4", "other-rg", None),
-            // The name means nothing in another namespace.
-            child(FS, "app", "app-db", "s5", "shop-rg", None),
-        ]);
+        let c = recorded(
+            &p,
+            vec![
+                child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
+                child(FS, "shop", "new-db", "s2", "shop-rg", None),
+                // Same name, another owner resolved by ASO (another kind).
+                child(FS, "shop", "other-db", "s3", "shop-rg", Some("77aa")),
+                child(FS, "shop", "far-db", "s4", "other-rg", None),
+                // The name means nothing in another namespace.
+                child(FS, "app", "app-db", "s5", "shop-rg", None),
+            ],
+        );
+        let c = RecordedCluster::new(&c);
         let children = protected_inside(&RG, &p, &c).unwrap();
         assert_eq!(names(&children), ["shop/orders-db", "shop/new-db"]);
         assert_eq!(
@@ -642,18 +675,23 @@ mod tests {
         let p = protection(json!({"kinds": [
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServersDatabase", "version": "v1"}]}));
         // The server is not listed: the database is found by its ARM id.
-        let c = cluster(vec![with_id(
+        let c = recorded(&p, vec![with_id(
             child(DB, "shop", "orders", "d1", "orders-db", Some("s1")),
             "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/orders-db/databases/orders",
         )]);
+        let c = RecordedCluster::new(&c);
         let children = protected_inside(&RG, &p, &c).unwrap();
         assert_eq!(names(&children), ["shop/orders"]);
         // Not claimed yet (no id, no owner reference): through the listed server.
-        let c = cluster(vec![
-            child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
-            child(DB, "shop", "orders", "d1", "orders-db", None),
-            child(DB, "shop", "claimed", "d2", "orders-db", Some("s1")),
-        ]);
+        let c = recorded(
+            &both(),
+            vec![
+                child(FS, "shop", "orders-db", "s1", "shop-rg", Some("9d1c")),
+                child(DB, "shop", "orders", "d1", "orders-db", None),
+                child(DB, "shop", "claimed", "d2", "orders-db", Some("s1")),
+            ],
+        );
+        let c = RecordedCluster::new(&c);
         let children = protected_inside(&RG, &both(), &c).unwrap();
         assert_eq!(
             names(&children),
@@ -664,7 +702,7 @@ mod tests {
     #[test]
     fn across_namespaces_by_arm_id() {
         let p = both();
-        let c = cluster(vec![
+        let c = recorded(&p, vec![
             // Owner named by ARM id: no owner reference.
             json!({"kind": "FlexibleServer", "metadata": {"name": "app-db", "namespace": "app", "uid": "s9"},
                 "spec": {"owner": {"armId": format!("{SUB}/resourcegroups/SHOP-RG")}}}),
@@ -675,6 +713,7 @@ mod tests {
             with_id(object("FlexibleServer", "team", "near-db", "s7"),
                 "/resourceGroups/shop-rg2/providers/Microsoft.DBforPostgreSQL/flexibleServers/near-db"),
         ]);
+        let c = RecordedCluster::new(&c);
         let children = protected_inside(&RG, &p, &c).unwrap();
         assert_eq!(names(&children), ["app/app-db", "team/team-db"]);
         assert_eq!(
@@ -684,7 +723,7 @@ mod tests {
         );
         // Every namespace is listed once per kind.
         assert_eq!(
-            c.asked.borrow().as_slice(),
+            asked(&c),
             [
                 ("FlexibleServer".to_string(), None),
                 ("FlexibleServersDatabase".to_string(), None)
@@ -698,16 +737,20 @@ mod tests {
             {"group": "resources.azure.com", "kind": "ResourceGroup", "version": "v1"}]}));
         // Adopted twice: the platform team's object, the id cased and ended
         // differently; and the deleted object itself, which is not reported.
-        let c = cluster(vec![
-            with_id(
-                object("ResourceGroup", "infra", "shop-rg", "r2"),
-                "/resourcegroups/SHOP-RG/",
-            ),
-            with_id(
-                object("ResourceGroup", "shop", "shop-rg", "9d1c"),
-                "/resourceGroups/shop-rg",
-            ),
-        ]);
+        let c = recorded(
+            &p,
+            vec![
+                with_id(
+                    object("ResourceGroup", "infra", "shop-rg", "r2"),
+                    "/resourcegroups/SHOP-RG/",
+                ),
+                with_id(
+                    object("ResourceGroup", "shop", "shop-rg", "9d1c"),
+                    "/resourceGroups/shop-rg",
+                ),
+            ],
+        );
+        let c = RecordedCluster::new(&c);
         assert_eq!(
             names(&protected_inside(&RG, &p, &c).unwrap()),
             ["infra/shop-rg"]
@@ -720,20 +763,24 @@ mod tests {
             {"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer", "version": "v1"}],
             "namespaces": ["prod", "data"]}));
         let id = "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/";
-        let c = cluster(vec![
-            with_id(
-                object("FlexibleServer", "data", "d", "s1"),
-                &format!("{id}d"),
-            ),
-            with_id(
-                object("FlexibleServer", "app", "a", "s2"),
-                &format!("{id}a"),
-            ),
-        ]);
+        let c = recorded(
+            &p,
+            vec![
+                with_id(
+                    object("FlexibleServer", "data", "d", "s1"),
+                    &format!("{id}d"),
+                ),
+                with_id(
+                    object("FlexibleServer", "app", "a", "s2"),
+                    &format!("{id}a"),
+                ),
+            ],
+        );
+        let c = RecordedCluster::new(&c);
         assert_eq!(names(&protected_inside(&RG, &p, &c).unwrap()), ["data/d"]);
         // Listed in the protected namespaces only: app's server is not handed over.
         assert_eq!(
-            c.asked.borrow().as_slice(),
+            asked(&c),
             [
                 (FS.to_string(), Some("prod".to_string())),
                 (FS.to_string(), Some("data".to_string()))
@@ -749,16 +796,14 @@ mod tests {
             {"group": "dbforpostgresql.azure.com", "kind": DB, "version": "v1"}],
             "namespaces": namespaces}));
         let id = "/resourceGroups/shop-rg/providers/Microsoft.DBforPostgreSQL/flexibleServers/d";
-        let c = cluster(vec![with_id(object(FS, "team-16", "d", "s1"), id)]);
+        let c = recorded(&p, vec![with_id(object(FS, "team-16", "d", "s1"), id)]);
+        let c = RecordedCluster::new(&c);
         assert_eq!(
             names(&protected_inside(&RG, &p, &c).unwrap()),
             ["team-16/d"]
         );
         // 2 kinds x 17 namespaces is more than MAX_LISTED_KINDS lists.
-        assert_eq!(
-            c.asked.borrow().as_slice(),
-            [(FS.to_string(), None), (DB.to_string(), None)]
-        );
+        assert_eq!(asked(&c), [(FS.to_string(), None), (DB.to_string(), None)]);
     }
 
     #[test]
@@ -800,7 +845,8 @@ mod tests {
             object("FlexibleServer", "shop", "shop-rg", "9d1c"),
             "/resourceGroups/shop-rg/x/y",
         );
-        let c = cluster(vec![web, db, itself]);
+        let c = recorded(&p, vec![web, db, itself]);
+        let c = RecordedCluster::new(&c);
         assert_eq!(names(&protected_inside(&RG, &p, &c).unwrap()), ["shop/db"]);
         let no_version = protection(
             json!({"kinds": [{"group": "dbforpostgresql.azure.com", "kind": "FlexibleServer"}]}),
@@ -813,19 +859,27 @@ mod tests {
     fn a_failed_list_is_an_error() {
         let p = protection(json!({"kinds": [
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
-        let c = Listing {
-            objects: Err("forbidden".into()),
-            ..cluster(Vec::new())
-        };
+        let api_version = "storage.azure.com/v1api20230101";
+        let c = [Recorded::failing(
+            api_version,
+            "StorageAccount",
+            "shop",
+            "a",
+            "forbidden",
+        )];
+        let c = RecordedCluster::new(&c);
         let e = protected_inside(&RG, &p, &c).unwrap_err();
+        // The error the cluster handed the policy (a refused LIST gets no
+        // answer from policy-server; the native run carries on with this).
+        let error = c.unanswered().unwrap().to_string();
         assert_eq!(
             e,
             Failure::List {
-                api_version: "storage.azure.com/v1api20230101".into(),
+                api_version: api_version.into(),
                 kind: "StorageAccount".into(),
                 namespace: None,
                 search: Search::Inside,
-                error: LookupError::Cluster(guard_core::ClusterError("forbidden".into()))
+                error: LookupError::Cluster(guard_core::ClusterError(error))
             }
         );
     }
@@ -836,7 +890,8 @@ mod tests {
             {"group": "storage.azure.com", "kind": "StorageAccount", "version": "v1api20230101"}]}));
         let broken = json!({"kind": "StorageAccount",
             "metadata": {"name": "a", "namespace": "shop", "ownerReferences": "x"}});
-        let e = protected_inside(&RG, &p, &cluster(vec![broken])).unwrap_err();
+        let c = recorded(&p, vec![broken]);
+        let e = protected_inside(&RG, &p, &RecordedCluster::new(&c)).unwrap_err();
         assert!(
             matches!(&e, Failure::List { kind, error, .. }
                 if kind == "StorageAccount" && matches!(error, LookupError::Shape(e)

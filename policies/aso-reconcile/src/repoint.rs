@@ -90,7 +90,7 @@ mod tests {
         let refused = eval(
             &request("UPDATE", ALICE, Some(new.clone()), Some(old.clone())),
             protect.clone(),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(
             message(&refused).starts_with(
@@ -102,7 +102,7 @@ mod tests {
         let by_aso = eval(
             &request("UPDATE", ASO, Some(new), Some(old)),
             protect,
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(by_aso.allowed, "{by_aso:?}");
     }

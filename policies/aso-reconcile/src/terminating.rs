@@ -114,7 +114,8 @@ mod tests {
             json!({ RECONCILE_POLICY: "manage" }),
             &[FINALIZER],
         );
-        let ns = Namespaces::with("shop", Some("skip"));
+        let ns = with_namespace("shop", Some("skip"));
+        let ns = RecordedCluster::new(&ns);
         let protected = Protected {
             effective: Resolved {
                 policy: ReconcilePolicy::Manage,
@@ -147,7 +148,7 @@ mod tests {
             json!({}),
             &[FINALIZER],
         );
-        let d = decide(&req, protect(), &Namespaces::none());
+        let d = decide(&req, protect(), &NoCluster);
         assert!(
             matches!(&d.refusal, Some(Refusal::Protected { switch: Some(s), .. })
                 if s.before.policy == ReconcilePolicy::DetachOnDelete),
@@ -163,7 +164,7 @@ mod tests {
             json!({ RESOURCE_ID: format!("{id}orders-db") }),
             &[FINALIZER],
         );
-        let m = message(&eval(&req, protect(), &Namespaces::none())).to_string();
+        let m = message(&eval(&req, protect(), &NoCluster)).to_string();
         assert!(
             m.starts_with(
                 "FlexibleServer shop/orders-db is being deleted and waits for ASO's finalizer, \
@@ -179,7 +180,7 @@ mod tests {
             json!({ RECONCILE_POLICY: "skip", RESOURCE_ID: format!("{id}orders-db") }),
             &[FINALIZER],
         );
-        assert!(eval(&req, protect(), &Namespaces::none()).allowed);
+        assert!(eval(&req, protect(), &NoCluster).allowed);
     }
 
     #[test]
@@ -208,7 +209,7 @@ mod tests {
                 protect(),
             ),
         ] {
-            let v = eval(&switch(old, new, finalizers), settings, &Namespaces::none());
+            let v = eval(&switch(old, new, finalizers), settings, &NoCluster);
             assert!(v.allowed, "{v:?}");
         }
     }

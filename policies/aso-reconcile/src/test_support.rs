@@ -1,11 +1,11 @@
-//! Builders for the unit tests: ASO objects, requests, recorded Namespaces.
+//! Builders for the unit tests: ASO objects, requests, recorded Namespaces
+//! and objects (for conformance's `RecordedCluster`).
 
+pub use conformance::cluster::Recorded;
+pub use conformance::RecordedCluster;
 use guard_core::testing::RequestBuilder;
-use guard_core::{
-    AdmissionRequest, Cluster, ClusterError, ClusterObject, Context, ObjectRef, Policy, Timestamp,
-    Verdict,
-};
-use std::cell::RefCell;
+pub use guard_core::NoCluster;
+use guard_core::{AdmissionRequest, Cluster, Context, Policy, Timestamp, Verdict};
 
 use serde_json::{json, Value};
 
@@ -85,76 +85,27 @@ pub fn namespace_request(op: &str, object: Option<Value>, old: Option<Value>) ->
         .build()
 }
 
-/// Recorded Namespaces; a name not listed does not exist.
-pub struct Namespaces(pub Vec<(&'static str, Result<Value, String>)>);
-
-impl Namespaces {
-    pub fn none() -> Self {
-        Self(Vec::new())
-    }
-    pub fn with(name: &'static str, policy: Option<&str>) -> Self {
-        Self(vec![(name, Ok(namespace(name, policy)))])
-    }
-    pub fn failing(name: &'static str, error: &str) -> Self {
-        Self(vec![(name, Err(error.to_string()))])
-    }
+/// Namespace `name` with an optional reconcile-policy, recorded.
+pub fn with_namespace(name: &str, policy: Option<&str>) -> [Recorded; 1] {
+    [Recorded::of(namespace(name, policy))]
 }
 
-impl Cluster for Namespaces {
-    fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-        assert_eq!(
-            (o.api_version, o.kind, o.namespace),
-            ("v1", "Namespace", "")
-        );
-        match self.0.iter().find(|(n, _)| *n == o.name) {
-            None => Ok(None),
-            Some((_, Ok(v))) => Ok(Some(guard_core::testing::raw(v))),
-            Some((_, Err(e))) => Err(ClusterError(e.clone())),
-        }
-    }
-    fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-        Ok(Vec::new())
-    }
+/// Namespace `name`, every lookup of which fails with `error`.
+pub fn failing_namespace(name: &str, error: &str) -> [Recorded; 1] {
+    [Recorded::failing("v1", "Namespace", "", name, error)]
 }
 
-/// Listed ASO objects (their Namespaces do not exist), or a failing list;
-/// the lists asked for are recorded (kind, namespace).
-pub struct Listing {
-    pub objects: Result<Vec<Value>, String>,
-    pub asked: RefCell<Vec<(String, Option<String>)>>,
+/// The error the policy reads from a Namespace lookup that [`failing_namespace`] records.
+pub fn namespace_lookup_error(name: &str, error: &str) -> guard_core::ClusterError {
+    conformance::cluster::callback_failure(
+        &conformance::cluster::ApiStatus::of(error, "v1", "Namespace", name)
+            .as_policy_server_says(),
+    )
 }
 
-pub fn listing(objects: Vec<Value>) -> Listing {
-    Listing {
-        objects: Ok(objects),
-        asked: RefCell::new(Vec::new()),
-    }
-}
-
-impl Cluster for Listing {
-    fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-        Ok(None)
-    }
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-        self.list(api_version, kind, None)
-    }
-    fn list(
-        &self,
-        _api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-    ) -> Result<Vec<ClusterObject>, ClusterError> {
-        self.asked
-            .borrow_mut()
-            .push((kind.to_string(), namespace.map(String::from)));
-        let objects = self.objects.as_ref().map_err(|e| ClusterError(e.clone()))?;
-        Ok(objects
-            .iter()
-            .filter(|o| o["kind"] == kind)
-            .filter(|o| namespace.is_none_or(|n| o["metadata"]["namespace"] == n))
-            .map(guard_core::testing::raw)
-            .collect())
-    }
+/// ASO objects (with their `apiVersion`) as the cluster holds them.
+pub fn recorded(objects: Vec<Value>) -> Vec<Recorded> {
+    objects.into_iter().map(Recorded::of).collect()
 }
 
 pub fn eval(request: &AdmissionRequest, settings: Value, cluster: &dyn Cluster) -> Verdict {
@@ -212,27 +163,19 @@ pub fn orders_db() -> crate::decision::Subject {
 /// Random object texts for the one-pass readers' agreement tests: members
 /// the readers read, repeated, null, of the wrong type, escaped, nested to
 /// either side of the depth a `Value` allows, numbers it cannot hold.
-pub struct RandomObjects(u64);
+pub struct RandomObjects(guard_core::testing::Rng);
 
 impl RandomObjects {
     pub fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        Self(guard_core::testing::Rng::new(seed))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
 
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
+        self.0.pick(from).copied().unwrap()
     }
 
     fn string(&mut self) -> &'static str {

@@ -193,50 +193,11 @@ fn check_alert<F: From<Finding>>(
 mod tests {
     use super::*;
     use crate::kinds::PREFIX;
-    use guard_core::context::{ClusterObject, ObjectRef};
+    use conformance::cluster::Recorded;
+    use conformance::RecordedCluster;
     use guard_core::object;
     use guard_core::Metadata;
     use serde_json::{json, Value};
-
-    /// The Alerts of the cluster, and the namespaces they were listed in
-    /// (`None`: all of them).
-    struct Alerts(
-        Result<Vec<Value>, ClusterError>,
-        std::cell::RefCell<Vec<Option<String>>>,
-    );
-
-    impl Cluster for Alerts {
-        fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-            Ok(None)
-        }
-        fn list_all(
-            &self,
-            api_version: &str,
-            kind: &str,
-        ) -> Result<Vec<ClusterObject>, ClusterError> {
-            assert_eq!((api_version, kind), (alert_api_version().as_str(), "Alert"));
-            self.0
-                .as_ref()
-                .map(|items| items.iter().map(guard_core::testing::raw).collect())
-                .map_err(Clone::clone)
-        }
-        fn list(
-            &self,
-            api_version: &str,
-            kind: &str,
-            namespace: Option<&str>,
-        ) -> Result<Vec<ClusterObject>, ClusterError> {
-            self.1.borrow_mut().push(namespace.map(str::to_string));
-            let all = self.list_all(api_version, kind)?;
-            Ok(all
-                .into_iter()
-                .filter(|raw| {
-                    let alert: Value = serde_json::from_str(raw.get()).unwrap();
-                    namespace.is_none_or(|ns| alert["metadata"]["namespace"] == ns)
-                })
-                .collect())
-        }
-    }
 
     fn slack(spec: Value) -> Value {
         json!({"apiVersion": alert_api_version(), "kind": "Alert",
@@ -287,10 +248,28 @@ mod tests {
         let entries: Vec<Entry<'_>> =
             crate::annotations::entries(subject.meta, subject.old).collect();
         let mut findings = Findings::new(false);
-        let cluster = Alerts(alerts, Default::default());
+        // The Alerts of the cluster, or one whose every lookup fails.
+        let recorded: Vec<Recorded> = match alerts {
+            Ok(alerts) => alerts.into_iter().map(Recorded::of).collect(),
+            Err(e) => vec![Recorded::failing(
+                &alert_api_version(),
+                "Alert",
+                "flux-system",
+                "slack",
+                &e.0,
+            )],
+        };
+        let cluster = RecordedCluster::new(&recorded);
         check(&subject, &entries, &settings, &cluster, &mut findings);
         let v = crate::test_support::verdict(findings, None, &request, &settings);
-        (v, cluster.1.take())
+        let listed = cluster
+            .listed()
+            .into_iter()
+            .map(|(api_version, kind, namespace)| {
+                assert_eq!((api_version, kind.as_str()), (alert_api_version(), "Alert"));
+                namespace
+            });
+        (v, listed.collect())
     }
 
     #[test]
@@ -420,11 +399,8 @@ mod tests {
             "5",
             "null",
         ];
-        let mut seed: u64 = 11;
-        let mut next = |n: usize| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = guard_core::testing::Rng::new(11);
+        let mut next = |n: usize| rng.below(n);
         for round in 0..2000 {
             // Half the rounds only Alerts read in place.
             let kinds = if round % 2 == 0 { 4 } else { alerts.len() };

@@ -86,15 +86,10 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let mut seed = 7u32;
+        let mut rng = guard_core::testing::Rng::new(7);
         for _ in 0..2000 {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let len = (seed >> 8) % 12;
-            let key: String = (0..len)
-                .map(|i| {
-                    let r = seed.rotate_left(i * 3) >> 20;
-                    ['a', 'b', '\0', '.', 'z', 'é'][(r % 6) as usize]
-                })
+            let key: String = (0..rng.below(12))
+                .map(|_| ['a', 'b', '\0', '.', 'z', 'é'][rng.below(6)])
                 .collect();
             keys.push(key);
         }

@@ -39,16 +39,13 @@
 )]
 
 use conformance::worst_case::{
-    self, MAX_REQUEST_BODY_BYTES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,
+    self, HEADROOM, LIST_ENTRIES, MAX_REQUEST_BODY_BYTES, REVIEW_LIMIT,
+    TOTAL_ANNOTATION_SIZE_LIMIT_B,
 };
 use serde_json::{json, Map, Value};
 
 /// The share of policy-server's AdmissionReview limit for each of the request's two objects.
 const OBJECT_BYTES: usize = REVIEW_LIMIT / 2;
-/// Room left in each object for the rest of the review.
-const HEADROOM: usize = 16 * 1024;
-/// Entries in each settings list the validation does not bound.
-const LIST_ENTRIES: usize = 1024;
 /// The largest `maxKeys` accepted (checked below).
 const MAX_KEYS: usize = 1000;
 /// Alerts the policy examines at most (checked below).
@@ -166,15 +163,6 @@ fn settings() -> Value {
     })
 }
 
-/// Adds short labels (`l0000000: ""`) until the object reaches `budget`.
-fn fill_labels(object: &mut Value, budget: usize) {
-    const ENTRY_JSON: usize = r#""l0000000":"","#.len();
-    let count = (budget - worst_case::json_size(object)) / ENTRY_JSON;
-    if let Some(map) = object["metadata"]["labels"].as_object_mut() {
-        map.extend((0..count).map(|i| (format!("l{i:07}"), json!(""))));
-    }
-}
-
 fn kustomization(generation: u32, value: &str) -> Value {
     let mut object = json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
         "metadata": {"name": "apps", "namespace": "flux-system",
@@ -184,7 +172,7 @@ fn kustomization(generation: u32, value: &str) -> Value {
             "finalizers": ["finalizers.fluxcd.io"]},
         "spec": {"interval": "10m0s", "path": "./clusters/production/apps", "prune": true,
                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}});
-    fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
+    worst_case::fill_labels(&mut object, OBJECT_BYTES - HEADROOM);
     object
 }
 
@@ -219,19 +207,15 @@ fn case() -> Value {
         "description": "The worst case the settings and kube-apiserver allow: an UPDATE changing as many event annotations as kube-apiserver admits on an object at the request size limit, each checked against every settings list, a value pattern as large as the matching budget accepts, and as many Alerts as the policy examines, each selecting the object and overriding its keys",
         "now": NOW,
         "settings": settings(),
-        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "request": worst_case::review("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations", json!({
             "uid": "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d",
-            "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
-            "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
-            "requestKind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
-            "requestResource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
             "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
             "userInfo": {"username": "alice@example.com", "uid": "c1f0",
                 "groups": ["sre", "system:authenticated"]},
             "object": kustomization(8, "a"),
             "oldObject": kustomization(7, "b"),
             "dryRun": false,
-            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply"}}},
+            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply"}})),
         "context": context,
         "expect": {"allowed": false, "code": 400,
             "message": "^\\d+ problems with the event metadata of Kustomization flux-system/apps: \\(1\\) "},
@@ -241,12 +225,8 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    let file =
-        worst_case::write(&worst_case::workspace_root(), "flux-event-metadata", &case).unwrap();
     // The verdict it records is the policy's, and every Alert key conflicts.
-    let (count, failures) = conformance::check_native(&flux_event_metadata::ENTRY, &file).unwrap();
-    assert_eq!(count, 1);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let file = worst_case::write_checked(&flux_event_metadata::ENTRY, &case).unwrap();
     let loaded = conformance::load_cases(&file).unwrap();
     let response = conformance::evaluate_native(&flux_event_metadata::ENTRY, &loaded[0]).unwrap();
     let last = response["warnings"].as_array().unwrap().last().unwrap();

@@ -321,10 +321,10 @@ impl<'de> Deserialize<'de> for OverrideAnnotation {
 mod tests {
     use super::*;
     use crate::render::AUDIT_KEY;
-    use crate::test_support::{eval, freeze, object, update, Broken};
-    use guard_core::context::ObjectRef;
+    use crate::test_support::{eval, freeze, object, timing_out, update};
+    use conformance::cluster::Recorded;
+    use conformance::RecordedCluster;
     use guard_core::testing::raw;
-    use guard_core::{Cluster, ClusterError, ClusterObject};
     use serde_json::json;
 
     /// The override is read from the owner as `context::annotations` reads
@@ -423,7 +423,14 @@ mod tests {
         old["metadata"]["labels"] = labels;
         req.object = Some(serde_json::value::to_raw_value(&new).unwrap());
         req.old_object = Some(serde_json::value::to_raw_value(&old).unwrap());
-        let v = eval(&req, &freeze(), &Broken);
+        let kustomization = "kustomize.toolkit.fluxcd.io/v1";
+        let owner = [timing_out(
+            kustomization,
+            "Kustomization",
+            "flux-system",
+            "apps",
+        )];
+        let v = eval(&req, &freeze(), &RecordedCluster::new(&owner));
         assert!(!v.allowed);
         let m = v.message.unwrap();
         assert!(
@@ -434,24 +441,13 @@ mod tests {
             "{m}"
         );
         // The owner found, with an override: it passes.
-        struct Owner;
-        impl Cluster for Owner {
-            fn get(&self, o: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-                assert_eq!(
-                    (o.kind, o.namespace, o.name),
-                    ("Kustomization", "flux-system", "apps")
-                );
-                Ok(Some(raw(
-                    &json!({"metadata": {"annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}),
-                )))
-            }
-            fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-                Ok(vec![])
-            }
-        }
+        let owner = [Recorded::of(json!({"apiVersion": kustomization,
+            "kind": "Kustomization", "metadata": {"name": "apps", "namespace": "flux-system",
+            "annotations": {OVERRIDE_ANNOTATION: " INC-7 "}}}))];
+        let owner = RecordedCluster::new(&owner);
         // Found, with an override: someone who copied the owner labels is
         // told whose writes it covers; the applier's own write passes.
-        let v = eval(&req, &freeze(), &Owner);
+        let v = eval(&req, &freeze(), &owner);
         assert!(!v.allowed);
         assert!(v.message.unwrap().contains(
             "The emergency override on Kustomization flux-system/apps lets through only what its \
@@ -459,12 +455,12 @@ mod tests {
              kustomize-controller); this request was sent by bob."
         ));
         req.user_info.username = "system:serviceaccount:flux-system:kustomize-controller".into();
-        let v = eval(&req, &freeze(), &Owner);
+        let v = eval(&req, &freeze(), &owner);
         assert!(!v.allowed, "no field manager: not the apply");
         req.options = Some(raw(
             &json!({"kind": "UpdateOptions", "fieldManager": "kustomize-controller"}),
         ));
-        let v = eval(&req, &freeze(), &Owner);
+        let v = eval(&req, &freeze(), &owner);
         assert!(v.allowed, "{v:?}");
         assert!(
             v.audit_annotations[AUDIT_KEY].ends_with(": \"INC-7\""),

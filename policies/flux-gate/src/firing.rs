@@ -405,7 +405,7 @@ mod tests {
             let cron = cron(expr);
             let memo = Memo::default();
             let searches = Cell::new(0);
-            let mut rng = crate::testrand::Rng::new(5);
+            let mut rng = guard_core::testing::Rng::new(5);
             let mut t = ts(from);
             for _ in 0..400 {
                 // Mostly forward, sometimes back, as the searches ask.

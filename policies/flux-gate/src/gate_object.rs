@@ -248,6 +248,8 @@ mod tests {
     use crate::gate::{self, Gate};
     use crate::gating::GATING_GROUP;
     use crate::test_support::{eval, freeze};
+    use conformance::cluster::Recorded;
+    use conformance::RecordedCluster;
     use guard_core::AdmissionRequest;
     use guard_core::NoCluster;
     use serde_json::json;
@@ -366,49 +368,43 @@ mod tests {
 
     #[test]
     fn lookups() {
-        struct One(Result<Option<Value>, guard_core::ClusterError>);
-        impl Cluster for One {
-            fn get(
-                &self,
-                o: &context::ObjectRef<'_>,
-            ) -> Result<Option<guard_core::ClusterObject>, guard_core::ClusterError> {
-                assert_eq!(
-                    (o.api_version, o.kind),
-                    ("gating.toolkit.fluxcd.io/v1alpha1", "Gate")
-                );
-                self.0
-                    .clone()
-                    .map(|v| v.as_ref().map(guard_core::testing::raw))
-            }
-            fn list_all(
-                &self,
-                _: &str,
-                _: &str,
-            ) -> Result<Vec<guard_core::ClusterObject>, guard_core::ClusterError> {
-                Ok(vec![])
-            }
-        }
-        let found = One(Ok(Some(
-            json!({"metadata": {"name": "g"}, "spec": {"default": "opened", "window": "1h"}}),
-        )));
-        assert!(lookup(&found, "flux-system", "g").unwrap().default_open);
+        // Gate `a/g` holding `object`.
+        let stored = |object: Value| {
+            let mut object = object;
+            object["apiVersion"] = json!(GATE_API_VERSION);
+            object["kind"] = json!(GATE_KIND);
+            object["metadata"]["namespace"] = json!("a");
+            object["metadata"]["name"] = json!("g");
+            [Recorded::of(object)]
+        };
+        let found = stored(json!({"spec": {"default": "opened", "window": "1h"}}));
+        let found = RecordedCluster::new(&found);
+        assert!(lookup(&found, "a", "g").unwrap().default_open);
         assert_eq!(
-            lookup(&One(Ok(None)), "a", "g").unwrap_err(),
+            lookup(&RecordedCluster::new(&[]), "a", "g").unwrap_err(),
             LookupError::NotFound
         );
-        let down = One(Err(guard_core::ClusterError("connection refused".into())));
-        assert_eq!(
-            lookup(&down, "a", "g").unwrap_err(),
-            LookupError::Unreadable(guard_core::ClusterError("connection refused".into()))
-        );
-        let bad = One(Ok(Some(
-            json!({"metadata": {"name": "g"}, "spec": {"default": "maybe", "window": "1h"}}),
-        )));
-        assert!(matches!(lookup(&bad, "a", "g"),
+        let down = [Recorded::failing(
+            GATE_API_VERSION,
+            GATE_KIND,
+            "a",
+            "g",
+            "connection refused",
+        )];
+        let Err(LookupError::Unreadable(e)) = lookup(&RecordedCluster::new(&down), "a", "g") else {
+            panic!("not unreadable")
+        };
+        assert_eq!(e.to_string(), "connection refused");
+        let bad = stored(json!({"spec": {"default": "maybe", "window": "1h"}}));
+        assert!(matches!(lookup(&RecordedCluster::new(&bad), "a", "g"),
             Err(LookupError::Malformed(e)) if *e == GateError::Default("maybe".into())));
-        let worse = One(Ok(Some(json!({"metadata": 5}))));
+        let worse = [Recorded {
+            object: Some(json!({"metadata": 5})),
+            error: None,
+            ..down[0].clone()
+        }];
         assert!(matches!(
-            lookup(&worse, "a", "g"),
+            lookup(&RecordedCluster::new(&worse), "a", "g"),
             Err(LookupError::Malformed(e)) if matches!(*e, GateError::Shape(_))
         ));
     }

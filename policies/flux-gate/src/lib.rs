@@ -48,8 +48,6 @@ mod settings;
 mod split_object;
 #[cfg(test)]
 mod test_support;
-#[cfg(test)]
-mod testrand;
 mod writer;
 mod zones;
 

@@ -184,7 +184,7 @@ mod tests {
     )]
     #[test]
     fn agrees_with_a_minute_scan() {
-        let mut rng = crate::testrand::Rng::new(3);
+        let mut rng = guard_core::testing::Rng::new(3);
         let crons = [
             "0 9 * * MON-FRI",
             "*/10 * * * *",
@@ -194,9 +194,7 @@ mod tests {
             "0 12 1 * *",
         ];
         let zones = ["UTC", "Europe/Berlin", "America/Los_Angeles"];
-        let pick = |rng: &mut crate::testrand::Rng, n: usize| {
-            usize::try_from(rng.below(n as u64)).unwrap()
-        };
+        let pick = |rng: &mut guard_core::testing::Rng, n: usize| rng.below(n);
         for round in 0..60 {
             let gates: Vec<DeclaredGate> = (0..1 + pick(&mut rng, 3))
                 .map(|i| {

@@ -370,7 +370,8 @@ fn groups_text(groups: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::gating::{GATES_ANNOTATION, OVERRIDE_ANNOTATION};
-    use crate::test_support::{eval, freeze, request, settings, update, Broken};
+    use crate::test_support::{eval, freeze, request, settings, timing_out, update};
+    use conformance::RecordedCluster;
     use guard_core::NoCluster;
     use serde_json::{json, Value};
 
@@ -459,7 +460,13 @@ mod tests {
     fn gate_objects_that_cannot_be_read() {
         let named = json!({GATES_ANNOTATION: "sre-approval"});
         let req = update("./b", false, named, "bob", &[]);
-        let v = eval(&req, &settings(json!({})), &Broken);
+        let gate = [timing_out(
+            "gating.toolkit.fluxcd.io/v1alpha1",
+            "Gate",
+            "flux-system",
+            "sre-approval",
+        )];
+        let v = eval(&req, &settings(json!({})), &RecordedCluster::new(&gate));
         assert!(v
             .message
             .unwrap()

@@ -14,7 +14,6 @@ use jiff::{SignedDuration, Span, Timestamp};
 
 use crate::cron::{Cron, CronError};
 use crate::firing::next_after;
-use crate::testrand::Rng;
 
 const STAR: u64 = 1 << 63;
 
@@ -395,6 +394,7 @@ pub fn next(s: &Spec, loc: &TimeZone, after: Timestamp) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use guard_core::testing::Rng;
 
     /// Zones with every kind of transition the tz database has from 2026 on:
     /// none, one hour either side of Greenwich, 30 minutes (Lord Howe), two
@@ -431,7 +431,7 @@ mod tests {
     }
 
     impl Kind {
-        fn bounds(self) -> (u32, u32) {
+        fn bounds(self) -> (usize, usize) {
             match self {
                 Kind::Minute => (0, 59),
                 Kind::Hour => (0, 23),
@@ -449,10 +449,10 @@ mod tests {
 
     /// A value as text: a number (now and then zero-padded or with a `+`)
     /// or, for month and day of week, a name in a random case.
-    fn value(rng: &mut Rng, kind: Kind, v: u32) -> String {
+    fn value(rng: &mut Rng, kind: Kind, v: usize) -> String {
         let name = match kind {
-            Kind::Month => Some(MONTH_NAMES[(v - 1) as usize]),
-            Kind::Dow => Some(DAY_NAMES[v as usize]),
+            Kind::Month => Some(MONTH_NAMES[v - 1]),
+            Kind::Dow => Some(DAY_NAMES[v]),
             _ => None,
         };
         match (name, rng.range(0, 19)) {
@@ -467,7 +467,7 @@ mod tests {
         }
     }
 
-    fn step(rng: &mut Rng, kind: Kind) -> u32 {
+    fn step(rng: &mut Rng, kind: Kind) -> usize {
         let (_, max) = kind.bounds();
         match rng.range(0, 19) {
             0 => rng.range(max, 99),
@@ -480,10 +480,10 @@ mod tests {
     /// One list item, mostly what robfig accepts, now and then what it refuses.
     fn item(rng: &mut Rng, kind: Kind) -> String {
         let (min, max) = kind.bounds();
-        let star = if rng.chance(20) { "?" } else { "*" };
+        let star = if rng.chance(0.2) { "?" } else { "*" };
         // Now and then what robfig refuses: backwards, out of range, a zero
         // step, junk.
-        if rng.chance(3) {
+        if rng.chance(0.03) {
             return match rng.range(0, 3) {
                 0 => format!("{}-{}", max, min),
                 // Past the end (day of week 7 is flux-gate's extension).
@@ -522,24 +522,24 @@ mod tests {
 
     fn field(rng: &mut Rng, kind: Kind) -> String {
         if rng.chance(match kind {
-            Kind::Minute => 10,
-            Kind::Hour => 25,
-            Kind::Month => 55,
-            Kind::Dom | Kind::Dow => 40,
+            Kind::Minute => 0.10,
+            Kind::Hour => 0.25,
+            Kind::Month => 0.55,
+            Kind::Dom | Kind::Dow => 0.40,
         }) {
-            return if rng.chance(15) { "?" } else { "*" }.into();
+            return if rng.chance(0.15) { "?" } else { "*" }.into();
         }
-        let items = [1, 1, 1, 1, 2, 2, 3][rng.below(7) as usize];
+        let items = [1, 1, 1, 1, 2, 2, 3][rng.below(7)];
         let mut out: Vec<String> = (0..items).map(|_| item(rng, kind)).collect();
         // `getField` drops empty items.
-        if rng.chance(4) {
+        if rng.chance(0.04) {
             out.push(String::new());
         }
         out.join(",")
     }
 
     fn expression(rng: &mut Rng, hour: Option<String>) -> String {
-        if rng.chance(2) {
+        if rng.chance(0.02) {
             return rng
                 .pick(&[
                     "@yearly",
@@ -550,6 +550,7 @@ mod tests {
                     "@midnight",
                     "@hourly",
                 ])
+                .unwrap()
                 .to_string();
         }
         let minute = field(rng, Kind::Minute);
@@ -557,7 +558,7 @@ mod tests {
         let dom = field(rng, Kind::Dom);
         let month = field(rng, Kind::Month);
         let dow = field(rng, Kind::Dow);
-        let sep = if rng.chance(10) { " \t " } else { " " };
+        let sep = if rng.chance(0.1) { " \t " } else { " " };
         [minute, hour, dom, month, dow].join(sep)
     }
 
@@ -566,7 +567,21 @@ mod tests {
         rng.pick(&[
             "0", "1", "2", "3", "1-3", "2,3", "*/2", "1/2", "0-4", "*", "23,0-2", "2-2",
         ])
+        .unwrap()
         .to_string()
+    }
+
+    /// An instant between the starts of two years (UTC), to the second.
+    fn timestamp(rng: &mut Rng, from_year: i16, to_year: i16) -> Timestamp {
+        let start = |year| {
+            jiff::civil::date(year, 1, 1)
+                .to_zoned(TimeZone::UTC)
+                .unwrap()
+                .timestamp()
+        };
+        let (lo, hi) = (start(from_year), start(to_year));
+        let span = usize::try_from(hi.as_second() - lo.as_second()).unwrap();
+        lo + SignedDuration::from_secs(i64::try_from(rng.below(span)).unwrap())
     }
 
     /// Compares a chain of firings from `start`; `None` ends it on both sides.
@@ -674,8 +689,8 @@ mod tests {
                 continue;
             };
             for _ in 0..2 {
-                let zone = *rng.pick(&ZONES);
-                let start = rng.timestamp(2026, 2036);
+                let zone = *rng.pick(&ZONES).unwrap();
+                let start = timestamp(&mut rng, 2026, 2036);
                 if let Err(e) = compare(&expr, &cron, &spec, zone, start) {
                     tally.failures.push(e);
                 }
@@ -694,7 +709,7 @@ mod tests {
         for _ in 0..2000 {
             let hours = night_hours(&mut rng);
             // Mostly every day, so that the transition's night is one of them.
-            let expr = if rng.chance(60) {
+            let expr = if rng.chance(0.6) {
                 format!("{} {hours} * * *", field(&mut rng, Kind::Minute))
             } else {
                 expression(&mut rng, Some(hours))
@@ -702,13 +717,13 @@ mod tests {
             let Some((cron, spec)) = tally.parse(&expr) else {
                 continue;
             };
-            let zone = *rng.pick(&ZONES[1..ZONES.len() - 1]);
+            let zone = *rng.pick(&ZONES[1..ZONES.len() - 1]).unwrap();
             let tz = TimeZone::get(zone).unwrap();
-            let Some(transition) = tz.following(rng.timestamp(2026, 2036)).next() else {
+            let Some(transition) = tz.following(timestamp(&mut rng, 2026, 2036)).next() else {
                 continue;
             };
             transitions += 1;
-            let span = if rng.chance(50) { 10 } else { 30 };
+            let span = if rng.chance(0.5) { 10 } else { 30 };
             let before = i64::try_from(rng.below(span * 3600)).unwrap() - 2 * 3600;
             let at = transition.timestamp();
             let start = at - SignedDuration::from_secs(before);

@@ -1,11 +1,10 @@
 //! Builders shared by the unit tests: settings documents, a Kustomization
 //! and the requests that write it, the policy evaluated at one instant, and
-//! a cluster whose every read fails.
+//! recorded objects whose every read fails.
 
+use conformance::cluster::Recorded;
 use guard_core::testing::RequestBuilder;
-use guard_core::{
-    AdmissionRequest, Cluster, ClusterError, ClusterObject, Context, ObjectRef, Policy, Verdict,
-};
+use guard_core::{AdmissionRequest, Cluster, Context, Policy, Verdict};
 use serde_json::{json, Value};
 
 use crate::decide::decide;
@@ -83,15 +82,9 @@ pub(crate) fn update(
     request("UPDATE", old, object(spec, annotations), user, groups)
 }
 
-/// A cluster whose every read times out.
-pub(crate) struct Broken;
-impl Cluster for Broken {
-    fn get(&self, _: &ObjectRef<'_>) -> Result<Option<ClusterObject>, ClusterError> {
-        Err(ClusterError("timeout".into()))
-    }
-    fn list_all(&self, _: &str, _: &str) -> Result<Vec<ClusterObject>, ClusterError> {
-        Ok(vec![])
-    }
+/// `namespace/name` of `api_version` `kind`, whose every read times out.
+pub(crate) fn timing_out(api_version: &str, kind: &str, namespace: &str, name: &str) -> Recorded {
+    Recorded::failing(api_version, kind, namespace, name, "timeout")
 }
 
 /// Settings as policy-server passes them: `Err` is the whole message.

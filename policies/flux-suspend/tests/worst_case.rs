@@ -37,7 +37,9 @@
     reason = "test code: a failed unwrap or index is a failed test"
 )]
 
-use conformance::worst_case::{self, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B};
+use conformance::worst_case::{
+    self, HEADROOM, LIST_ENTRIES, REVIEW_LIMIT, TOTAL_ANNOTATION_SIZE_LIMIT_B,
+};
 use flux_suspend::settings::limits::*;
 use flux_suspend::settings::SettingsError;
 use guard_core::settings::SettingsError::Compile;
@@ -45,10 +47,6 @@ use serde_json::{json, Map, Value};
 
 /// The share of policy-server's AdmissionReview limit for each of the request's two objects.
 const OBJECT_BYTES: usize = REVIEW_LIMIT / 2;
-/// Room left in each object for the rest of the review.
-const HEADROOM: usize = 16 * 1024;
-/// Entries in each settings list the validation does not bound.
-const LIST_ENTRIES: usize = 1024;
 
 const NOW: &str = "2026-11-20T10:00:00Z";
 const UNTIL: &str = "until=2027-06-01T00:00:00Z";
@@ -157,26 +155,6 @@ fn settings() -> Value {
     })
 }
 
-/// `annotations` with as many short annotations added (`k0000000: ""`) as
-/// keep `object` within `object_budget` bytes and the annotations within
-/// `annotation_budget` (keys and values, as apimachinery counts them).
-fn fill_annotations(object: &mut Value, object_budget: usize, annotation_budget: usize) {
-    const ENTRY_JSON: usize = r#""k0000000":"","#.len();
-    const ENTRY_BYTES: usize = "k0000000".len();
-    let annotations = &object["metadata"]["annotations"];
-    let counted: usize = annotations.as_object().map_or(0, |m| {
-        m.iter()
-            .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
-            .sum()
-    });
-    let by_object = (object_budget - worst_case::json_size(object)) / ENTRY_JSON;
-    let by_annotations = (annotation_budget - counted) / ENTRY_BYTES;
-    let count = by_object.min(by_annotations);
-    if let Some(map) = object["metadata"]["annotations"].as_object_mut() {
-        map.extend((0..count).map(|i| (format!("k{i:07}"), json!(""))));
-    }
-}
-
 /// The inventory a Kustomization that applied many objects records, to
 /// bring the stored object to the request limit.
 fn fill_inventory(object: &mut Value, budget: usize) {
@@ -206,8 +184,9 @@ fn kustomization(annotations: Map<String, Value>, suspend: bool) -> Value {
 /// inventory that brings it to the request limit.
 fn old_object() -> Value {
     let mut old = kustomization(Map::new(), false);
-    fill_annotations(
+    worst_case::fill_annotations(
         &mut old,
+        'k',
         OBJECT_BYTES - HEADROOM,
         TOTAL_ANNOTATION_SIZE_LIMIT_B,
     );
@@ -225,7 +204,7 @@ fn new_object() -> Value {
         json!(reason()),
     );
     let mut new = kustomization(annotations, false);
-    fill_annotations(&mut new, OBJECT_BYTES - HEADROOM, usize::MAX);
+    worst_case::fill_annotations(&mut new, 'k', OBJECT_BYTES - HEADROOM, usize::MAX);
     new
 }
 
@@ -234,19 +213,15 @@ fn case() -> Value {
         "description": "The worst case the settings and kube-apiserver allow: a Kustomization suspended in mirror mode with recordSuspender, the reason as long as maxReasonLength and judged by every rule, the object at the request size limit with its annotations all edited",
         "now": NOW,
         "settings": settings(),
-        "request": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "request": worst_case::review("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations", json!({
             "uid": "5e0f3c1b-7a2d-4e8f-9b6c-1d2e3f4a5b6c",
-            "kind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
-            "resource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
-            "requestKind": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "kind": "Kustomization"},
-            "requestResource": {"group": "kustomize.toolkit.fluxcd.io", "version": "v1", "resource": "kustomizations"},
             "name": "apps", "namespace": "flux-system", "operation": "UPDATE",
             "userInfo": {"username": USER, "uid": "5b1f6c0e-3c1a-4f7e-9d6b-1c2e3f4a5b60",
                 "groups": ["sre", "system:authenticated"]},
             "object": new_object(),
             "oldObject": old_object(),
             "dryRun": false,
-            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-annotate"}}},
+            "options": {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-annotate"}})),
         "expect": {"allowed": true,
             "warnings": ["^Kustomization flux-system/apps: suspended via annotation reconcile.fluxcd.io/suspended; spec.suspend: true mirrored",
                          "^Kustomization flux-system/apps is now suspended by spec.suspend: true and annotation reconcile.fluxcd.io/suspended \\(reason \"INC-4711 abcdefghij"]},
@@ -256,11 +231,8 @@ fn case() -> Value {
 #[test]
 fn the_benchmarked_worst_case_uses_the_limits_the_settings_enforce() {
     let case = case();
-    let file = worst_case::write(&worst_case::workspace_root(), "flux-suspend", &case).unwrap();
     // The verdict it records is the policy's.
-    let (count, failures) = conformance::check_native(&flux_suspend::ENTRY, &file).unwrap();
-    assert_eq!(count, 1);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    worst_case::write_checked(&flux_suspend::ENTRY, &case).unwrap();
 
     // Every limit is reached, and the settings are accepted as they are.
     let s = &case["settings"];

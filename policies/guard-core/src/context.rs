@@ -597,11 +597,8 @@ mod tests {
             r#""x":[1,{"y":null}]"#,
             r#""x":tru"#,
         ];
-        let mut seed: u64 = 5;
-        let mut next = |n: usize| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = crate::testing::Rng::new(5);
+        let mut next = |n: usize| rng.below(n);
         let mut answered = 0;
         for round in 0..3000 {
             // Half the rounds only strings serde borrows: then read in place.

@@ -1,16 +1,22 @@
-//! One way for unit tests to build an [`AdmissionRequest`].
+//! One way for unit tests to build an [`AdmissionRequest`], and the one
+//! seeded generator ([`Rng`]) of the tests and the fuzzer.
 //!
 //! Compiled only for guard-core's own tests and for crates that enable the
-//! `testing` feature, which the policies do in `[dev-dependencies]` only: it
-//! is never part of a policy module, and nothing else in guard-core uses it.
+//! `testing` feature, which the policies do in `[dev-dependencies]` only and
+//! the fuzzer (a host binary) in its own: it is never part of a policy
+//! module, and nothing else in guard-core uses it.
 //!
 //! The builder writes the request as kube-apiserver sends it, JSON with only
 //! the fields set, and [`RequestBuilder::build`] reads it the way the policies
 //! do, so `object`, `oldObject` and `options` stay raw JSON read on demand.
 
+pub mod rng;
+
 use serde_json::{json, Map, Value};
 
 use crate::AdmissionRequest;
+
+pub use rng::Rng;
 
 /// An admission request under construction: `uid` `"1"` and the operation,
 /// then each field a setter names. A field set twice keeps the last value.

@@ -403,7 +403,6 @@ mod tests {
     use crate::test_support::*;
     use crate::values::*;
     use guard_core::request::Part;
-    use guard_core::ClusterError;
 
     const RP: &str = RECONCILE_POLICY;
     const IE: &str = RECONCILE_POLICY_IF_EXISTS;
@@ -418,7 +417,7 @@ mod tests {
         let v = eval(
             &create(json!({ RP: "detach-on-delete" })),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(v.allowed, "{v:?}");
         assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
@@ -441,7 +440,7 @@ mod tests {
         let v = eval(
             &create(json!({ RP: "detach-on-deletee" })),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let m = message(&v);
         assert!(
@@ -464,11 +463,7 @@ mod tests {
     #[test]
     fn case_whitespace_and_empty_values_are_refused() {
         for value in ["Skip", " manage"] {
-            let d = decide(
-                &create(json!({ RP: value })),
-                json!({}),
-                &Namespaces::none(),
-            );
+            let d = decide(&create(json!({ RP: value })), json!({}), &NoCluster);
             let refusal = Refusal::InvalidValue {
                 key: Annotation::ReconcilePolicy,
                 value: value.into(),
@@ -479,7 +474,7 @@ mod tests {
         let d = decide(
             &create(json!({ RP: "" })),
             json!({}),
-            &Namespaces::with("shop", Some("detach-on-delete")),
+            &RecordedCluster::new(&with_namespace("shop", Some("detach-on-delete"))),
         );
         let inherited = Resolved {
             policy: ReconcilePolicy::DetachOnDelete,
@@ -492,17 +487,13 @@ mod tests {
     #[test]
     fn legacy_values_are_refused_or_accepted_with_a_warning() {
         let req = create(json!({ RP: "skip-delete" }));
-        let d = decide(&req, json!({}), &Namespaces::none());
+        let d = decide(&req, json!({}), &NoCluster);
         let refusal = Refusal::InvalidValue {
             key: Annotation::ReconcilePolicy,
             value: "skip-delete".into(),
         };
         assert_eq!(d.refusal, Some(refusal));
-        let d = decide(
-            &req,
-            json!({"acceptLegacyValues": true}),
-            &Namespaces::none(),
-        );
+        let d = decide(&req, json!({"acceptLegacyValues": true}), &NoCluster);
         assert_eq!(d.refusal, None);
         let note = Note::UnknownOnObject {
             value: "skip-delete".into(),
@@ -518,11 +509,7 @@ mod tests {
             (Annotation::AdoptionPolicy, AP, "skip"),
             (Annotation::IfExists, IE, "skip-if-exists"),
         ] {
-            let d = decide(
-                &create(json!({ name: value })),
-                json!({}),
-                &Namespaces::none(),
-            );
+            let d = decide(&create(json!({ name: value })), json!({}), &NoCluster);
             let refusal = Refusal::InvalidValue {
                 key,
                 value: value.into(),
@@ -542,7 +529,7 @@ mod tests {
         let d = decide(
             &request("UPDATE", ASO, Some(new), Some(old)),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.refusal, None);
         let stored = Warning::StoredInvalid {
@@ -563,7 +550,7 @@ mod tests {
         let d = decide(
             &request("UPDATE", ALICE, Some(new), Some(old)),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d, Decision::pass(orders_db()));
     }
@@ -579,7 +566,7 @@ mod tests {
             }))
         };
         let refusal = |req: &guard_core::AdmissionRequest, settings| {
-            decide(req, settings, &Namespaces::none()).refusal
+            decide(req, settings, &NoCluster).refusal
         };
         assert_eq!(
             refusal(&create(both.clone()), json!({})),
@@ -640,14 +627,11 @@ mod tests {
             if_exists: "skip".into(),
         }));
         let annotations = json!({ AP: "skip-if-exists", IE: "skip" });
-        let d = decide(&create(annotations.clone()), json!({}), &Namespaces::none());
+        let d = decide(&create(annotations.clone()), json!({}), &NoCluster);
         assert_eq!(d.refusal, conflict);
         // The operator is not exempt: it never writes either.
         let by_aso = request("CREATE", ASO, Some(server(annotations, &[])), None);
-        assert_eq!(
-            decide(&by_aso, json!({}), &Namespaces::none()).refusal,
-            conflict
-        );
+        assert_eq!(decide(&by_aso, json!({}), &NoCluster).refusal, conflict);
     }
 
     #[test]
@@ -655,7 +639,7 @@ mod tests {
         let old = taken_over(server(json!({ IE: "skip" }), &[FINALIZER]));
         let new = server(json!({ IE: "detach-on-delete" }), &[FINALIZER]);
         let req = request("UPDATE", ALICE, Some(new), Some(old.clone()));
-        let v = eval(&req, json!({}), &Namespaces::none());
+        let v = eval(&req, json!({}), &NoCluster);
         assert!(v.allowed);
         let w = warning(&v, "has no effect");
         assert!(
@@ -668,7 +652,7 @@ mod tests {
         let v = eval(
             &req,
             json!({"ifExistsChangeAfterFinalizer": "deny"}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(message(&v).contains("has no effect"));
         // Removing it warns, and is refused in deny mode.
@@ -678,12 +662,12 @@ mod tests {
             Some(server(json!({}), &[FINALIZER])),
             Some(old),
         );
-        let v = eval(&removed, json!({}), &Namespaces::none());
+        let v = eval(&removed, json!({}), &NoCluster);
         warning(&v, "was removed (it was \"skip\")");
         let v = eval(
             &removed,
             json!({"ifExistsChangeAfterFinalizer": "deny"}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(message(&v).contains("was removed (it was \"skip\")"));
     }
@@ -697,7 +681,7 @@ mod tests {
         let d = decide(
             &create(json!({ AP: "skip-if-exists" })),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let outcome = Outcome {
             existing: ReconcilePolicy::Skip,
@@ -719,13 +703,13 @@ mod tests {
         let d = decide(
             &create(json!({ AP: "adopt-if-exists" })),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
         let d = decide(
             &create(json!({ IE: "detach-on-delete" })),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let split = Audit::Split {
             existing: ReconcilePolicy::DetachOnDelete,
@@ -748,7 +732,7 @@ mod tests {
         let d = decide(
             &create(json!({})),
             json!({}),
-            &Namespaces::with("shop", Some("skip")),
+            &RecordedCluster::new(&with_namespace("shop", Some("skip"))),
         );
         let inherited = Resolved {
             policy: ReconcilePolicy::Skip,
@@ -758,7 +742,7 @@ mod tests {
         let d = decide(
             &create(json!({})),
             json!({"defaultReconcilePolicy": "detach-on-delete"}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         let default = Resolved {
             policy: ReconcilePolicy::DetachOnDelete,
@@ -768,21 +752,21 @@ mod tests {
         let d = decide(
             &create(json!({})),
             json!({}),
-            &Namespaces::failing("shop", "connection refused"),
+            &RecordedCluster::new(&failing_namespace("shop", "connection refused")),
         );
         let failed = Failure::NamespaceLookup {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("connection refused".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error("shop", "connection refused")),
         };
         assert_eq!(d, Decision::refuse(orders_db(), Refusal::Failed(failed)));
         let d = decide(
             &create(json!({})),
             json!({"namespaceLookupFailure": "allow"}),
-            &Namespaces::failing("shop", "timeout"),
+            &RecordedCluster::new(&failing_namespace("shop", "timeout")),
         );
         let note = Note::NamespaceUnread {
             namespace: "shop".into(),
-            error: NamespaceError::Lookup(ClusterError("timeout".into())),
+            error: NamespaceError::Lookup(namespace_lookup_error("shop", "timeout")),
         };
         assert_eq!(d.refusal, None);
         assert_eq!(d.warnings[0], Warning::Note(note));
@@ -794,7 +778,7 @@ mod tests {
         let v = eval(
             &create(json!({})),
             settings.clone(),
-            &Namespaces::with("shop", None),
+            &RecordedCluster::new(&with_namespace("shop", None)),
         );
         let object = v.mutated_value().expect("a mutation");
         assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
@@ -807,11 +791,7 @@ mod tests {
         let mut obj = server(json!(null), &[]);
         obj["metadata"]["namespace"] = json!("shop");
         let req = request("CREATE", ALICE, Some(obj), None);
-        let v = eval(
-            &req,
-            json!({"explicitDefaults": {"*": "skip"}}),
-            &Namespaces::none(),
-        );
+        let v = eval(&req, json!({"explicitDefaults": {"*": "skip"}}), &NoCluster);
         assert_eq!(
             v.mutated_value().unwrap()["metadata"]["annotations"][RP],
             "skip"
@@ -820,22 +800,18 @@ mod tests {
         let v = eval(
             &create(json!({})),
             settings.clone(),
-            &Namespaces::with("shop", Some("skip")),
+            &RecordedCluster::new(&with_namespace("shop", Some("skip"))),
         );
         assert!(v.mutated_object.is_none());
         // ASO does not read `if-exists`: the default is written next to it.
-        let v = eval(
-            &create(json!({ IE: "skip" })),
-            settings.clone(),
-            &Namespaces::none(),
-        );
+        let v = eval(&create(json!({ IE: "skip" })), settings.clone(), &NoCluster);
         let object = v.mutated_value().expect("a mutation");
         assert_eq!(object["metadata"]["annotations"][RP], "detach-on-delete");
         assert_eq!(object["metadata"]["annotations"][IE], "skip");
         let v = eval(
             &create(json!({})),
             json!({"explicitDefaults": {"other": "skip"}}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(v.mutated_object.is_none());
         let old = server(json!({}), &[FINALIZER]);
@@ -845,9 +821,7 @@ mod tests {
             Some(server(json!({ AP: "skip-if-exists" }), &[FINALIZER])),
             Some(old),
         );
-        assert!(eval(&upd, settings, &Namespaces::none())
-            .mutated_object
-            .is_none());
+        assert!(eval(&upd, settings, &NoCluster).mutated_object.is_none());
     }
 
     /// A CREATE of `server(json!({}))` whose spec carries `spec_text`.
@@ -868,7 +842,7 @@ mod tests {
     fn the_explicit_default_leaves_the_rest_of_the_object_as_it_came() {
         let settings = json!({"explicitDefaults": {"*": "skip"}});
         let spec = r#"{"n":1.50,"e":"\u00e9","m":[1e2,-0.0]}"#;
-        let v = eval(&create_with_spec(spec), settings, &Namespaces::none());
+        let v = eval(&create_with_spec(spec), settings, &NoCluster);
         let raw = v.mutated_object.as_ref().expect("a mutation").get();
         assert!(raw.contains(&format!(r#""spec":{spec}"#)), "{raw}");
         assert!(
@@ -883,7 +857,7 @@ mod tests {
         let deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(200), "]".repeat(200));
         for spec in [r#"{"note":"\ud800"}"#, r#"{"n":1e400}"#, deep.as_str()] {
             let req = create_with_spec(spec);
-            let v = eval(&req, settings.clone(), &Namespaces::none());
+            let v = eval(&req, settings.clone(), &NoCluster);
             let m = message(&v);
             assert!(
                 m.starts_with(
@@ -896,7 +870,7 @@ mod tests {
                 "{m}"
             );
             // Without a mutation due, the rest of the object is not read.
-            let v = eval(&req, json!({}), &Namespaces::none());
+            let v = eval(&req, json!({}), &NoCluster);
             assert!(v.allowed, "{v:?}");
             assert!(v.mutated_object.is_none());
         }
@@ -904,18 +878,10 @@ mod tests {
 
     #[test]
     fn malformed_objects_are_refused_naming_the_field() {
-        let d = decide(
-            &request("CREATE", ALICE, None, None),
-            json!({}),
-            &Namespaces::none(),
-        );
+        let d = decide(&request("CREATE", ALICE, None, None), json!({}), &NoCluster);
         assert_eq!(d.refusal, Some(Refusal::NoObject(Which::Object)));
         // The one wording of guard-core.
-        let v = eval(
-            &request("CREATE", ALICE, None, None),
-            json!({}),
-            &Namespaces::none(),
-        );
+        let v = eval(&request("CREATE", ALICE, None, None), json!({}), &NoCluster);
         assert_eq!(
             message(&v),
             "FlexibleServer shop/orders-db: the CREATE request carries no object"
@@ -924,7 +890,7 @@ mod tests {
         let d = decide(
             &request("CREATE", ALICE, Some(bad), None),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(
             matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::Object),
@@ -938,7 +904,7 @@ mod tests {
                 Some(json!([1])),
             ),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert!(
             matches!(&d.refusal, Some(Refusal::Malformed(m)) if m.part == Part::OldObject),
@@ -953,7 +919,7 @@ mod tests {
                 None,
             ),
             json!({}),
-            &Namespaces::none(),
+            &NoCluster,
         );
         assert_eq!(d.refusal, None);
     }

@@ -147,20 +147,10 @@ mod tests {
     use super::*;
     use guard_core::context::{each_listed, each_listed_in_place};
 
-    /// A small generator of JSON fragments, seeded.
-    struct Rng(u64);
+    use guard_core::testing::Rng;
 
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) as usize % n
-        }
-        fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
-            from[self.below(from.len())]
-        }
+    fn pick<'s>(rng: &mut Rng, from: &[&'s str]) -> &'s str {
+        rng.pick(from).copied().unwrap()
     }
 
     /// Strings the reading borrows, then the ones it gives way on (or that
@@ -190,8 +180,9 @@ mod tests {
             "z",
         ];
         if !plain && rng.below(3) == 0 {
-            return rng
-                .pick(&[
+            return pick(
+                rng,
+                &[
                     r#"{"b":"1","a":"2"}"#,
                     r#"{"a":"1","a":"2"}"#,
                     r#"{"a":1}"#,
@@ -200,8 +191,9 @@ mod tests {
                     "null",
                     "[]",
                     r#"{"a":"1",}"#,
-                ])
-                .to_string();
+                ],
+            )
+            .to_string();
         }
         let mut members = Vec::new();
         for k in keys {
@@ -238,7 +230,7 @@ mod tests {
 
     fn source(rng: &mut Rng, plain: bool) -> String {
         if !plain && rng.below(10) == 0 {
-            return rng.pick(&["null", "[]", r#"["a"]"#]).to_string();
+            return pick(rng, &["null", "[]", r#"["a"]"#]).to_string();
         }
         let labels = if rng.below(4) == 0 {
             "null".to_string()
@@ -258,9 +250,9 @@ mod tests {
     fn alert(rng: &mut Rng, plain: bool) -> String {
         let sources: Vec<String> = (0..rng.below(4)).map(|_| source(rng, plain)).collect();
         let suspend = if plain {
-            rng.pick(&["true", "false"])
+            pick(rng, &["true", "false"])
         } else {
-            rng.pick(&["true", "false", "null", r#""true""#, "1"])
+            pick(rng, &["true", "false", "null", r#""true""#, "1"])
         };
         let spec = vec![
             format!(r#""suspend":{suspend}"#),
@@ -279,7 +271,7 @@ mod tests {
         ];
         let (metadata, spec) = if !plain && rng.below(10) == 0 {
             let odd = ["null", "5", r#""x""#, "[]"];
-            (rng.pick(&odd).to_string(), rng.pick(&odd).to_string())
+            (pick(rng, &odd).to_string(), pick(rng, &odd).to_string())
         } else {
             (object(rng, metadata, plain), object(rng, spec, plain))
         };
@@ -318,7 +310,7 @@ mod tests {
     /// serde reads the same Alerts; and it answers for every plain List.
     #[test]
     fn reads_a_list_as_serde_reads_it() {
-        let mut rng = Rng(17);
+        let mut rng = Rng::new(17);
         let (mut answered, mut plain_lists) = (0, 0);
         for round in 0..6000 {
             let plain = round % 3 == 0;

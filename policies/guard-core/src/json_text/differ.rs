@@ -313,19 +313,7 @@ fn value_end(t: &[u8], from: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (splitmix64): the same documents on
-    /// every run.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % n
-        }
-    }
+    use crate::testing::Rng;
 
     /// `proven` never contradicts `equal`, and finds what changed;
     /// `texts_differ` is exactly not `equal`.
@@ -373,7 +361,7 @@ mod tests {
     /// member order, a later duplicate, an escaped name.
     #[test]
     fn random_edits_never_contradict_equal() {
-        let mut rng = Rng(17);
+        let mut rng = Rng::new(17);
         for _ in 0..20_000 {
             let doc = node(&mut rng, 3);
             let a = render(&doc, &mut rng);
@@ -429,7 +417,7 @@ mod tests {
     ];
 
     fn pick<T: Copy>(rng: &mut Rng, from: &[T]) -> T {
-        from[rng.below(from.len() as u64) as usize]
+        from[rng.below(from.len())]
     }
 
     fn node(rng: &mut Rng, depth: u32) -> Node {
@@ -448,11 +436,11 @@ mod tests {
         match n {
             Node::Scalar(s) => *s = pick(rng, &SCALARS),
             Node::List(items) if !items.is_empty() && rng.below(4) != 0 => {
-                let i = rng.below(items.len() as u64) as usize;
+                let i = rng.below(items.len());
                 edit(&mut items[i], rng);
             }
             Node::Object(members) if !members.is_empty() && rng.below(4) != 0 => {
-                let i = rng.below(members.len() as u64) as usize;
+                let i = rng.below(members.len());
                 match rng.below(4) {
                     0 => {
                         let copy = members[i].clone();

@@ -754,13 +754,8 @@ mod tests {
             Value::Null,
             json!({"q": [1]}),
         ];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = crate::testing::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| rng.below(n);
         let mut scripts = 0;
         for text in &texts {
             let Ok(_) = RawObject::parse(text) else {

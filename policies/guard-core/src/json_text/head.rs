@@ -479,50 +479,43 @@ mod tests {
         true
     }
 
-    /// A small deterministic generator (xorshift), so failures reproduce.
-    struct Rng(u64);
+    use crate::testing::Rng;
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-            let at = (self.next() % from.len() as u64) as usize;
-            from[at]
-        }
+    fn pick<'a>(rng: &mut Rng, from: &[&'a str]) -> &'a str {
+        rng.pick(from).copied().unwrap()
     }
 
     fn scalar(rng: &mut Rng) -> &'static str {
-        rng.pick(&[
-            r#""v""#,
-            r#""""#,
-            r#""x\"y""#,
-            r#""\u00e9\n""#,
-            r#""\ud800""#,
-            "null",
-            "1",
-            "-2.5e3",
-            "true",
-            "[]",
-            r#"["f","g"]"#,
-            "[1]",
-            "{}",
-            r#"{"a":"b"}"#,
-        ])
+        pick(
+            rng,
+            &[
+                r#""v""#,
+                r#""""#,
+                r#""x\"y""#,
+                r#""\u00e9\n""#,
+                r#""\ud800""#,
+                "null",
+                "1",
+                "-2.5e3",
+                "true",
+                "[]",
+                r#"["f","g"]"#,
+                "[1]",
+                "{}",
+                r#"{"a":"b"}"#,
+            ],
+        )
     }
 
     fn map(rng: &mut Rng, keys: &[&str]) -> String {
-        let entries: Vec<String> = (0..rng.next() % 5)
+        let entries: Vec<String> = (0..rng.below(5))
             .map(|_| {
-                let value = if rng.next().is_multiple_of(6) {
+                let value = if rng.below(6) == 0 {
                     scalar(rng)
                 } else {
-                    rng.pick(&[r#""v1""#, r#""v2""#, r#""e\u0301""#])
+                    pick(rng, &[r#""v1""#, r#""v2""#, r#""e\u0301""#])
                 };
-                format!("{}:{value}", rng.pick(keys))
+                format!("{}:{value}", pick(rng, keys))
             })
             .collect();
         format!("{{{}}}", entries.join(","))
@@ -537,31 +530,36 @@ mod tests {
             r#""k\"q""#,
         ];
         let label_keys = [r#""l""#, r#""app""#, r#""other""#];
-        let members: Vec<String> = (0..rng.next() % 7)
+        let members: Vec<String> = (0..rng.below(7))
             .map(|_| {
-                let field = rng.pick(&[
-                    "name",
-                    "generateName",
-                    "namespace",
-                    "labels",
-                    "annotations",
-                    "finalizers",
-                    "deletionTimestamp",
-                    "uid",
-                    "n\\u0061me",
-                ]);
-                let value = match (field, rng.next() % 4) {
+                let field = pick(
+                    rng,
+                    &[
+                        "name",
+                        "generateName",
+                        "namespace",
+                        "labels",
+                        "annotations",
+                        "finalizers",
+                        "deletionTimestamp",
+                        "uid",
+                        "n\\u0061me",
+                    ],
+                );
+                let value = match (field, rng.below(4)) {
                     ("annotations", 0..=2) => map(rng, &annotation_keys),
                     ("labels", 0..=2) => map(rng, &label_keys),
-                    ("finalizers", 0..=1) => rng
-                        .pick(&[
+                    ("finalizers", 0..=1) => pick(
+                        rng,
+                        &[
                             r#"["a","b"]"#,
                             r#"[ "a" , "\u00e9" ]"#,
                             "[ ]",
                             r#"["a",]"#,
                             r#"["a",null]"#,
-                        ])
-                        .to_string(),
+                        ],
+                    )
+                    .to_string(),
                     (_, 0..=1) => r#""apps""#.to_string(),
                     _ => scalar(rng).to_string(),
                 };
@@ -573,14 +571,17 @@ mod tests {
 
     #[test]
     fn agrees_with_serde_or_leaves_the_text_to_it() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut answered = 0;
         let total = 20_000;
         for _ in 0..total {
-            let members: Vec<String> = (0..rng.next() % 5)
+            let members: Vec<String> = (0..rng.below(5))
                 .map(|_| {
-                    let key = rng.pick(&["metadata", "spec", "status", "kind", "met\\u0061data"]);
-                    let value = match (key, rng.next() % 5) {
+                    let key = pick(
+                        &mut rng,
+                        &["metadata", "spec", "status", "kind", "met\\u0061data"],
+                    );
+                    let value = match (key, rng.below(5)) {
                         ("metadata" | "met\\u0061data", 0..=3) => metadata(&mut rng),
                         ("spec", 0..=2) => r#"{"suspend":true,"x":[{"y":"}"}]}"#.to_string(),
                         _ => scalar(&mut rng).to_string(),

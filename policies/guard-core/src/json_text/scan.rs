@@ -381,18 +381,16 @@ mod tests {
         let alphabet = [
             b'"', b'\\', 0x00, 0x1f, b'\n', b'a', 0xa2, 0xdc, b' ', 0x21, 0x9f, 0xff,
         ];
-        let mut seed: u32 = 3;
+        let mut rng = crate::testing::Rng::new(3);
         for _ in 0..3000 {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let length = (seed >> 16) as usize % 40;
+            let length = rng.below(40);
             // Mostly plain bytes, so that the stop falls anywhere.
             let bytes: Vec<u8> = (0..length)
-                .map(|i| {
-                    let r = seed.rotate_left(i as u32 * 5) as usize;
-                    if r.is_multiple_of(9) {
-                        alphabet[r / 9 % 5]
+                .map(|_| {
+                    if rng.below(9) == 0 {
+                        alphabet[rng.below(5)]
                     } else {
-                        alphabet[5 + r % 7]
+                        alphabet[5 + rng.below(7)]
                     }
                 })
                 .collect();

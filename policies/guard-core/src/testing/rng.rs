@@ -1,5 +1,8 @@
-//! A small deterministic PRNG (xoshiro256** seeded through splitmix64), so
-//! that an input is a pure function of (policy, seed, input index).
+//! The one seeded generator of the tests and the fuzzer: xoshiro256**,
+//! seeded through splitmix64, so that what a seed generates is the same on
+//! every run and every machine, and a failure reproduces from its seed.
+//! No dependency: the policies' tests, conformance and the fuzzer reach it
+//! through the `testing` feature without a crate of their own.
 
 /// One step of splitmix64; also the mixer that derives per-input seeds.
 pub fn splitmix64(state: &mut u64) -> u64 {
@@ -10,7 +13,7 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A stable 64-bit hash of a name (FNV-1a), to mix a policy into a seed.
+/// A stable 64-bit hash of a name (FNV-1a), to mix a name into a seed.
 pub fn name_hash(name: &str) -> u64 {
     name.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
@@ -35,10 +38,10 @@ impl Rng {
         Self { s }
     }
 
-    /// The generator of input `index` of a run: independent of how many
-    /// workers there are and of which one takes the input.
-    pub fn for_input(seed: u64, policy: &str, index: u64) -> Self {
-        let mut sm = seed ^ name_hash(policy).rotate_left(17);
+    /// The generator of input `index` of a run of `name`: independent of
+    /// how many workers there are and of which one takes the input.
+    pub fn for_input(seed: u64, name: &str, index: u64) -> Self {
+        let mut sm = seed ^ name_hash(name).rotate_left(17);
         let base = splitmix64(&mut sm);
         let mut sm = base ^ index.wrapping_mul(0xD605_BBB5_8C8A_BE33);
         Self::new(splitmix64(&mut sm))
@@ -63,8 +66,10 @@ impl Rng {
             return 0;
         }
         let n = n as u64;
-        // Lemire's multiply-shift; the tiny bias is irrelevant here.
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as usize
+        // Lemire's multiply-shift (two u64 never overflow a u128, and the
+        // result is below `n`); the tiny bias is irrelevant here.
+        let scaled = u128::from(self.next_u64()).wrapping_mul(u128::from(n)) >> 64;
+        usize::try_from(scaled).unwrap_or(0)
     }
 
     /// Uniform in `lo..=hi`.
@@ -72,7 +77,7 @@ impl Rng {
         if hi <= lo {
             return lo;
         }
-        lo + self.below(hi - lo + 1)
+        lo.saturating_add(self.below(hi.abs_diff(lo).saturating_add(1)))
     }
 
     /// Uniform in `[0, 1)`.
@@ -80,16 +85,23 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// True with probability `p`.
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
     }
 
+    /// One of `items` (`None` when there are none).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
         items.get(self.below(items.len()))
     }
 
     /// A size spread log-uniformly over `lo..=hi`: small sizes are common,
     /// the largest ones occasional.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "the float is positive, and the cast saturates before the clamp"
+    )]
     pub fn log_size(&mut self, lo: usize, hi: usize) -> usize {
         let (lo_f, hi_f) = ((lo.max(1) as f64).ln(), (hi.max(1) as f64).ln());
         let x = (lo_f + self.unit() * (hi_f - lo_f)).exp();
@@ -102,13 +114,13 @@ impl Rng {
         if total == 0 {
             return 0;
         }
-        let mut x = self.next_u64() % total;
+        let mut x = self.next_u64().checked_rem(total).unwrap_or(0);
         for (i, w) in weights.iter().enumerate() {
             let w = u64::from(*w);
             if x < w {
                 return i;
             }
-            x -= w;
+            x = x.wrapping_sub(w);
         }
         weights.len().saturating_sub(1)
     }
@@ -120,25 +132,30 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_different_index_different_stream() {
-        let a: Vec<u64> = {
-            let mut r = Rng::for_input(1, "flux-gate", 7);
+        let stream = |seed, name, index| -> Vec<u64> {
+            let mut r = Rng::for_input(seed, name, index);
             (0..8).map(|_| r.next_u64()).collect()
         };
-        let b: Vec<u64> = {
-            let mut r = Rng::for_input(1, "flux-gate", 7);
-            (0..8).map(|_| r.next_u64()).collect()
-        };
-        let c: Vec<u64> = {
-            let mut r = Rng::for_input(1, "flux-gate", 8);
-            (0..8).map(|_| r.next_u64()).collect()
-        };
-        let d: Vec<u64> = {
-            let mut r = Rng::for_input(1, "flux-suspend", 7);
-            (0..8).map(|_| r.next_u64()).collect()
-        };
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_ne!(a, d);
+        let a = stream(1, "flux-gate", 7);
+        assert_eq!(a, stream(1, "flux-gate", 7));
+        assert_ne!(a, stream(1, "flux-gate", 8));
+        assert_ne!(a, stream(1, "flux-suspend", 7));
+    }
+
+    /// The fuzzer's `--seed` reproduces a run: the stream of a seed is fixed.
+    #[test]
+    fn the_stream_of_a_seed_does_not_change() {
+        let mut r = Rng::new(1);
+        let first: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
+        assert_eq!(
+            first,
+            [
+                0xB3F2_AF6D_0FC7_10C5,
+                0x853B_5596_4736_4CEA,
+                0x92F8_9756_082A_4514
+            ]
+        );
+        assert_eq!(name_hash(""), 0xCBF2_9CE4_8422_2325);
     }
 
     #[test]
@@ -156,5 +173,6 @@ mod tests {
         }
         assert!(seen.iter().all(|s| *s));
         assert_eq!(r.below(0), 0);
+        assert_eq!(r.pick::<u8>(&[]), None);
     }
 }
