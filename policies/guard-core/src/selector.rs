@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::request::null_default;
+// The operator is defined with the settings errors that name it, so that settings
+// does not import this module.
+pub use crate::settings::SelectorOperator;
 use crate::settings::{Invalid, Why};
 use crate::string_map::StringMap;
 
@@ -25,14 +28,6 @@ pub struct Requirement {
     pub operator: SelectorOperator,
     #[serde(default, deserialize_with = "null_default")]
     pub values: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-pub enum SelectorOperator {
-    In,
-    NotIn,
-    Exists,
-    DoesNotExist,
 }
 
 impl LabelSelector {
@@ -70,13 +65,6 @@ impl LabelSelector {
             }),
             None => Ok(()),
         }
-    }
-}
-
-impl SelectorOperator {
-    /// `In` and `NotIn` compare with values; `Exists` and `DoesNotExist` take none.
-    pub fn takes_values(self) -> bool {
-        matches!(self, SelectorOperator::In | SelectorOperator::NotIn)
     }
 }
 

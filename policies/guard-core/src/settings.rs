@@ -23,7 +23,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::names::{quote, NameError};
-use crate::selector::SelectorOperator;
+use serde::Deserialize;
 
 /// What a policy evaluates with: its settings document, checked and compiled.
 pub trait Settings: Sized {
@@ -257,6 +257,22 @@ fn string_end(json: &[u8], start: usize) -> usize {
         }
     }
     json.len()
+}
+
+/// A label selector requirement's operator (`LabelSelector`, in `selector`).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub enum SelectorOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl SelectorOperator {
+    /// `In` and `NotIn` compare with values; `Exists` and `DoesNotExist` take none.
+    pub fn takes_values(self) -> bool {
+        matches!(self, SelectorOperator::In | SelectorOperator::NotIn)
+    }
 }
 
 #[cfg(test)]
